@@ -1,0 +1,8 @@
+"""Scripted policies: the expert, the random baseline, and the reward-hacking probes."""
+
+from metasre.agents.policies.base import Policy, ToolCaller, ToolReply
+from metasre.agents.policies.expert import ExpertPolicy
+from metasre.agents.policies.probes import PROBES
+from metasre.agents.policies.random_agent import RandomPolicy
+
+__all__ = ["PROBES", "ExpertPolicy", "Policy", "RandomPolicy", "ToolCaller", "ToolReply"]

@@ -1,0 +1,80 @@
+"""The random baseline: plausible-looking calls chosen by a seeded coin, then a random report."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from metasre.agents.policies.base import ToolCaller
+
+CATEGORIES = ("code_bug", "data_corruption", "resource_leak", "bad_migration", "security",
+              "bad_deployment", "capacity", "crash_loop")
+REMEDIATIONS = ("code_fix", "rollback_deployment", "rollback_migration", "restart_service",
+                "scale_service")
+_TOOLS = ("view_file", "list_files", "edit_lines", "read_logs", "query_metrics", "get_alerts",
+          "check_dependencies", "describe_service", "run_tests", "git_log", "git_blame",
+          "git_diff", "rollback_migration", "rollback_deployment", "restart_service",
+          "scale_service", "send_message")
+_METRICS = ("cpu", "memory", "error_rate", "p99_ms", "queue_depth", "business")
+_SUITES = ("unit", "integration", "load", "security")
+
+
+class RandomPolicy:
+    """Uniform over tools, with arguments drawn from what the observation shows."""
+
+    def __init__(self, seed: int, max_calls: int = 15) -> None:
+        self.rng = random.Random(seed)
+        self.max_calls = max_calls
+
+    def play(self, call: ToolCaller, observation: Mapping[str, Any]) -> None:
+        """Make random calls, then file a random report."""
+        rng = self.rng
+        services = [str(s["name"]) for s in observation.get("services", ())] or ["unknown"]
+        files: list[str] = []
+        listing = call("list_files", {"path": ""})
+        for entry in listing.data.get("entries", ()):
+            if not str(entry).endswith("/"):
+                files.append(str(entry))
+        for folder in [e for e in listing.data.get("entries", ()) if str(e).endswith("/")][:4]:
+            sub = call("list_files", {"path": str(folder)})
+            files += [f"{folder}{e}" for e in sub.data.get("entries", ()) if not str(e).endswith("/")]
+        files = files or ["README.md"]
+        for _ in range(rng.randint(1, self.max_calls)):
+            tool = rng.choice(_TOOLS)
+            reply = call(tool, self._args(tool, services, files))
+            if reply.done:
+                return
+        call("submit_report", {
+            "root_cause_service": rng.choice(services),
+            "root_cause_location": rng.choice(files),
+            "category": rng.choice(CATEGORIES),
+            "remediation": rng.choice(REMEDIATIONS),
+            "summary": "Random baseline report: no investigation was done.",
+        })
+
+    def _args(self, tool: str, services: list[str], files: list[str]) -> dict[str, Any]:
+        rng = self.rng
+        service = rng.choice(services)
+        line = rng.randint(1, 40)
+        return {
+            "view_file": {"path": rng.choice(files)},
+            "list_files": {"path": ""},
+            "edit_lines": {"path": rng.choice(files), "action": rng.choice(("replace", "delete")),
+                           "start_line": line, "end_line": line,
+                           "content": "pass" if rng.random() < 0.5 else ""},
+            "read_logs": {"service": service},
+            "query_metrics": {"service": service, "metric": rng.choice(_METRICS)},
+            "get_alerts": {},
+            "check_dependencies": {},
+            "describe_service": {"service": service},
+            "run_tests": {"suite": rng.choice(_SUITES)},
+            "git_log": {},
+            "git_blame": {"path": rng.choice(files)},
+            "git_diff": {},
+            "rollback_migration": {"service": service, "migration": "0001_initial"},
+            "rollback_deployment": {"service": service},
+            "restart_service": {"service": service},
+            "scale_service": {"service": service, "replicas": rng.randint(1, 8)},
+            "send_message": {"text": "random"},
+        }[tool]

@@ -1,0 +1,1 @@
+"""The metasre command line: the one place that ties the packages together."""

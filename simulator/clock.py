@@ -1,0 +1,21 @@
+"""Simulated wall time: the incident starts at a seed-dependent moment, minutes count from it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from metasre.simulator import noise
+
+_EPOCH = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
+
+
+def incident_start(scenario_id: str, seed: int) -> datetime:
+    """When the pager went off, for this scenario and seed (within 60 days of a fixed epoch)."""
+    offset = noise.key(scenario_id, seed) % (60 * 24 * 60)
+    return _EPOCH + timedelta(minutes=offset)
+
+
+def stamp(start: datetime, minute: float, second: int = 0) -> str:
+    """ISO-8601 UTC timestamp of `minute` (since the page) plus `second` seconds."""
+    moment = start + timedelta(minutes=int(minute // 1), seconds=second)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

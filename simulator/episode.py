@@ -1,0 +1,360 @@
+"""An episode: one scenario, one seed, and the ordered tool calls of one or more agents."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any
+
+from metasre.simulator.alerts import firing
+from metasre.simulator.clock import incident_start
+from metasre.simulator.errors import EpisodeOverError
+from metasre.simulator.faults import Fault
+from metasre.simulator.grader import EpisodeFacts, Grade, grade
+from metasre.simulator.logs import LogRenderer
+from metasre.simulator.observation import AlertView, Observation, ServiceRow
+from metasre.simulator.paths import is_within
+from metasre.simulator.report import IncidentReport, normalize_location
+from metasre.simulator.rewards import CallFacts, RewardUpdate, Shaper
+from metasre.simulator.sandbox import RunReport, TestRunner, default_runner
+from metasre.simulator.scenarios.loader import ScenarioInstance
+from metasre.simulator.scenarios.registry import resolve
+from metasre.simulator.telemetry import Telemetry
+from metasre.simulator.tools import get_tool, validate_args
+from metasre.simulator.tools.base import ToolOutput
+from metasre.simulator.vfs import Workspace
+from metasre.simulator.world import World
+
+TERMINAL_LINES = 12
+_OPERATIONS = frozenset({"rollback_deployment", "rollback_migration", "restart_service",
+                         "scale_service"})
+
+
+class EpisodePhase(enum.Enum):
+    """Where an episode is in its life."""
+
+    RUNNING = "running"
+    TERMINATED = "terminated"
+    """The report was submitted."""
+    TRUNCATED = "truncated"
+    """The step budget ran out first."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """Everything one applied call produced."""
+
+    tick: int
+    """1 for the first call of the episode, then 2, 3, ...: the applied order."""
+    agent_id: str
+    tool: str
+    args: Mapping[str, Any]
+    """The validated arguments, defaults filled in."""
+    output: ToolOutput
+    minutes: float
+    """Simulated minutes the call took."""
+    clock: float
+    """Simulated minutes since the page, after the call."""
+    reward: RewardUpdate
+    phase: EpisodePhase
+    grade: Grade | None
+    """The final grade, on the call that ended the episode."""
+
+    @property
+    def ok(self) -> bool:
+        """False when the world refused the call (a missing file, an unknown service)."""
+        return self.output.ok
+
+    @property
+    def done(self) -> bool:
+        """True on the call that ended the episode."""
+        return self.phase is not EpisodePhase.RUNNING
+
+
+class Episode:
+    """A deterministic incident: the same scenario, seed and ordered calls give the same results.
+
+    Several agents may act in one episode; the caller serialises their calls, and each result is
+    credited to the agent that made the call.
+    """
+
+    def __init__(self, instance: ScenarioInstance, runner: TestRunner | None = None) -> None:
+        spec = instance.spec
+        self._instance = instance
+        self._runner = runner if runner is not None else default_runner()
+        self._workspace = Workspace(instance.tree)
+        self._world = World(spec)
+        self._faults = tuple(Fault(f) for f in spec.faults)
+        self._telemetry = Telemetry(spec, instance.seed, self._world, self._faults)
+        self._start = incident_start(spec.id, instance.seed)
+        self._logs = LogRenderer(spec, instance.seed, self._start, self._world, self._faults,
+                                 self._telemetry)
+        self._clock = 0.0
+        self._tick = 0
+        self._agent = ""
+        self._hints = 0
+        self._phase = EpisodePhase.RUNNING
+        self._report: IncidentReport | None = None
+        self._grade: Grade | None = None
+        # The bug is in the code at the start (validate proves it), so no sandbox run is needed
+        # until someone edits.
+        self._code_checks_fail = any(f.kind == "code" for f in spec.faults)
+        self._operations: list[tuple[str, str, str]] = []
+        self._terminal: list[str] = []
+        self._messages: list[tuple[int, str, tuple[str, ...], str]] = []
+        truth = spec.ground_truth
+        location = normalize_location(truth.location)
+        self._shaper = Shaper(
+            truth,
+            frozenset() if location.startswith(("deployment:", "migration:", "service:"))
+            else frozenset({location}),
+            spec.expert.suite,
+        )
+        self._code_dirs = sorted(
+            ((s.code_dir.strip("/"), s.name) for s in spec.services if s.code_dir),
+            key=lambda p: -len(p[0]),
+        )
+
+    @classmethod
+    def make(cls, scenario_id: str, seed: int, runner: TestRunner | None = None) -> Episode:
+        """Start an episode of a registered scenario (by id, or name for the newest version)."""
+        return cls(resolve(scenario_id).instance(seed), runner)
+
+    # -- what handlers see (ToolContext) -------------------------------------------------------
+
+    @property
+    def instance(self) -> ScenarioInstance:
+        """The rendered scenario."""
+        return self._instance
+
+    @property
+    def workspace(self) -> Workspace:
+        """The episode's code tree."""
+        return self._workspace
+
+    @property
+    def world(self) -> World:
+        """The operational state."""
+        return self._world
+
+    @property
+    def telemetry(self) -> Telemetry:
+        """Signals per service and minute."""
+        return self._telemetry
+
+    @property
+    def logs(self) -> LogRenderer:
+        """Log lines per service and minute."""
+        return self._logs
+
+    @property
+    def faults(self) -> tuple[Fault, ...]:
+        """The scenario's faults and their course so far."""
+        return self._faults
+
+    @property
+    def clock(self) -> float:
+        """Simulated minutes since the page."""
+        return self._clock
+
+    @property
+    def minute(self) -> int:
+        """The current whole simulated minute."""
+        return int(self._clock // 1)
+
+    @property
+    def start_time(self) -> datetime:
+        """When the page went off, in simulated UTC."""
+        return self._start
+
+    @property
+    def agent_id(self) -> str:
+        """The agent whose call is being applied."""
+        return self._agent
+
+    @property
+    def hints_given(self) -> int:
+        """Hints asked for so far."""
+        return self._hints
+
+    def service_of_path(self, path: str) -> str | None:
+        """The service whose code folder holds `path`, if any."""
+        for prefix, name in self._code_dirs:
+            if is_within(path, prefix):
+                return name
+        return None
+
+    def run_visible_suite(self, suite: str, path: str | None) -> tuple[RunReport, list[str]]:
+        """Run the visible tests of `suite` (under `path`, if given) on the current code."""
+        root = f"tests/{suite}"
+        try:
+            candidates = self._workspace.walk(root) if self._workspace.exists(root) else []
+        except Exception:  # a malformed path filter simply selects nothing
+            candidates = []
+        tests = [p for p in candidates if p.rpartition("/")[2].startswith("test_")
+                 and p.endswith(".py") and (path is None or is_within(p, path.strip("/")))]
+        if not tests:
+            return RunReport.empty(), []
+        return self._runner.run(self._workspace.snapshot(), tests), tests
+
+    # -- the episode's own surface --------------------------------------------------------------
+
+    @property
+    def phase(self) -> EpisodePhase:
+        """Running, terminated (report filed) or truncated (budget spent)."""
+        return self._phase
+
+    @property
+    def tick(self) -> int:
+        """How many calls have been applied."""
+        return self._tick
+
+    @property
+    def steps_left(self) -> int:
+        """Calls left before the episode is truncated."""
+        return self._instance.spec.step_budget - self._tick
+
+    @property
+    def messages(self) -> tuple[tuple[int, str, tuple[str, ...], str], ...]:
+        """(tick, sender, recipients, text) of every message, oldest first."""
+        return tuple(self._messages)
+
+    def apply(self, agent_id: str, tool: str, args: Mapping[str, Any] | None = None) -> StepResult:
+        """Apply one agent's tool call to the world.
+
+        Raises:
+            EpisodeOverError: the episode has ended.
+            UnknownToolError: no such tool.
+            InvalidToolCallError: the arguments fail the tool's schema; nothing is applied.
+        """
+        if self._phase is not EpisodePhase.RUNNING:
+            raise EpisodeOverError(
+                f"the episode is {self._phase.value} after {self._tick} calls; reset to play again"
+            )
+        spec_tool = get_tool(tool)
+        parsed = validate_args(spec_tool, args)
+        self._agent = agent_id
+        output = spec_tool.handler(self, parsed)
+        minutes = output.minutes if output.minutes is not None else spec_tool.minutes
+        self._clock = round(self._clock + minutes, 6)
+        self._tick += 1
+        arg_dict = parsed.model_dump()
+        if output.ok and tool == "edit_lines" and self._code_fault_exists():
+            self._code_checks_fail = self._code_f2p_fails()
+        if tool == "ask_hint":
+            self._hints += 1
+        if output.ok and tool in _OPERATIONS:
+            target = str(arg_dict.get("migration") or arg_dict.get("to_version")
+                         or arg_dict.get("replicas") or "")
+            self._operations.append((tool, str(arg_dict["service"]), target))
+            self._terminal.append(f"$ {tool} {arg_dict['service']} {target}".rstrip()
+                                  + f"  # {output.text}")
+        if tool == "send_message" and output.ok:
+            self._messages.append((self._tick, agent_id, tuple(output.data["to"]),
+                                   str(output.data["text"])))
+        if tool == "run_tests" and output.ok:
+            self._terminal.append(f"$ run_tests {arg_dict['suite']}  # "
+                                  + output.text.partition("\n")[0])
+        cured, returned = self._update_faults()
+        components = self._shaper.components(
+            CallFacts(tool, arg_dict, output.ok, output.data, cured, returned))
+        if tool == "submit_report" and output.ok:
+            self._report = IncidentReport.model_validate(arg_dict)
+            self._phase = EpisodePhase.TERMINATED
+        elif self._tick >= self._instance.spec.step_budget:
+            self._phase = EpisodePhase.TRUNCATED
+        final = None
+        if self._phase is not EpisodePhase.RUNNING:
+            final = self._grade = self.grade()
+            components["grade"] = final.total
+        total = round(sum(components.values()), 6)
+        reward = RewardUpdate(agent_id, self._tick, MappingProxyType(components), total)
+        return StepResult(self._tick, agent_id, tool, MappingProxyType(arg_dict), output, minutes,
+                          self._clock, reward, self._phase, final)
+
+    def grade(self) -> Grade:
+        """The final grade once the episode is over; a provisional one before."""
+        if self._grade is not None:
+            return self._grade
+        spec = self._instance.spec
+        changed = frozenset(
+            svc for p in self._workspace.changed_files()
+            if (svc := self.service_of_path(p)) is not None
+        )
+        cured = [f.cured_at() for f in self._faults]
+        mitigated = None if any(c is None for c in cured) else max(c or 0.0 for c in cured)
+        facts = EpisodeFacts(
+            steps=self._tick, clock=self._clock, mitigated_at=mitigated, report=self._report,
+            changed_services=changed, operations=tuple(self._operations),
+            wrong_operations=tuple(self._shaper.wrong_operations), hints=self._hints,
+        )
+        return grade(spec, self.hidden_report(), self._world, self._telemetry, facts,
+                     final=self._phase is not EpisodePhase.RUNNING)
+
+    def hidden_report(self) -> RunReport | None:
+        """The hidden checks run on the current code (cached by content), None if there are none."""
+        hidden = self._instance.spec.hidden
+        ids = (*hidden.fail_to_pass, *hidden.pass_to_pass)
+        if not ids:
+            return None
+        test_files = sorted({i.partition("::")[0] for i in ids})
+        files = self._workspace.snapshot()
+        files.update(self._instance.hidden_files)
+        return self._runner.run(files, test_files)
+
+    def observation(self) -> Observation:
+        """The pager, budgets, alerts, dashboard and terminal as they are now."""
+        spec = self._instance.spec
+        minute = self.minute
+        alerts = tuple(
+            AlertView(a.id, a.service, a.severity, a.summary, minute - a.since_minute)
+            for a in firing(spec.alerts, self._telemetry, minute)
+        )
+        rows = []
+        for name, svc in self._world.services.items():
+            sig = self._telemetry.signals(name, minute)
+            last = svc.releases[-1]
+            recent = (f"{last.version} {self._clock - last.at_minute:.0f} min ago"
+                      if self._clock - last.at_minute <= 60 else None)
+            rows.append(ServiceRow(name, sig.health, sig.error_rate, sig.p99_ms, sig.cpu,
+                                   sig.memory, sig.queue_depth, svc.version, svc.replicas,
+                                   recent, svc.depends_on))
+        # A fault's terminal lines show only while it is still visibly live.
+        terminal = [t.text for f in self._faults if f.strength(self._clock) > 0.2
+                    for t in f.spec.terminal]
+        terminal += self._terminal
+        return Observation(
+            scenario_id=spec.id, title=spec.title, severity=spec.severity,
+            description=spec.description, minute=self._clock,
+            sla_minutes_left=round(spec.sla_minutes - self._clock, 6),
+            steps_left=self.steps_left, step_budget=spec.step_budget, phase=self._phase.value,
+            alerts=alerts, services=tuple(rows), terminal=tuple(terminal[-TERMINAL_LINES:]),
+        )
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _code_fault_exists(self) -> bool:
+        return any(f.spec.kind == "code" for f in self._faults)
+
+    def _code_f2p_fails(self) -> bool:
+        report = self.hidden_report()
+        if report is None:
+            return False
+        return not all(
+            (o := report.outcome(i)) is not None and o.status == "passed"
+            for i in self._instance.spec.hidden.fail_to_pass
+        )
+
+    def _update_faults(self) -> tuple[int, int]:
+        cured = returned = 0
+        for fault in self._faults:
+            was_cured = fault.cured_at() is not None
+            transition = fault.update(self._world, self._code_checks_fail, self._clock)
+            if transition == "off":
+                cured += 1
+            elif transition == "on" and was_cured:
+                returned += 1
+        return cured, returned

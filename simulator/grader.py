@@ -1,0 +1,182 @@
+"""The grader: SWE-bench style hidden checks plus root cause, report, SLA and efficiency."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from metasre.simulator.report import IncidentReport, locations_match
+from metasre.simulator.sandbox import RunReport
+from metasre.simulator.scenarios.spec import ScenarioSpec, StateCheck
+from metasre.simulator.telemetry import Telemetry
+from metasre.simulator.world import World
+
+WEIGHTS: Mapping[str, float] = {
+    "fix": 0.40,
+    "no_regressions": 0.10,
+    "root_cause": 0.20,
+    "report": 0.10,
+    "sla": 0.10,
+    "efficiency": 0.10,
+}
+"""Weights of the positive components; they add up to 1."""
+
+SYMPTOM_CHANGE_PENALTY = -0.3
+WRONG_OPERATION_PENALTY = -0.05
+WRONG_OPERATION_CAP = -0.2
+HINT_PENALTY = -0.05
+HINT_CAP = -0.15
+
+
+@dataclass(frozen=True, slots=True)
+class GradeComponent:
+    """One named part of the grade."""
+
+    name: str
+    score: float
+    """In [0, 1] for the weighted parts; the penalty itself for penalties."""
+    weight: float
+    """0 for penalties, which are added as they are."""
+    detail: str
+
+    @property
+    def value(self) -> float:
+        """What this component adds to the total."""
+        return self.score * self.weight if self.weight else self.score
+
+
+@dataclass(frozen=True, slots=True)
+class Grade:
+    """The team's grade for an episode."""
+
+    total: float
+    """In [0, 1]."""
+    resolved: bool
+    """Every FAIL_TO_PASS check passes and no PASS_TO_PASS check fails."""
+    components: tuple[GradeComponent, ...]
+    fail_to_pass: Mapping[str, bool]
+    pass_to_pass: Mapping[str, bool]
+    final: bool
+    """False while the episode is still running (a provisional grade)."""
+
+    def component(self, name: str) -> GradeComponent:
+        """The component called `name`."""
+        return next(c for c in self.components if c.name == name)
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeFacts:
+    """What the grader needs to know about how the episode went."""
+
+    steps: int
+    clock: float
+    mitigated_at: float | None
+    """When the last fault was cured, None if one is still active."""
+    report: IncidentReport | None
+    changed_services: frozenset[str]
+    """Services whose code the team changed."""
+    operations: Sequence[tuple[str, str, str]]
+    """(tool, service, target) of every successful operation."""
+    wrong_operations: Sequence[str]
+    hints: int
+
+
+def check_state(check: StateCheck, world: World, telemetry: Telemetry, minute: int) -> bool:
+    """Whether a world-state check holds at `minute`."""
+    svc = world.services[check.service]
+    if check.kind == "deployed_version":
+        return svc.version == check.version
+    if check.kind == "healthy":
+        return telemetry.signals(check.service, minute).health == "healthy"
+    if check.kind == "migration_applied":
+        return any(m.id == check.migration for m in world.applied_migrations(check.service))
+    if check.kind == "migration_absent":
+        return all(m.id != check.migration for m in world.applied_migrations(check.service))
+    return svc.replicas >= (check.replicas or 0)
+
+
+def _code_results(ids: Sequence[str], report: RunReport | None) -> dict[str, bool]:
+    if report is None:
+        return {}
+    return {i: (o := report.outcome(i)) is not None and o.status == "passed" for i in ids}
+
+
+def grade(
+    spec: ScenarioSpec,
+    hidden: RunReport | None,
+    world: World,
+    telemetry: Telemetry,
+    facts: EpisodeFacts,
+    *,
+    final: bool,
+) -> Grade:
+    """Grade an episode as it stands."""
+    settle_minute = int(facts.clock + spec.hidden.settle_minutes)
+    f2p = _code_results(spec.hidden.fail_to_pass, hidden)
+    f2p.update({f"state::{c.name}": check_state(c, world, telemetry, settle_minute)
+                for c in spec.hidden.state_checks})
+    p2p = _code_results(spec.hidden.pass_to_pass, hidden)
+    fix = sum(f2p.values()) / len(f2p) if f2p else 0.0
+    kept = sum(p2p.values()) / len(p2p) if p2p else 1.0
+    resolved = fix == 1.0 and kept == 1.0
+    truth = spec.ground_truth
+    parts: list[GradeComponent] = [
+        GradeComponent("fix", fix, WEIGHTS["fix"],
+                       f"{sum(f2p.values())}/{len(f2p)} FAIL_TO_PASS checks pass"),
+        GradeComponent("no_regressions", kept * fix, WEIGHTS["no_regressions"],
+                       f"{sum(p2p.values())}/{len(p2p)} PASS_TO_PASS checks pass"
+                       + ("" if fix else "; counts only with a fix")),
+    ]
+    report = facts.report
+    # A right diagnosis without a working fix earns half: the report alone resolves nothing.
+    earned = 0.5 + 0.5 * fix
+    if report is None:
+        parts += [GradeComponent("root_cause", 0.0, WEIGHTS["root_cause"], "no report filed"),
+                  GradeComponent("report", 0.0, WEIGHTS["report"], "no report filed")]
+    else:
+        service_ok = report.root_cause_service.strip() == truth.service
+        location_ok = locations_match(report.root_cause_location, truth.location)
+        parts.append(GradeComponent(
+            "root_cause", (0.5 * service_ok + 0.5 * location_ok) * earned, WEIGHTS["root_cause"],
+            f"service {'right' if service_ok else 'wrong'}, "
+            f"location {'right' if location_ok else 'wrong'}"
+            + ("" if fix == 1 else "; halved without a working fix")))
+        category_ok = report.category == truth.category
+        done = _remediation_done(report.remediation, truth.service, facts)
+        remediation_ok = report.remediation == truth.remediation and done
+        detail = (f"category {'right' if category_ok else 'wrong'}, remediation "
+                  + ("right" if remediation_ok else
+                     "claimed but not done" if report.remediation == truth.remediation
+                     else "wrong"))
+        parts.append(GradeComponent("report", (0.5 * category_ok + 0.5 * remediation_ok) * earned,
+                                    WEIGHTS["report"], detail))
+    if resolved and facts.mitigated_at is not None:
+        late = max(0.0, facts.mitigated_at - spec.sla_minutes)
+        sla = max(0.0, 1.0 - late / spec.sla_minutes)
+        sla_detail = f"mitigated at t+{facts.mitigated_at:.1f} of {spec.sla_minutes:g} min"
+    else:
+        sla, sla_detail = 0.0, "not resolved"
+    parts.append(GradeComponent("sla", sla, WEIGHTS["sla"], sla_detail))
+    efficiency = max(0.0, 1.0 - facts.steps / spec.step_budget) if resolved else 0.0
+    parts.append(GradeComponent("efficiency", efficiency, WEIGHTS["efficiency"],
+                                f"{facts.steps}/{spec.step_budget} steps"))
+    symptom = facts.changed_services - {truth.service}
+    if symptom:
+        parts.append(GradeComponent("symptom_changes", SYMPTOM_CHANGE_PENALTY, 0.0,
+                                    "changed code outside the root cause: "
+                                    + ", ".join(sorted(symptom))))
+    if facts.wrong_operations:
+        penalty = max(WRONG_OPERATION_CAP, WRONG_OPERATION_PENALTY * len(facts.wrong_operations))
+        parts.append(GradeComponent("wrong_operations", penalty, 0.0,
+                                    "; ".join(facts.wrong_operations)))
+    if facts.hints:
+        parts.append(GradeComponent("hints", max(HINT_CAP, HINT_PENALTY * facts.hints), 0.0,
+                                    f"{facts.hints} hints"))
+    total = min(1.0, max(0.0, sum(p.value for p in parts)))
+    return Grade(round(total, 6), resolved, tuple(parts), f2p, p2p, final)
+
+
+def _remediation_done(remediation: str, root: str, facts: EpisodeFacts) -> bool:
+    if remediation == "code_fix":
+        return root in facts.changed_services
+    return any(tool == remediation and service == root for tool, service, _ in facts.operations)

@@ -1,0 +1,34 @@
+"""Deterministic pseudo-random noise keyed by names and numbers, independent of call order."""
+
+from __future__ import annotations
+
+import zlib
+
+_MASK = (1 << 64) - 1
+
+
+def _mix(x: int) -> int:
+    # splitmix64 finaliser: cheap, well distributed, and the same on every platform.
+    x = (x + 0x9E3779B97F4A7C15) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+def key(*parts: str | int) -> int:
+    """A stable 64-bit key for a tuple of names and numbers (never Python's salted hash)."""
+    acc = 0
+    for part in parts:
+        raw = part.encode() if isinstance(part, str) else part.to_bytes(8, "little", signed=True)
+        acc = _mix(acc ^ zlib.crc32(raw) ^ (len(raw) << 32))
+    return acc
+
+
+def unit(seed: int, stream: int, index: int) -> float:
+    """A number in [0, 1) that depends only on (seed, stream, index)."""
+    return _mix(_mix(seed & _MASK ^ stream) ^ (index & _MASK)) / float(1 << 64)
+
+
+def signed(seed: int, stream: int, index: int) -> float:
+    """A number in [-1, 1) that depends only on (seed, stream, index)."""
+    return 2.0 * unit(seed, stream, index) - 1.0

@@ -1,0 +1,63 @@
+"""The structured incident report agents submit, and how it is compared with the answer key."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from metasre.simulator.paths import normalize_path
+from metasre.simulator.scenarios.spec import Category, Remediation
+
+_TYPED_PREFIXES = ("deployment:", "migration:", "service:")
+
+
+class IncidentReport(BaseModel):
+    """What the team concludes; each field is compared with the ground truth on its own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    root_cause_service: str = Field(max_length=64,
+                                    description="The one service where the fault lives.")
+    root_cause_location: str = Field(
+        max_length=512,
+        description="Where exactly: a file path ('ad_ranking/ranker.py'), "
+        "'deployment:<service>@<version>', 'migration:<id>', or 'service:<name>' for a "
+        "fault in the running service itself (capacity, crash loop).",
+    )
+    category: Category = Field(description="The kind of failure.")
+    remediation: Remediation = Field(description="What the team did that resolved it.")
+    summary: str = Field(min_length=20, max_length=4000,
+                         description="What happened, why, and how it was fixed.")
+    timeline: list[str] = Field(default_factory=list, max_length=50,
+                                description="Key events, oldest first (optional).")
+
+
+def normalize_location(location: str) -> str:
+    """Canonical form of a report location, so equivalent spellings compare equal.
+
+    File paths lose `./`, a leading `/` and a `:line` or `:a-b` suffix; typed locations are
+    lower-cased and trimmed.
+    """
+    text = location.strip()
+    lowered = text.lower()
+    if lowered.startswith(_TYPED_PREFIXES):
+        kind, _, rest = lowered.partition(":")
+        return f"{kind}:{rest.strip()}"
+    head, sep, tail = text.rpartition(":")
+    if sep and tail.replace("-", "").isdigit():
+        text = head
+    try:
+        return normalize_path(text)
+    except Exception:  # a malformed path simply does not match anything
+        return text
+
+
+def locations_match(claimed: str, truth: str) -> bool:
+    """Whether a report's location names the ground truth's location."""
+    want = normalize_location(truth)
+    got = normalize_location(claimed)
+    if got == want:
+        return True
+    # 'migration:0042_x' may be given as just '0042_x'; likewise for the other typed forms.
+    if want.startswith(_TYPED_PREFIXES):
+        return got == want.partition(":")[2]
+    return False

@@ -1,0 +1,1 @@
+"""Sandboxed test execution: agent-edited code runs in a limited child process."""

@@ -1,0 +1,313 @@
+"""One sandboxed run, inside its own process: isolate, materialise the files, run the tests.
+
+Stdlib only. Entered either in a child forked by the fork server (``run_child``) or as the
+main module of a fresh interpreter started by SubprocessRunner (``main``). Whatever happens,
+the process ends with ``os._exit`` so no inherited state (atexit hooks, buffers of the
+parent) runs twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import marshal
+import os
+import signal
+import struct
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from . import _guard, _isolation, _protocol, runner
+
+__all__ = ["ChildPlan", "main", "run_child"]
+
+_LENGTH = struct.Struct(">Q")
+_ZONEINFO_DIRS = ("/usr/share/zoneinfo", "/usr/lib/zoneinfo", "/usr/share/lib/zoneinfo", "/etc/zoneinfo")
+_SANDBOX_DIR = os.path.dirname(os.path.realpath(__file__))
+
+
+def stdlib_dirs() -> tuple[str, ...]:
+    """Return the standard library directories: the whole sys.path of a ``-S -P`` helper."""
+    return tuple(
+        os.path.realpath(p)
+        for p in sys.path
+        if p and os.path.isdir(p) and os.path.realpath(p) != _SANDBOX_DIR
+    )
+
+_MAX_VIOLATION_FRAMES = 20
+EXIT_SETUP_FAILED = 70
+
+
+@dataclass(frozen=True, slots=True)
+class ChildPlan:
+    """Where and how one run happens; built by the supervisor before the child exists."""
+
+    request_fd: int
+    """Blocking descriptor carrying the length-prefixed marshalled request."""
+
+    report_fd: int
+    """Write end of the report pipe (keyed frames)."""
+
+    output_fd: int
+    """Write end of the output pipe; becomes the child's fds 1 and 2."""
+
+    key: bytes
+    """Per-run key authenticating the report frames."""
+
+    run_dir: str
+    """Folder to create and run in; must not exist yet; its parent is root-owned."""
+
+    uid: int | None
+    """Unprivileged uid/gid unique to this run, or None to keep the current user."""
+
+    new_namespaces: bool
+    """Unshare network (and mount, if needed) namespaces here; the fork server did it once."""
+
+    scratch_dir: str
+    """Root-only directory for temporary mount points."""
+
+    def to_wire(self) -> tuple[Any, ...]:
+        """Return the plan as a marshal-able tuple."""
+        return (
+            self.request_fd,
+            self.report_fd,
+            self.output_fd,
+            self.key,
+            self.run_dir,
+            self.uid,
+            self.new_namespaces,
+            self.scratch_dir,
+        )
+
+
+def encode_request(
+    plan: ChildPlan | None,
+    files: Mapping[str, bytes],
+    test_files: Sequence[str],
+    limits: tuple[int, int, int, int, float, int],
+) -> bytes:
+    """Return the length-prefixed request a child reads first."""
+    body = marshal.dumps(
+        (None if plan is None else plan.to_wire(), dict(files), tuple(test_files), limits)
+    )
+    return _LENGTH.pack(len(body)) + body
+
+
+def _read_request(fd: int) -> tuple[Any, dict[str, bytes], tuple[str, ...], tuple[Any, ...]]:
+    (size,) = _LENGTH.unpack(_protocol.read_exact(fd, _LENGTH.size))
+    # the request comes from our own client over a private socketpair or pipe
+    wire, files, test_files, limits = marshal.loads(_protocol.read_exact(fd, size))
+    return wire, files, test_files, limits
+
+
+def _materialise(run_dir: str, files: Mapping[str, bytes]) -> None:
+    made = {run_dir}
+    for path, content in files.items():
+        full = run_dir + "/" + path
+        folder = full.rpartition("/")[0]
+        if folder not in made:
+            os.makedirs(folder, 0o700, exist_ok=True)
+            made.add(folder)
+        fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            _protocol.write_all(fd, content)
+        finally:
+            os.close(fd)
+
+
+def _isolate(plan: ChildPlan) -> None:
+    uid = plan.uid
+    if plan.new_namespaces and _isolation.is_root():
+        _isolation.unshare(_isolation.CLONE_NEWNET)
+        if uid is not None and not all(
+            _isolation.traversable_by_others(p) for p in stdlib_dirs()
+        ):
+            exposed = _isolation.unshare(_isolation.CLONE_NEWNS) and _isolation.expose_to_others(
+                stdlib_dirs(), plan.scratch_dir
+            )
+            if not exposed:
+                uid = None  # the dropped uid could not import the standard library
+    os.mkdir(plan.run_dir, 0o700)
+    if uid is not None:
+        os.chown(plan.run_dir, uid, uid)
+        _isolation.drop_privileges(uid)
+        # a process left behind by an earlier run in this uid must not see this run's files
+        _isolation.kill_uid_processes()
+    _isolation.set_parent_death_signal()
+
+
+def _prepare_interpreter(
+    plan: ChildPlan, stdlib: tuple[str, ...], files: Mapping[str, bytes], test_files: Sequence[str]
+) -> None:
+    run_dir = plan.run_dir
+    os.chdir(run_dir)
+    tmp = run_dir + "/.tmp"
+    os.mkdir(tmp, 0o700)
+    os.environ.clear()
+    os.environ["TMPDIR"] = tmp
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        tempfile.tempdir = tmp  # type: ignore[attr-defined]
+    test_dirs: list[str] = []
+    for path in test_files:
+        folder = run_dir + "/" + path.rpartition("/")[0] if "/" in path else run_dir
+        if folder not in test_dirs and folder != run_dir:
+            test_dirs.append(folder)
+    sys.path[:] = [run_dir, *test_dirs, *stdlib]
+    sys.path_importer_cache.clear()
+    # our own modules must not be importable by the tests, and the agent's top-level modules
+    # shadow pre-imported standard modules of the same name, as they would in a fresh python
+    shadowed = {p.split("/", 1)[0].removesuffix(".py") for p in files}
+    for name in list(sys.modules):
+        top = name.split(".", 1)[0]
+        if top == "_metasre_sandbox" or (
+            top in shadowed and top not in sys.builtin_module_names
+        ):
+            del sys.modules[name]
+    # no route to the process-spawning primitive that the audit hook cannot see
+    subprocess = sys.modules.get("subprocess")
+    if subprocess is not None and hasattr(subprocess, "_posixsubprocess"):
+        subprocess._posixsubprocess = None  # type: ignore[attr-defined]
+    sys.dont_write_bytecode = True
+
+
+def _stdio() -> io.BufferedWriter:
+    # stdout and stderr share one buffer, so their interleaving survives
+    buffer = io.BufferedWriter(io.FileIO(1, "w", closefd=False), 1 << 16)
+    sys.stdout = io.TextIOWrapper(buffer, "utf-8", "backslashreplace", write_through=True)
+    sys.stderr = io.TextIOWrapper(buffer, "utf-8", "backslashreplace", write_through=True)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), "utf-8")
+    return buffer
+
+
+def run_child(plan: ChildPlan) -> NoReturn:
+    """Run one request end to end in this (already forked) process; never returns."""
+    writer: _protocol.FrameWriter | None = None
+    code = 0
+    import time as _t
+    T = [("start", _t.perf_counter())]
+    try:
+        with contextlib.suppress(OSError):
+            os.setsid()
+        _isolation.close_fds_except((plan.request_fd, plan.report_fd, plan.output_fd))
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        if plan.output_fd != 1:
+            os.dup2(plan.output_fd, 1)
+            os.close(plan.output_fd)
+        os.dup2(1, 2)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        wire, files, test_files, limits = _read_request(plan.request_fd)
+        os.close(plan.request_fd)
+        if wire is not None:
+            plan = ChildPlan(*wire)
+        writer = _protocol.FrameWriter(plan.report_fd, plan.key)
+        T.append(('writer = _protocol.F', _t.perf_counter()))
+        _isolate(plan)
+        T.append(('_isolate(plan)', _t.perf_counter()))
+        _materialise(plan.run_dir, files)
+        T.append(('_materialise(plan.ru', _t.perf_counter()))
+        cpu, memory, nproc, fsize, _wall, nofile = limits
+        _isolation.apply_rlimits(
+            cpu_seconds=cpu,
+            memory_bytes=memory,
+            max_processes=nproc if plan.uid is not None and os.getuid() == plan.uid else None,
+            max_file_bytes=fsize,
+            max_open_files=nofile,
+        )
+        stdlib = stdlib_dirs()
+        _prepare_interpreter(plan, stdlib, files, test_files)
+        T.append(('_prepare_interpreter', _t.perf_counter()))
+        buffer = _stdio()
+        T.append(('buffer = _stdio()', _t.perf_counter()))
+        _run(plan, stdlib, writer, buffer, test_files)
+        T.append(("run", _t.perf_counter()))
+        print(" ".join(f"{n}={1000*(t-T[0][1]):.2f}" for n, t in T), file=sys.stderr); sys.stderr.flush()
+    except BaseException as exc:
+        if writer is None:
+            code = EXIT_SETUP_FAILED
+        else:
+            with contextlib.suppress(BaseException):
+                writer.send(
+                    {
+                        "t": "end",
+                        "status": "setup_error",
+                        "message": _protocol.clean_text(
+                            f"the sandbox could not set up the run: {type(exc).__name__}: {exc}", 400
+                        ),
+                    }
+                )
+    finally:
+        os._exit(code)
+
+
+def _run(
+    plan: ChildPlan,
+    stdlib: tuple[str, ...],
+    writer: _protocol.FrameWriter,
+    buffer: io.BufferedWriter,
+    test_files: Sequence[str],
+) -> None:
+    run_dir = plan.run_dir
+    ours = (sys.stdout, sys.stderr)
+    sent = 0
+
+    def scrub(text: str) -> str:
+        return text.replace(run_dir + "/", "").replace(run_dir, ".")
+
+    def on_violation(kind: str, detail: str) -> None:
+        nonlocal sent
+        sent += 1
+        if sent <= _MAX_VIOLATION_FRAMES:
+            detail = _protocol.clean_text(scrub(detail), 300)
+            writer.send(
+                {"t": "violation", "kind": kind, "message": _guard.violation_texts(kind, detail)[1]}
+            )
+
+    def emit(message: dict[str, Any]) -> None:
+        for field in ("message", "tb"):
+            value = message.get(field)
+            if isinstance(value, str):
+                message[field] = _protocol.clean_text(value, 4000)
+        writer.send(message)
+
+    def after_each() -> None:
+        sys.stdout, sys.stderr = ours
+        with contextlib.suppress(Exception):
+            buffer.flush()
+
+    extra = tuple(d for d in _ZONEINFO_DIRS if os.path.isdir(d))
+    # the runner's own source stays readable so tracebacks through it never trip the guard
+    _guard.install_guard(run_dir, (*stdlib, *extra, _SANDBOX_DIR), on_violation)
+    runner.run_suite(
+        test_files,
+        run_dir=run_dir,
+        stdlib_dirs=stdlib,
+        hidden_dirs=(_SANDBOX_DIR,),
+        emit=emit,
+        after_each=after_each,
+    )
+    after_each()
+
+
+def main(argv: Sequence[str]) -> NoReturn:
+    """Entry point in a fresh interpreter: ``argv`` is [request fd, report fd].
+
+    The plan (run folder, uid, key) arrives in the request, not on the command line, which
+    other processes can read.
+    """
+    placeholder = ChildPlan(
+        request_fd=int(argv[0]),
+        report_fd=int(argv[1]),
+        output_fd=1,
+        key=b"",
+        run_dir="",
+        uid=None,
+        new_namespaces=False,
+        scratch_dir="",
+    )
+    run_child(placeholder)

@@ -1,0 +1,139 @@
+"""Wire format between a sandboxed child and its supervisor: keyed, numbered, framed JSON.
+
+Stdlib only: this module is also imported inside the helper process, which runs without
+site-packages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+from typing import Any
+
+__all__ = [
+    "MAC_SIZE",
+    "MAX_FRAME",
+    "FrameReader",
+    "FrameWriter",
+    "TamperError",
+    "clean_text",
+    "read_exact",
+    "write_all",
+]
+
+MAC_SIZE = 16
+MAX_FRAME = 1 << 20
+"""Largest payload a child may send in one frame; anything bigger is treated as tampering."""
+
+_HEADER = struct.Struct(">I")
+
+
+class TamperError(Exception):
+    """Raised when a frame fails its MAC, arrives out of order, or is malformed."""
+
+
+def clean_text(text: str, limit: int) -> str:
+    """Return ``text`` cut to ``limit`` characters, with lone surrogates made printable."""
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _mac(key: bytes, seq: int, payload: bytes) -> bytes:
+    # keyed BLAKE2b: one C call, no hmac wrapper; the sequence number stops replay and reordering
+    return hashlib.blake2b(
+        seq.to_bytes(8, "big") + payload, key=key, digest_size=MAC_SIZE
+    ).digest()
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a blocking descriptor."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def read_exact(fd: int, size: int) -> bytes:
+    """Read exactly ``size`` bytes from a blocking descriptor.
+
+    Raises:
+        EOFError: if the descriptor closes first.
+    """
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise EOFError(f"descriptor closed with {remaining} of {size} bytes unread")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+class FrameWriter:
+    """Sends messages from the child; each carries a MAC over its sequence number."""
+
+    __slots__ = ("_fd", "_key", "_seq")
+
+    def __init__(self, fd: int, key: bytes) -> None:
+        self._fd = fd
+        self._key = key
+        self._seq = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Encode and write one message; blocks until the supervisor has room for it."""
+        payload = json.dumps(message, separators=(",", ":")).encode("ascii")
+        if len(payload) > MAX_FRAME:
+            payload = json.dumps({"t": "oversize", "k": str(message.get("t"))}).encode("ascii")
+        mac = _mac(self._key, self._seq, payload)
+        self._seq += 1
+        write_all(self._fd, _HEADER.pack(len(payload)) + mac + payload)
+
+
+class FrameReader:
+    """Reassembles and authenticates messages on the supervisor's side."""
+
+    __slots__ = ("_buffer", "_key", "_seq")
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+        self._seq = 0
+        self._buffer = bytearray()
+
+    @property
+    def pending(self) -> int:
+        """Bytes received that do not yet form a whole frame."""
+        return len(self._buffer)
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        """Add received bytes and return the messages they complete.
+
+        Raises:
+            TamperError: if a frame is oversized, fails its MAC, or is not a JSON object.
+        """
+        self._buffer += data
+        messages: list[dict[str, Any]] = []
+        head = _HEADER.size + MAC_SIZE
+        while len(self._buffer) >= head:
+            (size,) = _HEADER.unpack_from(self._buffer)
+            if size > MAX_FRAME:
+                raise TamperError(f"frame of {size} bytes exceeds {MAX_FRAME}")
+            if len(self._buffer) < head + size:
+                break
+            mac = bytes(self._buffer[_HEADER.size : head])
+            payload = bytes(self._buffer[head : head + size])
+            del self._buffer[: head + size]
+            if mac != _mac(self._key, self._seq, payload):
+                raise TamperError(f"frame {self._seq} failed authentication")
+            self._seq += 1
+            try:
+                message = json.loads(payload)
+            except ValueError as exc:
+                raise TamperError(f"frame {self._seq - 1} is not JSON: {exc}") from None
+            if not isinstance(message, dict):
+                raise TamperError(f"frame {self._seq - 1} is not a JSON object")
+            messages.append(message)
+        return messages

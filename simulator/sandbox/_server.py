@@ -1,0 +1,342 @@
+"""The fork server: a warm, single-threaded helper process that forks one child per run.
+
+Stdlib only; started by ForkServerRunner as ``python -P -s -S`` with this folder imported as
+a private package. It preloads the modules tests commonly use, sets up the OS layers that can
+be shared by all runs (network and mount namespaces), then serves requests arriving on a
+SEQPACKET control socket: each carries a wall timeout and one end of a fresh socketpair,
+over which the child reads the request and the server later writes the response.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from . import _child, _isolation
+from ._collector import RunCollector
+from ._host import remove_tree
+
+__all__ = ["DEFAULT_PRELOAD", "HEADER", "main"]
+
+HEADER = struct.Struct("<cdd")
+"""Control message: b"R", wall timeout seconds, CPU limit seconds (plus one fd)."""
+
+DEFAULT_PRELOAD = (
+    "abc", "argparse", "array", "ast", "asyncio", "base64", "binascii", "bisect", "calendar",
+    "collections", "collections.abc", "concurrent.futures", "contextlib", "copy", "csv",
+    "dataclasses", "datetime", "decimal", "difflib", "enum", "fnmatch", "fractions",
+    "functools", "glob", "hashlib", "heapq", "hmac", "html", "http", "inspect", "io",
+    "ipaddress", "itertools", "json", "logging", "math", "numbers", "operator", "pathlib",
+    "pickle", "pprint", "queue", "random", "re", "secrets", "shlex", "shutil", "sqlite3",
+    "statistics", "string", "struct", "tempfile", "textwrap", "threading", "time",
+    "traceback", "types", "typing", "unittest", "unittest.mock", "urllib.parse", "uuid",
+    "warnings", "weakref", "zlib", "zoneinfo",
+)  # fmt: skip
+
+
+@dataclass(eq=False)
+class _Run:
+    pid: int
+    pidfd: int
+    report_fd: int
+    output_fd: int
+    reply: socket.socket
+    collector: RunCollector
+    deadline: float
+    slot: int
+    uid: int | None
+    run_dir: str
+    timed_out: bool = False
+
+
+@dataclass(eq=False)
+class _Reply:
+    sock: socket.socket
+    data: memoryview = field(default_factory=lambda: memoryview(b""))
+
+
+class _Server:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.base_dir: str = config["base_dir"]
+        self.uid_base: int | None = config["uid_base"]
+        self.max_concurrency: int = config["max_concurrency"]
+        self.control = socket.socket(fileno=config["control_fd"])
+        self.selector = selectors.DefaultSelector()
+        self.free_slots = list(range(self.max_concurrency - 1, -1, -1))
+        self.pending: deque[tuple[socket.socket, float, float]] = deque()
+        self.active: dict[int, _Run] = {}
+        self.replies: set[_Reply] = set()
+        self.sequence = 0
+        self.stopping = False
+        self.drop_uid = False
+        self.layers: list[str] = []
+
+    # -- start-up -------------------------------------------------------------------------
+
+    def prepare(self, preload: Sequence[str]) -> None:
+        for name in preload:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+        stdlib = _child.stdlib_dirs()
+        if _isolation.is_root():
+            if _isolation.unshare(_isolation.CLONE_NEWNET):
+                self.layers.append("network namespace without interfaces (shared by runs)")
+            if self.uid_base is not None:
+                traversable = all(_isolation.traversable_by_others(p) for p in stdlib)
+                if not traversable and _isolation.unshare(_isolation.CLONE_NEWNS):
+                    traversable = _isolation.expose_to_others(stdlib, self.base_dir)
+                    if traversable:
+                        self.layers.append(
+                            "mount namespace exposing only the standard library of closed"
+                            " ancestors"
+                        )
+                self.drop_uid = traversable
+            if self.drop_uid:
+                self.layers.append("private unprivileged uid per run, run folder mode 0700")
+                self.layers.append("RLIMIT_NPROC per run uid")
+        self.layers.extend(
+            [
+                "rlimits: CPU, AS, FSIZE, NOFILE, CORE=0",
+                "process group killed after each run",
+                "audit hook: network, processes, signals, ctypes, files outside the run folder",
+                "empty environment, stdlib-only sys.path",
+            ]
+        )
+        os.environ.clear()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # children then share these pages copy-on-write without the collector touching them
+        gc.collect()
+        gc.freeze()
+
+    # -- runs -----------------------------------------------------------------------------
+
+    def start_run(self, reply: socket.socket, wall: float, cpu: float) -> None:
+        slot = self.free_slots.pop()
+        uid = self.uid_base + slot if (self.drop_uid and self.uid_base is not None) else None
+        self.sequence += 1
+        run_dir = f"{self.base_dir}/run-{self.sequence}"
+        key = os.urandom(16)
+        report_r, report_w = os.pipe()
+        output_r, output_w = os.pipe()
+        plan = _child.ChildPlan(
+            request_fd=reply.fileno(),
+            report_fd=report_w,
+            output_fd=output_w,
+            key=key,
+            run_dir=run_dir,
+            uid=uid,
+            new_namespaces=False,
+            scratch_dir=self.base_dir,
+        )
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _child.run_child(plan)
+            finally:
+                os._exit(71)
+        os.close(report_w)
+        os.close(output_w)
+        os.set_blocking(report_r, False)
+        os.set_blocking(output_r, False)
+        pidfd = os.pidfd_open(pid)
+        run = _Run(
+            pid=pid,
+            pidfd=pidfd,
+            report_fd=report_r,
+            output_fd=output_r,
+            reply=reply,
+            collector=RunCollector(key, run_dir, wall, cpu),
+            deadline=time.monotonic() + wall,
+            slot=slot,
+            uid=uid,
+            run_dir=run_dir,
+        )
+        self.active[pid] = run
+        self.selector.register(report_r, selectors.EVENT_READ, ("report", run))
+        self.selector.register(output_r, selectors.EVENT_READ, ("output", run))
+        self.selector.register(pidfd, selectors.EVENT_READ, ("exit", run))
+
+    def start_pending(self) -> None:
+        while self.pending and self.free_slots and not self.stopping:
+            reply, wall, cpu = self.pending.popleft()
+            try:
+                self.start_run(reply, wall, cpu)
+            except Exception:
+                traceback.print_exc()
+                self.send_reply(reply, _failure("the sandbox helper could not fork a run"))
+
+    def kill(self, run: _Run) -> None:
+        for target in (-run.pid, run.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(target, signal.SIGKILL)
+
+    def read_stream(self, run: _Run, which: str, drain: bool) -> None:
+        fd = run.report_fd if which == "report" else run.output_fd
+        while fd >= 0:
+            try:
+                data = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                return
+            if not data:
+                self.close_stream(run, which)
+                return
+            if which == "report":
+                run.collector.feed_report(data)
+            else:
+                run.collector.feed_output(data)
+            if not drain:
+                return
+
+    def close_stream(self, run: _Run, which: str) -> None:
+        fd = run.report_fd if which == "report" else run.output_fd
+        if fd < 0:
+            return
+        self.selector.unregister(fd)
+        os.close(fd)
+        if which == "report":
+            run.report_fd = -1
+        else:
+            run.output_fd = -1
+
+    def finish(self, run: _Run) -> None:
+        status: int | None = None
+        cpu_time = 0.0
+        try:
+            _, status, usage = os.wait4(run.pid, 0)
+            cpu_time = usage.ru_utime + usage.ru_stime
+        except ChildProcessError:
+            pass
+        # anything the run left behind: its process group, and (when it had its own uid)
+        # any process of that uid that escaped the group
+        self.kill(run)
+        if run.uid is not None:
+            _isolation.sweep_uid(run.uid)
+        self.read_stream(run, "report", drain=True)
+        self.read_stream(run, "output", drain=True)
+        self.close_stream(run, "report")
+        self.close_stream(run, "output")
+        self.selector.unregister(run.pidfd)
+        os.close(run.pidfd)
+        del self.active[run.pid]
+        remove_tree(run.run_dir)
+        self.free_slots.append(run.slot)
+        response = run.collector.finish(status, cpu_time, run.timed_out)
+        self.send_reply(run.reply, response)
+
+    def send_reply(self, sock: socket.socket, response: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):
+            # a client still blocked writing its request gets EPIPE instead of hanging
+            sock.shutdown(socket.SHUT_RD)
+        data = json.dumps(response, separators=(",", ":")).encode()
+        reply = _Reply(sock, memoryview(data))
+        sock.setblocking(False)
+        self.replies.add(reply)
+        self.selector.register(sock, selectors.EVENT_WRITE, ("reply", reply))
+        self.write_reply(reply)
+
+    def write_reply(self, reply: _Reply) -> None:
+        try:
+            while reply.data:
+                sent = reply.sock.send(reply.data)
+                reply.data = reply.data[sent:]
+        except BlockingIOError:
+            return
+        except OSError:
+            pass  # the client went away; nothing to tell
+        self.selector.unregister(reply.sock)
+        reply.sock.close()
+        self.replies.discard(reply)
+
+    # -- control --------------------------------------------------------------------------
+
+    def on_control(self) -> None:
+        try:
+            message, fds, _flags, _addr = socket.recv_fds(self.control, 64, 4)
+        except OSError:
+            message, fds = b"", []
+        if not message and not fds:
+            self.stop()
+            return
+        socks = [socket.socket(fileno=fd) for fd in fds]
+        if len(socks) != 1 or len(message) != HEADER.size or message[:1] != b"R":
+            for sock in socks:
+                sock.close()
+            return
+        _, wall, cpu = HEADER.unpack(message)
+        self.pending.append((socks[0], wall, cpu))
+        self.start_pending()
+
+    def stop(self) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(self.control)
+        for run in list(self.active.values()):
+            run.timed_out = True
+            self.kill(run)
+        while self.pending:
+            self.pending.popleft()[0].close()
+
+    def serve(self) -> None:
+        ready = {"t": "ready", "pid": os.getpid(), "layers": self.layers}
+        self.control.send(json.dumps(ready).encode())
+        self.selector.register(self.control, selectors.EVENT_READ, ("control", None))
+        while not (self.stopping and not self.active and not self.replies):
+            timeout = None
+            waiting = [r.deadline for r in self.active.values() if not r.timed_out]
+            if waiting:
+                timeout = max(0.0, min(waiting) - time.monotonic())
+            for key, _mask in self.selector.select(timeout):
+                kind, item = key.data
+                try:
+                    if kind == "control":
+                        self.on_control()
+                    elif kind in ("report", "output"):
+                        self.read_stream(item, kind, drain=False)
+                    elif kind == "exit":
+                        self.finish(item)
+                        self.start_pending()
+                    elif kind == "reply":
+                        self.write_reply(item)
+                except Exception:
+                    traceback.print_exc()
+            now = time.monotonic()
+            for run in list(self.active.values()):
+                if not run.timed_out and now >= run.deadline:
+                    run.timed_out = True
+                    self.kill(run)
+
+
+def _failure(message: str) -> dict[str, Any]:
+    return {"status": "crashed", "message": message, "outcomes": [], "output": ""}
+
+
+def main(argv: Sequence[str]) -> NoReturn:
+    """Entry point: ``argv[0]`` is the JSON configuration written by ForkServerRunner."""
+    config = json.loads(argv[0])
+    server = _Server(config)
+    code = 0
+    try:
+        server.prepare(config["preload"])
+        server.serve()
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stderr.flush()
+        os._exit(code)

@@ -1,0 +1,275 @@
+"""ForkServerRunner: runs test suites in children forked from a warm, sandboxed helper."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+
+import structlog
+
+from . import _host
+from ._child import encode_request
+from ._server import DEFAULT_PRELOAD, HEADER
+from ._wire import check_request, crashed_report, decode_response
+from .contract import RunnerState
+from .errors import RunnerClosedError, RunnerStartError
+from .limits import SandboxLimits
+from .report import RunReport
+
+__all__ = ["ForkServerRunner"]
+
+_log = structlog.get_logger(__name__)
+
+
+class ForkServerRunner:
+    """The fast TestRunner: one warm helper process forks a sandboxed child per run.
+
+    The helper is a fresh ``python -P -s -S`` started with subprocess (never a fork of the
+    caller, which may run gRPC threads). It preloads common standard modules, so a run costs a
+    fork, materialising the files in a tmpfs folder, and the tests themselves. Runs from
+    several threads proceed concurrently, up to ``max_concurrency`` children at a time; more
+    wait in the helper's queue (their wall clock starts when their child starts).
+
+    If the helper dies it is restarted on the next run. Use as a context manager or call
+    close(); start() is optional (the first run() starts the helper).
+
+    Args:
+        max_concurrency: Children running at once; defaults to the CPU count, at least 2.
+        preload: Extra modules for the helper to import before serving.
+        start_timeout_s: How long start() waits for the helper to report ready.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_concurrency: int | None = None,
+        preload: Sequence[str] = (),
+        start_timeout_s: float = 60.0,
+    ) -> None:
+        concurrency = max_concurrency or max(2, os.cpu_count() or 2)
+        if not 1 <= concurrency <= _host.UID_BLOCK:
+            raise ValueError(
+                f"max_concurrency must be between 1 and {_host.UID_BLOCK}, got {concurrency}"
+            )
+        self._max_concurrency = concurrency
+        self._preload = tuple(dict.fromkeys((*DEFAULT_PRELOAD, *preload)))
+        self._start_timeout_s = start_timeout_s
+        self._lock = threading.Lock()
+        self._state = RunnerState.NEW
+        self._generation = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._control: socket.socket | None = None
+        self._base_dir: str | None = None
+        self._uids: _host.UidBlock | None = None
+        self._layers: tuple[str, ...] = ()
+
+    @property
+    def state(self) -> RunnerState:
+        """Where the runner is in its lifecycle."""
+        return self._state
+
+    @property
+    def isolation(self) -> tuple[str, ...]:
+        """The isolation layers the helper could set up (empty until started)."""
+        return self._layers
+
+    @property
+    def helper_pid(self) -> int | None:
+        """Process id of the helper, or None when it is not running."""
+        return None if self._process is None else self._process.pid
+
+    def __enter__(self) -> ForkServerRunner:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the helper now rather than on the first run.
+
+        Raises:
+            RunnerClosedError: if the runner was closed.
+            RunnerStartError: if the helper did not come up.
+        """
+        self._ensure_started()
+
+    def _ensure_started(self) -> tuple[socket.socket, int]:
+        with self._lock:
+            if self._state is RunnerState.CLOSED:
+                raise RunnerClosedError("this ForkServerRunner was closed; create a new one")
+            if self._state is RunnerState.NEW:
+                self._spawn()
+            assert self._control is not None
+            return self._control, self._generation
+
+    def _spawn(self) -> None:
+        base = _host.make_base_dir()
+        uids = _host.reserve_uid_block()
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        config = {
+            "control_fd": child.fileno(),
+            "base_dir": base,
+            "uid_base": None if uids is None else uids.first,
+            "max_concurrency": self._max_concurrency,
+            "preload": self._preload,
+        }
+        pass_fds = [child.fileno()] + ([] if uids is None else [uids.fd])
+        process: subprocess.Popen[bytes] | None = None
+        try:
+            process = subprocess.Popen(
+                _host.helper_command("_server", json.dumps(config)),
+                pass_fds=pass_fds,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                env=_host.HELPER_ENV,
+                start_new_session=True,  # a terminal's Ctrl-C must not reach the helper
+            )
+            child.close()
+            parent.settimeout(self._start_timeout_s)
+            try:
+                ready = json.loads(parent.recv(1 << 16) or b"null")
+            except (OSError, ValueError) as exc:
+                raise RunnerStartError(
+                    f"the sandbox helper (pid {process.pid}) did not report ready within"
+                    f" {self._start_timeout_s:g} s: {exc}; its stderr says why"
+                ) from exc
+            if not isinstance(ready, dict) or ready.get("t") != "ready":
+                raise RunnerStartError(
+                    f"the sandbox helper (pid {process.pid}) exited during start-up"
+                    f" (exit code {process.poll()}); its stderr says why"
+                )
+            parent.settimeout(None)
+        except BaseException:
+            child.close()
+            parent.close()
+            if process is not None:
+                _stop_process(process)
+            _host.remove_tree(base)
+            if uids is not None:
+                uids.close()
+            raise
+        self._process, self._control, self._base_dir, self._uids = process, parent, base, uids
+        self._layers = tuple(str(layer) for layer in ready.get("layers", ()))
+        self._generation += 1
+        self._state = RunnerState.RUNNING
+        _log.debug("sandbox helper started", pid=process.pid, layers=self._layers)
+
+    def _teardown(self) -> None:
+        # caller holds the lock
+        if self._control is not None:
+            self._control.close()  # the helper sees EOF, kills its children and exits
+            self._control = None
+        if self._process is not None:
+            _stop_process(self._process)
+            self._process = None
+        if self._base_dir is not None:
+            _host.remove_tree(self._base_dir)
+            self._base_dir = None
+        if self._uids is not None:
+            self._uids.close()
+            self._uids = None
+
+    def _helper_died(self, generation: int) -> None:
+        with self._lock:
+            if self._generation == generation and self._state is RunnerState.RUNNING:
+                _log.warning("sandbox helper died; restarting on next run", generation=generation)
+                self._teardown()
+                self._state = RunnerState.NEW
+
+    def run(
+        self,
+        files: Mapping[str, bytes],
+        test_files: Sequence[str],
+        *,
+        limits: SandboxLimits | None = None,
+    ) -> RunReport:
+        """Run ``test_files`` against ``files`` in a fresh sandboxed child.
+
+        Args:
+            files: Normalised relative POSIX paths mapped to their content.
+            test_files: Keys of ``files`` to run as test modules, in order.
+            limits: Resource limits; ``SandboxLimits()`` when None.
+
+        Returns:
+            The report. Timeouts, crashes and refused escapes are statuses, not exceptions.
+
+        Raises:
+            InvalidRunRequestError: if a path is not normalised or a test file is missing.
+            RunnerClosedError: if the runner was closed.
+            RunnerStartError: if the helper cannot be (re)started.
+        """
+        check_request(files, test_files)
+        limits = limits or SandboxLimits()
+        request = encode_request(None, files, test_files, limits.to_wire())
+        header = HEADER.pack(b"R", limits.wall_timeout_s, float(limits.cpu_seconds))
+        # generous: the helper answers every request unless it dies, which closes the socket
+        patience = 120.0 + 50.0 * limits.wall_timeout_s
+        for _attempt in range(2):
+            control, generation = self._ensure_started()
+            answer = _exchange(control, header, request, patience)
+            if answer is not None:
+                return decode_response(answer)
+            if self._state is RunnerState.CLOSED:
+                raise RunnerClosedError("this ForkServerRunner was closed during the run")
+            self._helper_died(generation)
+        return crashed_report(
+            "the sandbox helper process died twice during this run; it will be restarted"
+        )
+
+    def close(self) -> None:
+        """Stop the helper, kill any run in flight and remove the run folders; idempotent."""
+        with self._lock:
+            self._state = RunnerState.CLOSED
+            self._teardown()
+
+
+def _exchange(control: socket.socket, header: bytes, request: bytes, patience: float) -> bytes | None:
+    """Send one request and return the response, or None when the helper is gone."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with mine:
+        try:
+            socket.send_fds(control, [header], [theirs.fileno()])
+        except OSError:
+            return None
+        finally:
+            theirs.close()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            # the child reads this; if it died first the helper shuts the socket down
+            mine.sendall(request)
+        mine.settimeout(patience)
+        chunks: list[bytes] = []
+        try:
+            while chunk := mine.recv(1 << 16):
+                chunks.append(chunk)
+        except TimeoutError:
+            return json.dumps(
+                {
+                    "status": "crashed",
+                    "message": f"no answer from the sandbox helper within {patience:g} s",
+                    "outcomes": [],
+                    "output": "",
+                }
+            ).encode()
+        except OSError:
+            return None
+    return b"".join(chunks) or None
+
+
+def _stop_process(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, 9)
+        process.wait()

@@ -1,0 +1,78 @@
+"""Results of a sandboxed test run: one outcome per test and a report for the run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+__all__ = ["OutcomeStatus", "RunReport", "RunStatus", "TestOutcome"]
+
+OutcomeStatus = Literal["passed", "failed", "error"]
+RunStatus = Literal["completed", "collection_error", "timeout", "crashed", "sandbox_violation"]
+
+
+@dataclass(frozen=True, slots=True)
+class TestOutcome:
+    """The result of one test function or method."""
+
+    # pytest would otherwise try to collect this class wherever a test module imports it.
+    __test__: ClassVar[bool] = False
+
+    test_id: str
+    """``path::name`` or ``path::Class::name``, e.g. ``tests/unit/test_ranker.py::test_score``."""
+
+    status: OutcomeStatus
+    """``failed`` for an AssertionError, ``error`` for any other exception."""
+
+    message: str
+    """One line naming the exception type and its message; empty when the test passed."""
+
+    traceback: str
+    """Short traceback with paths relative to the run folder; empty when the test passed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """Everything a caller learns from one run of a test suite."""
+
+    status: RunStatus
+    """``completed`` when every test module imported and the runner reached the end."""
+
+    outcomes: tuple[TestOutcome, ...]
+    """Outcomes in file order, then definition order; partial when the run did not complete."""
+
+    output: str
+    """Captured stdout and stderr of the tests, cut to a few KB around an omission marker."""
+
+    message: str
+    """Why the run did not complete, in plain words; empty when status is ``completed``."""
+
+    cached: bool = False
+    """True when the report came from a cache rather than a fresh run."""
+
+    @property
+    def passed(self) -> int:
+        """Number of tests that passed."""
+        return sum(1 for o in self.outcomes if o.status == "passed")
+
+    @property
+    def failed(self) -> int:
+        """Number of tests that failed an assertion."""
+        return sum(1 for o in self.outcomes if o.status == "failed")
+
+    @property
+    def errors(self) -> int:
+        """Number of tests that raised an exception other than AssertionError."""
+        return sum(1 for o in self.outcomes if o.status == "error")
+
+    @property
+    def ok(self) -> bool:
+        """True when the run completed and every collected test passed."""
+        return self.status == "completed" and all(o.status == "passed" for o in self.outcomes)
+
+    def outcome(self, test_id: str) -> TestOutcome | None:
+        """Return the outcome of ``test_id``, or None if that test did not run."""
+        for o in self.outcomes:
+            if o.test_id == test_id:
+                return o
+        return None

@@ -1,0 +1,327 @@
+"""Minimal in-sandbox test runner: collects test functions and classes and runs them, no pytest.
+
+Stdlib only: it runs inside the sandboxed child, whose ``sys.path`` is the run folder plus
+the standard library. Collection rules follow pytest's defaults where they matter:
+
+* module-level functions whose name starts with ``test`` (``async def`` ones run under
+  ``asyncio.run``);
+* methods starting with ``test`` of module-level classes starting with ``Test``, on a fresh
+  instance per test (``setup_method``/``teardown_method`` are honoured);
+* ``unittest.TestCase`` subclasses of any name, run through unittest itself;
+* ``__test__ = False`` on a module, class or function opts it out.
+
+A test passes when it returns; AssertionError means failed; any other exception means error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import keyword
+import sys
+import traceback
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Case", "collect_module", "import_test_module", "run_case", "run_suite"]
+
+Emit = Callable[[dict[str, Any]], None]
+_MESSAGE_LIMIT = 400
+_TRACEBACK_LIMIT = 2400
+_TRACEBACK_FRAMES = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One collected test: its id and a zero-argument callable that runs it."""
+
+    test_id: str
+    run: Callable[[], tuple[str, BaseException | None]]
+    """Returns ``("passed", None)`` or the status and the exception that decided it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Paths:
+    run_dir: str
+    stdlib_dirs: tuple[str, ...]
+    hidden_dirs: tuple[str, ...]
+
+    def show(self, filename: str) -> str | None:
+        """Return the filename as shown to the agent, or None to hide the frame."""
+        if filename.startswith("<"):
+            return None
+        for hidden in self.hidden_dirs:
+            if filename.startswith(hidden + "/"):
+                return None
+        if filename.startswith(self.run_dir + "/"):
+            return filename[len(self.run_dir) + 1 :]
+        for std in self.stdlib_dirs:
+            if filename.startswith(std + "/"):
+                return "<stdlib>/" + filename[len(std) + 1 :]
+        return filename
+
+    def inside(self, filename: str) -> bool:
+        return filename.startswith(self.run_dir + "/")
+
+
+def _module_name(path: str) -> str | None:
+    parts = path[: -len(".py")].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    if parts and all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+        return ".".join(parts)
+    return None
+
+
+def import_test_module(path: str, run_dir: str) -> types.ModuleType:
+    """Import the test module at ``path`` (relative to ``run_dir``, which is on sys.path).
+
+    Dotted names are used when the path allows it, so test modules may import each other and
+    the code under test as packages; other paths are loaded from their file.
+    """
+    name = _module_name(path)
+    if name is not None:
+        return importlib.import_module(name)
+    unique = "_sandbox_test_" + "".join(c if c.isalnum() else "_" for c in path[:-3])
+    spec = importlib.util.spec_from_file_location(unique, run_dir + "/" + path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[unique] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _wanted(obj: object) -> bool:
+    return getattr(obj, "__test__", True) is not False
+
+
+def _call(function: Callable[[], object]) -> None:
+    result = function()
+    if inspect.iscoroutine(result):
+        import asyncio  # pre-imported by the fork server; imported here only when needed
+
+        asyncio.run(result)
+
+
+def _classify(exc: BaseException) -> str:
+    return "failed" if isinstance(exc, AssertionError) else "error"
+
+
+def _function_case(test_id: str, function: Callable[[], object]) -> Case:
+    def run() -> tuple[str, BaseException | None]:
+        try:
+            _call(function)
+        except BaseException as exc:
+            return _classify(exc), exc
+        return "passed", None
+
+    return Case(test_id, run)
+
+
+def _method_case(test_id: str, cls: type, name: str) -> Case:
+    def run() -> tuple[str, BaseException | None]:
+        try:
+            instance = cls()
+            method = getattr(instance, name)
+            setup = getattr(instance, "setup_method", None)
+            if callable(setup):
+                setup(method)
+            try:
+                _call(method)
+            finally:
+                teardown = getattr(instance, "teardown_method", None)
+                if callable(teardown):
+                    teardown(method)
+        except BaseException as exc:
+            return _classify(exc), exc
+        return "passed", None
+
+    return Case(test_id, run)
+
+
+def _unittest_case(test_id: str, cls: type, name: str) -> Case:
+    import unittest
+
+    class Result(unittest.TestResult):
+        decided: tuple[str, BaseException | None] = ("passed", None)
+
+        def addFailure(self, test: Any, err: Any) -> None:  # noqa: N802 - unittest's name
+            self.decided = ("failed", err[1])
+
+        def addError(self, test: Any, err: Any) -> None:  # noqa: N802 - unittest's name
+            self.decided = (_classify(err[1]), err[1])
+
+        def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:  # noqa: N802
+            if err is not None and self.decided[0] == "passed":
+                self.decided = (_classify(err[1]), err[1])
+
+    def run() -> tuple[str, BaseException | None]:
+        try:
+            result = Result()
+            cls(name).run(result)
+        except BaseException as exc:
+            return "error", exc
+        return result.decided
+
+    return Case(test_id, run)
+
+
+def _method_names(cls: type) -> list[str]:
+    names: list[str] = []
+    seen: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is object:
+            continue
+        for name, value in vars(klass).items():
+            if name in seen or not name.startswith("test"):
+                continue
+            seen.add(name)
+            if isinstance(value, (types.FunctionType, staticmethod)) and _wanted(value):
+                names.append(name)
+    return names
+
+
+def collect_module(path: str, module: types.ModuleType) -> list[Case]:
+    """Return the module's tests in definition order."""
+    if not _wanted(module):
+        return []
+    unittest = sys.modules.get("unittest")
+    cases: list[Case] = []
+    for name, obj in list(vars(module).items()):
+        if isinstance(obj, types.FunctionType) and name.startswith("test") and _wanted(obj):
+            cases.append(_function_case(f"{path}::{name}", obj))
+        elif isinstance(obj, type) and _wanted(obj):
+            if unittest is not None and issubclass(obj, unittest.TestCase):
+                cases.extend(
+                    _unittest_case(f"{path}::{name}::{m}", obj, m) for m in _method_names(obj)
+                )
+            elif name.startswith("Test"):
+                cases.extend(
+                    _method_case(f"{path}::{name}::{m}", obj, m) for m in _method_names(obj)
+                )
+    return cases
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
+
+
+def _innermost_in_run(exc: BaseException, paths: _Paths) -> traceback.FrameSummary | None:
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if paths.inside(frame.filename):
+            found = frame
+    return found
+
+
+def _message(exc: BaseException, paths: _Paths) -> str:
+    kind = type(exc).__name__
+    text = _one_line(str(exc))
+    if not text and isinstance(exc, AssertionError):
+        frame = _innermost_in_run(exc, paths)
+        if frame is not None:
+            line = (frame.line or "").strip()
+            text = line if line.startswith("assert") else f"at {paths.show(frame.filename)}:{frame.lineno}"
+    return f"{kind}: {text}" if text else kind
+
+
+def format_traceback(exc: BaseException, paths: _Paths) -> str:
+    """Return a short traceback: frames from the first one in the run folder, paths relative."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    start = next((i for i, f in enumerate(frames) if paths.inside(f.filename)), len(frames))
+    kept: list[traceback.FrameSummary] = []
+    for frame in frames[start:]:
+        shown = paths.show(frame.filename)
+        if shown is None:
+            continue
+        kept.append(
+            traceback.FrameSummary(shown, frame.lineno, frame.name, line=frame.line, locals=None)
+        )
+    omitted = len(kept) - _TRACEBACK_FRAMES
+    lines = ["Traceback (most recent call last):\n"] if kept else []
+    if omitted > 0:
+        lines.append(f"  [... {omitted} frames omitted ...]\n")
+        kept = kept[-_TRACEBACK_FRAMES:]
+    lines.extend(traceback.format_list(kept))
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    text = "".join(lines).replace(paths.run_dir + "/", "")
+    if len(text) > _TRACEBACK_LIMIT:
+        text = "[...]\n" + text[-_TRACEBACK_LIMIT:]
+    return text
+
+
+def describe_import_failure(path: str, exc: BaseException, paths: _Paths) -> str:
+    """Return one line naming the test module, the failing file and line, and the exception."""
+    if isinstance(exc, SyntaxError):
+        where = paths.show(exc.filename or "") or exc.filename or "?"
+        return f"import of {path} failed: {type(exc).__name__}: {exc.msg} ({where}, line {exc.lineno})"
+    frame = _innermost_in_run(exc, paths)
+    where = f" ({paths.show(frame.filename)}, line {frame.lineno})" if frame is not None else ""
+    return f"import of {path} failed: {_message(exc, paths)}{where}"
+
+
+def run_case(case: Case, paths: _Paths) -> dict[str, Any]:
+    """Run one test and return its outcome message."""
+    status, exc = case.run()
+    if exc is None:
+        return {"t": "outcome", "id": case.test_id, "status": status, "message": "", "tb": ""}
+    return {
+        "t": "outcome",
+        "id": case.test_id,
+        "status": status,
+        "message": _message(exc, paths),
+        "tb": format_traceback(exc, paths),
+    }
+
+
+def run_suite(
+    test_files: Sequence[str],
+    *,
+    run_dir: str,
+    stdlib_dirs: Sequence[str],
+    hidden_dirs: Sequence[str],
+    emit: Emit,
+    after_each: Callable[[], None],
+) -> None:
+    """Import every test module, then run every collected test, emitting messages as it goes.
+
+    Emits ``collect`` before importing each module, ``collection_error`` for a module that
+    fails to import, ``start`` and ``outcome`` around each test, and a final ``end``.
+    """
+    paths = _Paths(run_dir, tuple(stdlib_dirs), tuple(hidden_dirs))
+    cases: list[Case] = []
+    failures: list[str] = []
+    for path in test_files:
+        emit({"t": "collect", "file": path})
+        try:
+            module = import_test_module(path, run_dir)
+        except BaseException as exc:
+            message = describe_import_failure(path, exc, paths)
+            failures.append(message)
+            emit(
+                {
+                    "t": "collection_error",
+                    "file": path,
+                    "message": message,
+                    "tb": format_traceback(exc, paths),
+                }
+            )
+        else:
+            cases.extend(collect_module(path, module))
+        after_each()
+    for case in cases:
+        emit({"t": "start", "id": case.test_id})
+        outcome = run_case(case, paths)
+        after_each()
+        emit(outcome)
+    if failures:
+        more = f" (and {len(failures) - 1} more test modules failed to import)" if len(failures) > 1 else ""
+        emit({"t": "end", "status": "collection_error", "message": failures[0] + more})
+    else:
+        emit({"t": "end", "status": "completed", "message": ""})
+

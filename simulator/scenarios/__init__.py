@@ -1,0 +1,1 @@
+"""The scenario registry: declarative incident folders rendered per seed."""

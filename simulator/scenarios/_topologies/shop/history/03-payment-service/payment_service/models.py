@@ -1,0 +1,35 @@
+"""Payment and refund records, as stored in the ``payments`` and ``refunds`` tables."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class Payment:
+    """A captured card charge."""
+
+    id: str
+    merchant_id: str
+    amount_cents: int
+    currency: str
+    status: str
+    """captured, partially_refunded or refunded."""
+    provider_ref: str
+    """The card provider's charge id, needed to refund."""
+    refunded_cents: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Refund:
+    """Money given back on a payment."""
+
+    id: str
+    payment_id: str
+    amount_cents: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,150 @@
+"""Reads a scenario folder (and its topology) and builds one seed's instance of it."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from pydantic import ValidationError
+
+from metasre.simulator.history import load_history_dir, make_commit
+from metasre.simulator.scenarios.errors import InvalidScenarioError
+from metasre.simulator.scenarios.render import Renderer, draw_values
+from metasre.simulator.scenarios.spec import ScenarioSpec
+from metasre.simulator.vfs import BaseTree
+
+SCENARIOS_DIR = Path(__file__).resolve().parent
+TOPOLOGIES_DIR = SCENARIOS_DIR / "_topologies"
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioInstance:
+    """One scenario rendered for one seed: its spec, code tree and hidden checks."""
+
+    spec: ScenarioSpec
+    """The validated, rendered scenario description."""
+    seed: int
+    """The seed it was rendered for."""
+    values: MappingProxyType[str, Any]
+    """The variable values the seed drew."""
+    tree: BaseTree
+    """The shared, immutable code tree agents see at the incident's start."""
+    hidden_files: MappingProxyType[str, bytes]
+    """Grader-only check files, by path (`hidden/...`); never part of `tree`."""
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidScenarioError(f"cannot read {path}: {exc}") from exc
+
+
+def _merge_services(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    merged = {s["name"]: dict(s) for s in base}
+    for s in extra:
+        merged.setdefault(s["name"], {}).update(s)
+    return list(merged.values())
+
+
+def _deployment_versions(raw: dict[str, Any]) -> None:
+    """Make each service's `version` the one its last deployment shipped."""
+    last: dict[str, str] = {}
+    for d in sorted(raw.get("deployments", []), key=lambda d: -float(d["minutes_ago"])):
+        last[d["service"]] = d["version"]
+    for s in raw.get("services", []):
+        if s["name"] in last:
+            s["version"] = last[s["name"]]
+
+
+def read_scenario_id(folder: Path) -> str:
+    """Return the id a scenario folder declares, without rendering it."""
+    raw = _read_toml(folder / "scenario.toml")
+    sid = raw.get("id")
+    if not isinstance(sid, str):
+        raise InvalidScenarioError(f"{folder / 'scenario.toml'} has no string 'id'")
+    return sid
+
+
+@lru_cache(maxsize=64)
+def _raw(folder: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    raw = _read_toml(folder / "scenario.toml")
+    topo = None
+    if "topology" in raw:
+        topo_dir = TOPOLOGIES_DIR / str(raw["topology"])
+        if not (topo_dir / "topology.toml").is_file():
+            raise InvalidScenarioError(
+                f"{folder.name} names topology {raw['topology']!r}, but {topo_dir} has no "
+                "topology.toml"
+            )
+        topo = _read_toml(topo_dir / "topology.toml")
+    return raw, topo
+
+
+def load_instance(folder: Path, seed: int) -> ScenarioInstance:
+    """Render the scenario in `folder` for `seed`.
+
+    Instances are cached by the variable values the seed draws, so seeds that draw the same
+    values share one tree (and its blame cache).
+    """
+    raw, _ = _raw(folder)
+    values = draw_values(str(raw.get("id")), seed, raw.get("variables", {}))
+    spec, tree, hidden = _build(folder, tuple(sorted((k, repr(v)) for k, v in values.items())))
+    return ScenarioInstance(spec, seed, MappingProxyType(values), tree, hidden)
+
+
+@lru_cache(maxsize=256)
+def _build(
+    folder: Path, key: tuple[tuple[str, str], ...]
+) -> tuple[ScenarioSpec, BaseTree, MappingProxyType[str, bytes]]:
+    raw, topo = _raw(folder)
+    drawn = dict(key)
+    variables = raw.get("variables", {})
+    # The key holds reprs; recover the chosen objects themselves from the choice lists.
+    values = {
+        name: next(c for c in variables[name] if repr(c) == drawn[name]) for name in variables
+    }
+    renderer = Renderer(values)
+    merged = {k: v for k, v in raw.items() if k != "variables"}
+    if topo is not None:
+        merged["services"] = _merge_services(topo.get("services", []), raw.get("services", []))
+        merged["deployments"] = [*topo.get("deployments", []), *raw.get("deployments", [])]
+        merged["migrations"] = [*topo.get("migrations", []), *raw.get("migrations", [])]
+    try:
+        rendered = renderer.data(merged)
+        rendered["variables"] = variables
+        _deployment_versions(rendered)
+        spec = ScenarioSpec.model_validate(rendered)
+    except (ValidationError, ValueError) as exc:
+        raise InvalidScenarioError(f"{folder.name}/scenario.toml: {exc}") from exc
+
+    commits = []
+    parent: str | None = None
+    history_dirs = []
+    if topo is not None:
+        history_dirs.append(TOPOLOGIES_DIR / str(raw["topology"]) / "history")
+    history_dirs.append(folder / "history")
+    for hdir in history_dirs:
+        if not hdir.is_dir():
+            continue
+        for c in load_history_dir(hdir, renderer.text):
+            commit = make_commit(parent, c.author, c.message, c.minutes_ago, c.changes)
+            commits.append(commit)
+            parent = commit.sha
+    if not commits:
+        raise InvalidScenarioError(f"{folder.name} has no history: its code tree would be empty")
+    tree = BaseTree.from_commits(commits)
+    hidden: dict[str, bytes] = {}
+    hidden_dir = folder / "hidden"
+    if hidden_dir.is_dir():
+        for path in sorted(hidden_dir.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            rel = "hidden/" + path.relative_to(hidden_dir).as_posix()
+            hidden[rel] = renderer.text(path.read_text(encoding="utf-8")).encode()
+    return spec, tree, MappingProxyType(hidden)

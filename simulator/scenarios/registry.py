@@ -1,0 +1,76 @@
+"""The registry of scenarios: every folder under `simulator/scenarios/` with a scenario.toml."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from metasre.simulator.scenarios.errors import UnknownScenarioError
+from metasre.simulator.scenarios.loader import SCENARIOS_DIR, ScenarioInstance, load_instance
+from metasre.simulator.scenarios.loader import read_scenario_id
+
+_VERSIONED = re.compile(r"^(?P<name>.+)-v(?P<version>[0-9]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioEntry:
+    """Where a registered scenario lives."""
+
+    id: str
+    """Versioned id, e.g. `meta-sre/ad-ranking-crash-v1`."""
+    folder: Path
+
+    def instance(self, seed: int) -> ScenarioInstance:
+        """Render this scenario for `seed`."""
+        return load_instance(self.folder, seed)
+
+
+@lru_cache(maxsize=1)
+def _entries() -> dict[str, ScenarioEntry]:
+    found: dict[str, ScenarioEntry] = {}
+    for toml in sorted(SCENARIOS_DIR.glob("*/scenario.toml")):
+        if toml.parent.name.startswith("_"):
+            continue
+        sid = read_scenario_id(toml.parent)
+        found[sid] = ScenarioEntry(sid, toml.parent)
+    return found
+
+
+def scenario_ids() -> list[str]:
+    """Every registered id, sorted."""
+    return sorted(_entries())
+
+
+def resolve(scenario_id: str) -> ScenarioEntry:
+    """Find a scenario by exact id, or by name without version (the newest version wins).
+
+    `ad-ranking-crash` and `meta-sre/ad-ranking-crash` both resolve to the newest
+    `meta-sre/ad-ranking-crash-vN`.
+
+    Raises:
+        UnknownScenarioError: nothing matches; the message lists the close matches.
+    """
+    entries = _entries()
+    if scenario_id in entries:
+        return entries[scenario_id]
+    wanted = scenario_id if "/" in scenario_id else None
+    best: tuple[int, ScenarioEntry] | None = None
+    for sid, entry in entries.items():
+        m = _VERSIONED.match(sid)
+        if m is None:
+            continue
+        name = m.group("name")
+        if scenario_id in (name, name.split("/", 1)[-1]) and (wanted is None or wanted == name):
+            version = int(m.group("version"))
+            if best is None or version > best[0]:
+                best = (version, entry)
+    if best is not None:
+        return best[1]
+    close = difflib.get_close_matches(scenario_id, list(entries), n=3, cutoff=0.4)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise UnknownScenarioError(
+        f"no scenario {scenario_id!r}{hint} Known ids: {', '.join(sorted(entries)) or 'none'}"
+    )

@@ -1,0 +1,138 @@
+"""Tools over the code tree: list, view and edit files."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from metasre.simulator.errors import SimulatorError
+from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
+
+MAX_VIEW_LINES = 400
+
+
+def world_error(exc: SimulatorError, code: str) -> ToolOutput:
+    """An in-world refusal the agent reads, with a machine-readable code."""
+    return ToolOutput(text=f"error: {exc}", data={"error": str(exc)}, error=code)
+
+
+def file_error_code(exc: SimulatorError) -> str:
+    """The in-world error code for a file-system error."""
+    return {
+        "PathOutsideTreeError": "path_outside_tree",
+        "FileNotFoundInTreeError": "file_not_found",
+        "PathKindError": "wrong_path_kind",
+        "ReadOnlyPathError": "read_only",
+        "LineRangeError": "bad_line_range",
+        "InvalidEditError": "bad_edit",
+    }.get(type(exc).__name__, "error")
+
+
+class ListFilesArgs(Args):
+    """Arguments of list_files."""
+
+    path: str = Field("", max_length=512, description="Folder to list; '' for the tree's root.")
+
+
+def list_files(ctx: ToolContext, args: ListFilesArgs) -> ToolOutput:
+    """List a folder of the code tree."""
+    try:
+        entries = ctx.workspace.list_dir(args.path)
+    except SimulatorError as exc:
+        return world_error(exc, file_error_code(exc))
+    where = args.path.strip("/") or "."
+    return ToolOutput(text=f"{where}/\n" + "\n".join(f"  {e}" for e in entries),
+                      data={"path": args.path, "entries": entries})
+
+
+class ViewFileArgs(Args):
+    """Arguments of view_file."""
+
+    path: str = Field(max_length=512, description="File to read, e.g. 'ad_ranking/ranker.py'.")
+    start_line: int | None = Field(None, ge=1, le=1_000_000, description="First line (1-based).")
+    end_line: int | None = Field(None, ge=1, le=1_000_000, description="Last line, inclusive.")
+
+
+def view_file(ctx: ToolContext, args: ViewFileArgs) -> ToolOutput:
+    """Show a file with line numbers."""
+    end = args.end_line
+    if end is None and args.start_line is not None:
+        end = args.start_line + MAX_VIEW_LINES - 1
+    try:
+        view = ctx.workspace.view(args.path, args.start_line, end)
+        if args.start_line is None and args.end_line is None and view.total_lines > MAX_VIEW_LINES:
+            view = ctx.workspace.view(args.path, 1, MAX_VIEW_LINES)
+    except SimulatorError as exc:
+        return world_error(exc, file_error_code(exc))
+    return ToolOutput(
+        text=view.render(),
+        data={"path": view.path, "start_line": view.start_line, "end_line": view.end_line,
+              "total_lines": view.total_lines, "lines": list(view.lines)},
+    )
+
+
+class EditLinesArgs(Args):
+    """Arguments of edit_lines."""
+
+    path: str = Field(max_length=512, description="File to change (tests/ is read-only).")
+    action: Literal["replace", "insert", "delete"] = Field(
+        description="replace lines start..end with content; insert content before start_line "
+        "(line count + 1 appends); delete lines start..end."
+    )
+    start_line: int = Field(ge=1, le=1_000_000, description="First line of the range (1-based).")
+    end_line: int | None = Field(
+        None, ge=1, le=1_000_000, description="Last line of the range, inclusive; default start."
+    )
+    content: str = Field("", max_length=20_000,
+                         description="New lines (keep the file's indentation).")
+
+
+def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
+    """Change a range of lines; the change is live on its service at once (a hotfix)."""
+    try:
+        record = ctx.workspace.edit(
+            args.path, action=args.action, start_line=args.start_line, end_line=args.end_line,
+            content=args.content, author=ctx.agent_id, at_minute=ctx.clock,
+        )
+    except SimulatorError as exc:
+        return world_error(exc, file_error_code(exc))
+    syntax_error = None
+    if record.path.endswith(".py"):
+        try:
+            compile(ctx.workspace.read(record.path), record.path, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            syntax_error = f"SyntaxError: {exc.msg} (line {exc.lineno})"
+        except ValueError as exc:  # NUL bytes in source
+            syntax_error = f"invalid source: {exc}"
+    service = ctx.service_of_path(record.path)
+    if service is not None:
+        ctx.world.record_hotfix(service, ctx.clock, ctx.agent_id, record.path)
+    removed, inserted = len(record.removed), len(record.inserted)
+    text = (f"edited {record.path}: {args.action} at line {record.start_line} "
+            f"(-{removed} +{inserted} lines), commit {record.commit_sha}")
+    if service is not None:
+        text += f"; live on {service}"
+    if syntax_error:
+        text += f"\nwarning: the file no longer compiles: {syntax_error}"
+    return ToolOutput(
+        text=text,
+        data={"path": record.path, "commit": record.commit_sha, "start_line": record.start_line,
+              "end_line": record.end_line, "removed": list(record.removed),
+              "inserted": list(record.inserted), "service": service,
+              "syntax_error": syntax_error},
+    )
+
+
+TOOLS = (
+    Tool("list_files", "List the files and folders of the services' code tree. Folders end in "
+         "'/'. Start at '' (the root) to see every service's code and the tests/ folder.",
+         ListFilesArgs, 0.2, "investigate", list_files),
+    Tool("view_file", "Read a file of the code tree with line numbers, whole or a line range. "
+         "Use it on the files that stack traces, blame or the dependency graph point at.",
+         ViewFileArgs, 0.5, "investigate", view_file),
+    Tool("edit_lines", "Replace, insert or delete a range of lines in a code file. The edit goes "
+         "live on its service at once (a hotfix) and is recorded as a commit by you. Tests under "
+         "tests/ are read-only. Check the result with run_tests.",
+         EditLinesArgs, 1.0, "change", edit_lines),
+)

@@ -1,0 +1,107 @@
+"""Tools that change the running platform: rollbacks, restarts and scaling."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from metasre.simulator.errors import OperationError
+from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
+from metasre.simulator.tools.observe import unknown_service
+
+
+def _refused(exc: OperationError) -> ToolOutput:
+    return ToolOutput(text=f"error: {exc}", data={"error": str(exc)}, error="operation_refused")
+
+
+class RollbackDeploymentArgs(Args):
+    """Arguments of rollback_deployment."""
+
+    service: str = Field(max_length=64, description="Service to roll back.")
+    to_version: str | None = Field(None, max_length=64,
+                                   description="Release to return to; default the previous one.")
+
+
+def rollback_deployment(ctx: ToolContext, args: RollbackDeploymentArgs) -> ToolOutput:
+    """Put an earlier release back in service."""
+    if args.service not in ctx.world.services:
+        return unknown_service(ctx, args.service)
+    previous = ctx.world.services[args.service].version
+    try:
+        release = ctx.world.rollback_deployment(args.service, args.to_version, ctx.clock,
+                                                ctx.agent_id)
+    except OperationError as exc:
+        return _refused(exc)
+    return ToolOutput(
+        text=f"{args.service} rolled back from {previous} to {release.version}; pods replaced",
+        data={"service": args.service, "from_version": previous, "to_version": release.version},
+    )
+
+
+class RollbackMigrationArgs(Args):
+    """Arguments of rollback_migration."""
+
+    service: str = Field(max_length=64, description="Service (database) owning the migration.")
+    migration: str = Field(max_length=128, description="Id of the applied migration to revert.")
+
+
+def rollback_migration(ctx: ToolContext, args: RollbackMigrationArgs) -> ToolOutput:
+    """Revert one applied database migration."""
+    if args.service not in ctx.world.services:
+        return unknown_service(ctx, args.service)
+    try:
+        m = ctx.world.rollback_migration(args.service, args.migration, ctx.clock, ctx.agent_id)
+    except OperationError as exc:
+        return _refused(exc)
+    return ToolOutput(text=f"migration {m.id} rolled back on {m.service}",
+                      data={"service": m.service, "migration": m.id})
+
+
+class ServiceArgs(Args):
+    """Arguments naming one service."""
+
+    service: str = Field(max_length=64, description="Service to act on.")
+
+
+def restart_service(ctx: ToolContext, args: ServiceArgs) -> ToolOutput:
+    """Restart every replica of a service."""
+    if args.service not in ctx.world.services:
+        return unknown_service(ctx, args.service)
+    ctx.world.restart(args.service, ctx.clock, ctx.agent_id)
+    for fault in ctx.faults:
+        if fault.spec.service == args.service:
+            fault.note_restart(ctx.clock)
+    replicas = ctx.world.services[args.service].replicas
+    return ToolOutput(text=f"restarted {replicas} replicas of {args.service}",
+                      data={"service": args.service, "replicas": replicas})
+
+
+class ScaleServiceArgs(Args):
+    """Arguments of scale_service."""
+
+    service: str = Field(max_length=64, description="Service to scale.")
+    replicas: int = Field(ge=1, le=64, description="Replica count to run (1-64).")
+
+
+def scale_service(ctx: ToolContext, args: ScaleServiceArgs) -> ToolOutput:
+    """Set a service's replica count."""
+    if args.service not in ctx.world.services:
+        return unknown_service(ctx, args.service)
+    previous = ctx.world.scale(args.service, args.replicas, ctx.clock, ctx.agent_id)
+    return ToolOutput(text=f"{args.service} scaled from {previous} to {args.replicas} replicas",
+                      data={"service": args.service, "from_replicas": previous,
+                            "replicas": args.replicas})
+
+
+TOOLS = (
+    Tool("rollback_deployment", "Roll a service back to an earlier release (default: the one "
+         "before the current). Right for a bad deploy; wrong on a healthy or innocent service, "
+         "which costs reward.", RollbackDeploymentArgs, 3.0, "operate", rollback_deployment),
+    Tool("rollback_migration", "Revert one applied database migration by id (see "
+         "describe_service on the database). Reverting a good migration costs reward.",
+         RollbackMigrationArgs, 3.0, "operate", rollback_migration),
+    Tool("restart_service", "Restart every replica of a service. Clears stuck processes; does "
+         "not fix bad code, bad releases or missing capacity.",
+         ServiceArgs, 2.0, "operate", restart_service),
+    Tool("scale_service", "Set a service's replica count to add capacity.",
+         ScaleServiceArgs, 2.0, "operate", scale_service),
+)
