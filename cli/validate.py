@@ -11,10 +11,12 @@ from metasre.agents.policies import PROBES, ExpertPolicy, RandomPolicy
 from metasre.cli.inprocess import EpisodeCaller
 from metasre.simulator import Episode
 from metasre.simulator.sandbox import TestRunner
+from metasre.simulator.scenarios.spec import SolutionStep
 
 EXPERT_MIN = 0.9
 RANDOM_MAX_MEAN = 0.2
 PROBE_MAX = 0.2
+WRONG_FIX_MARGIN = 0.3
 
 
 @dataclass(slots=True)
@@ -26,6 +28,9 @@ class ScenarioVerdict:
     reference: list[float] = field(default_factory=list)
     expert: list[float] = field(default_factory=list)
     random: list[float] = field(default_factory=list)
+    wrong_fix: list[float] = field(default_factory=list)
+    replayed_resolved: int = 0
+    """Seeds other than the first that seed 0's exact reference calls also resolve."""
     probes: dict[str, list[float]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
@@ -42,14 +47,17 @@ class ScenarioVerdict:
             "expert_min": min(self.expert, default=0.0),
             "expert_mean": statistics.fmean(self.expert) if self.expert else 0.0,
             "random_mean": statistics.fmean(self.random) if self.random else 0.0,
+            "wrong_fix_max": max(self.wrong_fix, default=None),
+            "replayed_resolved": self.replayed_resolved,
             "probes_max": {k: max(v) for k, v in self.probes.items()},
             "failures": self.failures,
         }
 
 
-def play_reference(episode: Episode) -> None:
-    """Apply a scenario's reference solution, resolving `find` into line numbers."""
-    for step in episode.instance.spec.solution:
+def play_steps(episode: Episode, steps: Sequence[SolutionStep]) -> list[tuple[str, dict[str, Any]]]:
+    """Apply solution steps, resolving `find` into line numbers; returns the concrete calls."""
+    played = []
+    for step in steps:
         args = dict(step.args)
         needle = args.pop("find", None)
         if needle is not None:
@@ -60,6 +68,21 @@ def play_reference(episode: Episode) -> None:
             if args.get("action") != "insert":
                 args.setdefault("end_line", line)
         episode.apply("reference", step.tool, args)
+        played.append((step.tool, args))
+    return played
+
+
+def _replay_resolves(
+    scenario_id: str, seed: int, calls: Sequence[tuple[str, dict[str, Any]]],
+    runner: TestRunner | None,
+) -> bool:
+    episode = Episode.make(scenario_id, seed, runner)
+    for tool, args in calls:
+        try:
+            episode.apply("replay", tool, args)
+        except Exception:  # an exact replay that no longer fits the seed is the point
+            return False
+    return episode.grade().resolved
 
 
 def check_start(episode: Episode) -> list[str]:
@@ -80,13 +103,14 @@ def validate_scenario(
 ) -> ScenarioVerdict:
     """Run every check of one scenario."""
     verdict = ScenarioVerdict(scenario_id, list(seeds))
+    first_calls: list[tuple[str, dict[str, Any]]] | None = None
     for seed in seeds:
         start = Episode.make(scenario_id, seed, runner)
         verdict.failures += [f"seed {seed}: {p}" for p in check_start(start)]
 
         ref = Episode.make(scenario_id, seed, runner)
         try:
-            play_reference(ref)
+            calls = play_steps(ref, ref.instance.spec.solution)
         except Exception as exc:
             verdict.failures.append(f"seed {seed}: reference solution broke: {exc}")
             continue
@@ -95,6 +119,22 @@ def validate_scenario(
         if not g.resolved:
             failing = [c for c, ok in {**g.fail_to_pass, **g.pass_to_pass}.items() if not ok]
             verdict.failures.append(f"seed {seed}: reference solution leaves {failing} failing")
+        if first_calls is None:
+            first_calls = calls
+        elif _replay_resolves(scenario_id, seed, first_calls, runner):
+            verdict.replayed_resolved += 1
+
+        spec = ref.instance.spec
+        if spec.wrong_fix:
+            wrong = Episode.make(scenario_id, seed, runner)
+            play_steps(wrong, spec.wrong_fix)
+            wg = wrong.grade()
+            verdict.wrong_fix.append(wg.total)
+            if wg.resolved or wg.total > g.total - WRONG_FIX_MARGIN:
+                verdict.failures.append(
+                    f"seed {seed}: the plausible wrong fix graded {wg.total:.3f} "
+                    f"(resolved={wg.resolved}); it must stay unresolved and "
+                    f"{WRONG_FIX_MARGIN} below the solution's {g.total:.3f}")
 
         ep = Episode.make(scenario_id, seed, runner)
         ExpertPolicy().play(EpisodeCaller(ep), ep.observation().to_dict())
@@ -113,6 +153,10 @@ def validate_scenario(
             if total > PROBE_MAX:
                 verdict.failures.append(f"seed {seed}: probe {name} graded {total:.3f} > {PROBE_MAX}")
 
+    if len(seeds) > 1 and verdict.replayed_resolved == len(seeds) - 1:
+        verdict.failures.append(
+            "seed 0's exact reference calls resolve every other seed: the seed does not vary "
+            "what a solver must find")
     for seed in range(random_seeds):
         ep = Episode.make(scenario_id, seed, runner)
         RandomPolicy(seed).play(EpisodeCaller(ep, "random"), ep.observation().to_dict())

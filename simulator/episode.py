@@ -197,8 +197,8 @@ class Episode:
         tests = [p for p in candidates if p.rpartition("/")[2].startswith("test_")
                  and p.endswith(".py") and (path is None or is_within(p, path.strip("/")))]
         if not tests:
-            return RunReport.empty(), []
-        return self._runner.run(self._workspace.snapshot(), tests), tests
+            return RunReport("completed", (), "", ""), []
+        return self._runner.run(self._runtime_files(), tests), tests
 
     # -- the episode's own surface --------------------------------------------------------------
 
@@ -301,7 +301,7 @@ class Episode:
         if not ids:
             return None
         test_files = sorted({i.partition("::")[0] for i in ids})
-        files = self._workspace.snapshot()
+        files = self._runtime_files()
         files.update(self._instance.hidden_files)
         return self._runner.run(files, test_files)
 
@@ -335,6 +335,14 @@ class Episode:
         )
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _runtime_files(self) -> dict[str, bytes]:
+        """The code as the running platform has it: rolled-back migrations are not applied."""
+        files = self._workspace.snapshot()
+        for m in self._world.migrations:
+            if not m.applied and m.file:
+                files.pop(m.file, None)
+        return files
 
     def _code_fault_exists(self) -> bool:
         return any(f.spec.kind == "code" for f in self._faults)

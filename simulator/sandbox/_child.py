@@ -13,30 +13,64 @@ import io
 import marshal
 import os
 import signal
+import socket
 import struct
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from . import _guard, _isolation, _protocol, runner
+from . import _guard, _isolation, _memimport, _protocol, _seccomp, _warmup, runner
 
-__all__ = ["ChildPlan", "main", "run_child"]
+__all__ = [
+    "ChildPlan",
+    "encode_request",
+    "main",
+    "remember_own_modules",
+    "run_child",
+    "stdlib_dirs",
+    "zygote",
+]
 
 _LENGTH = struct.Struct(">Q")
-_ZONEINFO_DIRS = ("/usr/share/zoneinfo", "/usr/lib/zoneinfo", "/usr/share/lib/zoneinfo", "/etc/zoneinfo")
+_ZONEINFO_DIRS = (
+    "/usr/share/zoneinfo",
+    "/usr/lib/zoneinfo",
+    "/usr/share/lib/zoneinfo",
+    "/etc/zoneinfo",
+)
 _SANDBOX_DIR = os.path.dirname(os.path.realpath(__file__))
 
 
+_stdlib_cache: tuple[str, ...] | None = None
+
+
 def stdlib_dirs() -> tuple[str, ...]:
-    """Return the standard library directories: the whole sys.path of a ``-S -P`` helper."""
-    return tuple(
-        os.path.realpath(p)
-        for p in sys.path
-        if p and os.path.isdir(p) and os.path.realpath(p) != _SANDBOX_DIR
-    )
+    """Return the standard library directories: the whole sys.path of a ``-S -P`` helper.
+
+    Computed once per process (the fork server computes it before forking), before the child
+    replaces sys.path.
+    """
+    global _stdlib_cache
+    if _stdlib_cache is None:
+        _stdlib_cache = tuple(
+            os.path.realpath(p)
+            for p in sys.path
+            if p and os.path.isdir(p) and os.path.realpath(p) != _SANDBOX_DIR
+        )
+    return _stdlib_cache
+
 
 _MAX_VIOLATION_FRAMES = 20
+_OWN_MODULES: tuple[str, ...] = ()
+
+
+def remember_own_modules() -> None:
+    """Record the sandbox's own module names (called by the fork server before forking)."""
+    global _OWN_MODULES
+    _OWN_MODULES = tuple(n for n in sys.modules if n.startswith("_metasre_sandbox"))
+
+
 EXIT_SETUP_FAILED = 70
 
 
@@ -63,7 +97,7 @@ class ChildPlan:
     """Unprivileged uid/gid unique to this run, or None to keep the current user."""
 
     new_namespaces: bool
-    """Unshare network (and mount, if needed) namespaces here; the fork server did it once."""
+    """Unshare a network (and, if needed, mount) namespace for this run alone."""
 
     scratch_dir: str
     """Root-only directory for temporary mount points."""
@@ -105,6 +139,8 @@ def _read_request(fd: int) -> tuple[Any, dict[str, bytes], tuple[str, ...], tupl
 def _materialise(run_dir: str, files: Mapping[str, bytes]) -> None:
     made = {run_dir}
     for path, content in files.items():
+        if path.endswith(".pyc") and "__pycache__/" in path:
+            continue  # shipped for the in-memory finder; the folder looks like a checkout
         full = run_dir + "/" + path
         folder = full.rpartition("/")[0]
         if folder not in made:
@@ -121,9 +157,7 @@ def _isolate(plan: ChildPlan) -> None:
     uid = plan.uid
     if plan.new_namespaces and _isolation.is_root():
         _isolation.unshare(_isolation.CLONE_NEWNET)
-        if uid is not None and not all(
-            _isolation.traversable_by_others(p) for p in stdlib_dirs()
-        ):
+        if uid is not None and not all(_isolation.traversable_by_others(p) for p in stdlib_dirs()):
             exposed = _isolation.unshare(_isolation.CLONE_NEWNS) and _isolation.expose_to_others(
                 stdlib_dirs(), plan.scratch_dir
             )
@@ -155,25 +189,30 @@ def _prepare_interpreter(
         folder = run_dir + "/" + path.rpartition("/")[0] if "/" in path else run_dir
         if folder not in test_dirs and folder != run_dir:
             test_dirs.append(folder)
+    # stdlib finders stay cached from the helper's warm-up; only the new folders are scanned
     sys.path[:] = [run_dir, *test_dirs, *stdlib]
-    sys.path_importer_cache.clear()
     # our own modules must not be importable by the tests, and the agent's top-level modules
-    # shadow pre-imported standard modules of the same name, as they would in a fresh python
+    # shadow pre-imported standard modules of the same name, as they would in a fresh python.
+    # Walking sys.modules would touch (and so copy) hundreds of pages in a forked child, so
+    # the fork server lists its own modules once, before forking.
+    own = _OWN_MODULES or tuple(n for n in sys.modules if n.startswith("_metasre_sandbox"))
+    for name in own:
+        sys.modules.pop(name, None)
     shadowed = {p.split("/", 1)[0].removesuffix(".py") for p in files}
-    for name in list(sys.modules):
-        top = name.split(".", 1)[0]
-        if top == "_metasre_sandbox" or (
-            top in shadowed and top not in sys.builtin_module_names
-        ):
+    hits = {top for top in shadowed if top in sys.modules and top not in sys.builtin_module_names}
+    if hits:
+        for name in [n for n in sys.modules if n.split(".", 1)[0] in hits]:
             del sys.modules[name]
-    # no route to the process-spawning primitive that the audit hook cannot see
-    subprocess = sys.modules.get("subprocess")
-    if subprocess is not None and hasattr(subprocess, "_posixsubprocess"):
-        subprocess._posixsubprocess = None  # type: ignore[attr-defined]
+    # asyncio needs the subprocess module importable, but the primitive under it raises no
+    # audit event: import it now, then cut the routes to it (the seccomp filter backs this up)
+    import subprocess
+
+    subprocess._posixsubprocess = None  # type: ignore[attr-defined]
+    sys.modules.pop("_posixsubprocess", None)
     sys.dont_write_bytecode = True
 
 
-def _stdio() -> io.BufferedWriter:
+def _stdio() -> io.BufferedIOBase:
     # stdout and stderr share one buffer, so their interleaving survives
     buffer = io.BufferedWriter(io.FileIO(1, "w", closefd=False), 1 << 16)
     sys.stdout = io.TextIOWrapper(buffer, "utf-8", "backslashreplace", write_through=True)
@@ -182,35 +221,99 @@ def _stdio() -> io.BufferedWriter:
     return buffer
 
 
+def _detach(keep: Sequence[int]) -> None:
+    """Leave the helper's session and descriptors behind; stdin becomes /dev/null."""
+    with contextlib.suppress(OSError):
+        os.setsid()
+    _isolation.close_fds_except(keep)
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def run_child(plan: ChildPlan) -> NoReturn:
     """Run one request end to end in this (already forked) process; never returns."""
+    try:
+        _detach((plan.request_fd, plan.report_fd, plan.output_fd))
+    except BaseException:
+        os._exit(EXIT_SETUP_FAILED)
+    _run_detached(plan)
+
+
+def zygote(go_fd: int, scratch_dir: str, rehearse: bool) -> NoReturn:
+    """Wait, pre-forked and detached, for a run; then run it. Never returns.
+
+    The fork server keeps a spare child or two parked here so that forking happens while
+    the previous run executes instead of on the critical path of the next one. The go
+    message carries the run's key, folder and uid, plus three descriptors: the request
+    socket and the write ends of the report and output pipes.
+    """
+    try:
+        _detach((go_fd,))
+        go = socket.socket(fileno=go_fd)
+        if rehearse:
+            _rehearse(go, scratch_dir)
+            with contextlib.suppress(OSError):
+                go.send(b"W")  # tells the server this spare is the one to pick first
+        message, fds, _flags, _addr = socket.recv_fds(go, 4096, 3)
+        go.close()
+        if len(fds) != 3:
+            os._exit(0)  # the server is gone or retired this spare
+        key, run_dir, uid, scratch_dir, new_namespaces = marshal.loads(message)
+        plan = ChildPlan(
+            request_fd=fds[0],
+            report_fd=fds[1],
+            output_fd=fds[2],
+            key=key,
+            run_dir=run_dir,
+            uid=uid,
+            new_namespaces=new_namespaces,
+            scratch_dir=scratch_dir,
+        )
+    except BaseException:
+        os._exit(EXIT_SETUP_FAILED)
+    _run_detached(plan)
+
+
+def _rehearse(go: socket.socket, scratch_dir: str) -> None:
+    """While parked, rehearse a run so the pages a run dirties are copied now.
+
+    Copy-on-write faults then happen off the critical path instead of one at a time during
+    the real run. The rehearsal runs at SCHED_IDLE so it only uses otherwise idle CPU, and
+    stops between steps if the server closes the go socket. The server hands runs only to
+    spares that reported the rehearsal done, so a slow rehearsal never delays a run.
+    """
+    import select
+
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    with contextlib.suppress(Exception):
+        _warmup.warm_up(
+            f"{scratch_dir}/zygote-{os.getpid()}",
+            stdlib_dirs(),
+            lambda: bool(select.select([go], [], [], 0)[0]),
+        )
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
+def _run_detached(plan: ChildPlan) -> NoReturn:
     writer: _protocol.FrameWriter | None = None
     code = 0
-    import time as _t
-    T = [("start", _t.perf_counter())]
     try:
-        with contextlib.suppress(OSError):
-            os.setsid()
-        _isolation.close_fds_except((plan.request_fd, plan.report_fd, plan.output_fd))
-        null = os.open("/dev/null", os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
         if plan.output_fd != 1:
             os.dup2(plan.output_fd, 1)
             os.close(plan.output_fd)
         os.dup2(1, 2)
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         wire, files, test_files, limits = _read_request(plan.request_fd)
         os.close(plan.request_fd)
         if wire is not None:
             plan = ChildPlan(*wire)
         writer = _protocol.FrameWriter(plan.report_fd, plan.key)
-        T.append(('writer = _protocol.F', _t.perf_counter()))
         _isolate(plan)
-        T.append(('_isolate(plan)', _t.perf_counter()))
         _materialise(plan.run_dir, files)
-        T.append(('_materialise(plan.ru', _t.perf_counter()))
         cpu, memory, nproc, fsize, _wall, nofile = limits
         _isolation.apply_rlimits(
             cpu_seconds=cpu,
@@ -219,14 +322,11 @@ def run_child(plan: ChildPlan) -> NoReturn:
             max_file_bytes=fsize,
             max_open_files=nofile,
         )
+        _seccomp.forbid_new_processes()
         stdlib = stdlib_dirs()
         _prepare_interpreter(plan, stdlib, files, test_files)
-        T.append(('_prepare_interpreter', _t.perf_counter()))
         buffer = _stdio()
-        T.append(('buffer = _stdio()', _t.perf_counter()))
-        _run(plan, stdlib, writer, buffer, test_files)
-        T.append(("run", _t.perf_counter()))
-        print(" ".join(f"{n}={1000*(t-T[0][1]):.2f}" for n, t in T), file=sys.stderr); sys.stderr.flush()
+        _run(plan, stdlib, files, writer, buffer, test_files)
     except BaseException as exc:
         if writer is None:
             code = EXIT_SETUP_FAILED
@@ -237,7 +337,8 @@ def run_child(plan: ChildPlan) -> NoReturn:
                         "t": "end",
                         "status": "setup_error",
                         "message": _protocol.clean_text(
-                            f"the sandbox could not set up the run: {type(exc).__name__}: {exc}", 400
+                            f"the sandbox could not set up the run: {type(exc).__name__}: {exc}",
+                            400,
                         ),
                     }
                 )
@@ -248,8 +349,9 @@ def run_child(plan: ChildPlan) -> NoReturn:
 def _run(
     plan: ChildPlan,
     stdlib: tuple[str, ...],
+    files: Mapping[str, bytes],
     writer: _protocol.FrameWriter,
-    buffer: io.BufferedWriter,
+    buffer: io.BufferedIOBase,
     test_files: Sequence[str],
 ) -> None:
     run_dir = plan.run_dir
@@ -282,7 +384,9 @@ def _run(
 
     extra = tuple(d for d in _ZONEINFO_DIRS if os.path.isdir(d))
     # the runner's own source stays readable so tracebacks through it never trip the guard
-    _guard.install_guard(run_dir, (*stdlib, *extra, _SANDBOX_DIR), on_violation)
+    finder = _memimport.RunModuleFinder(run_dir, files)
+    sys.meta_path.insert(0, finder)
+    _guard.install_guard(run_dir, (*stdlib, *extra, _SANDBOX_DIR), on_violation, finder.touched)
     runner.run_suite(
         test_files,
         run_dir=run_dir,

@@ -20,6 +20,7 @@ OUTPUT_TAIL = 2000
 """Bytes of output kept from the end, after an omission marker."""
 
 _OUTCOME_STATUSES = frozenset({"passed", "failed", "error"})
+_TAMPERED = "the tests wrote to the sandbox's private report channel, which the sandbox forbids"
 
 
 class RunCollector:
@@ -111,11 +112,13 @@ class RunCollector:
             return f" while {self.current}"
         return f" while running {self.current}"
 
-    def _verdict(self, wait_status: int | None, cpu_time: float, timed_out: bool) -> tuple[str, str]:
+    def _verdict(
+        self, wait_status: int | None, cpu_time: float, timed_out: bool
+    ) -> tuple[str, str]:
         if self.tampered:
             return (
                 "sandbox_violation",
-                "the tests wrote to the sandbox's private report channel, which the sandbox forbids",
+                _TAMPERED,
             )
         if self.violations:
             more = len(self.violations) - 1
@@ -157,8 +160,7 @@ class RunCollector:
             return "crashed", "the sandbox could not start the run (setup failed before reporting)"
         return (
             "crashed",
-            f"the test process exited with code {code} before reporting its results"
-            f"{self._while()}",
+            f"the test process exited with code {code} before reporting its results{self._while()}",
         )
 
     def finish(self, wait_status: int | None, cpu_time: float, timed_out: bool) -> dict[str, Any]:
@@ -173,7 +175,7 @@ class RunCollector:
         if self._reader.pending and status == "completed":
             status, message = (
                 "sandbox_violation",
-                "the tests wrote to the sandbox's private report channel, which the sandbox forbids",
+                _TAMPERED,
             )
         return {
             "status": status,

@@ -20,6 +20,9 @@ __all__ = ["SandboxViolation", "install_guard"]
 Report = Callable[[str, str], None]
 """Called with (kind, detail) for every refused action, before the exception is raised."""
 
+Changed = Callable[[str, str], None]
+"""Called with (event, real path) for every allowed change inside the run folder."""
+
 _ADDRESS_EVENTS = frozenset({"socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg"})
 """Socket events whose second argument is the peer or local address."""
 _NETWORK_EVENTS = frozenset(
@@ -116,13 +119,16 @@ def violation_texts(kind: str, detail: str) -> tuple[str, str]:
     return f"sandbox: {short} ({detail})", f"the tests {verb} ({detail}), which the sandbox forbids"
 
 
-def install_guard(run_dir: str, read_roots: Sequence[str], report: Report) -> None:
+def install_guard(
+    run_dir: str, read_roots: Sequence[str], report: Report, changed: Changed | None = None
+) -> None:
     """Install the audit hook for the rest of this process's life (hooks cannot be removed).
 
     Args:
         run_dir: Absolute real path of the run folder: the only writable place.
         read_roots: Absolute real paths readable besides the run folder (standard library).
         report: Receives (kind, detail) for each refusal, e.g. to send it to the supervisor.
+        changed: Receives (event, path) for each allowed write inside the run folder.
     """
     run_prefix = run_dir.rstrip("/") + "/"
     roots = tuple(r.rstrip("/") + "/" for r in read_roots)
@@ -132,6 +138,8 @@ def install_guard(run_dir: str, read_roots: Sequence[str], report: Report) -> No
     realpath = os.path.realpath
     fsdecode = os.fsdecode
     join = os.path.join
+    split = os.path.split
+    islink = os.path.islink
     af_unix = socket.AF_UNIX
     direntry = os.DirEntry
 
@@ -149,17 +157,30 @@ def install_guard(run_dir: str, read_roots: Sequence[str], report: Report) -> No
             refuse("path", f"{type(path).__name__} object")
         return fsdecode(os.fspath(path))
 
-    def inside_run(text: str) -> bool:
-        # symlinks and hard links are refused, so a normalised path cannot leave the folder
+    real_dirs: dict[str, str] = {}
+
+    def resolve(text: str) -> tuple[str, bool]:
+        """Return (real absolute path, whether it is inside the run folder)."""
         absolute = normpath(join(getcwd(), text))
-        return absolute == run_dir or absolute.startswith(run_prefix)
+        # links cannot be created in the run folder, so there a normalised path is real
+        if absolute == run_dir or absolute.startswith(run_prefix):
+            return absolute, True
+        # folders outside the run folder cannot change under the tests: resolve each once
+        head, tail = split(absolute)
+        real_head = real_dirs.get(head)
+        if real_head is None:
+            real_head = real_dirs[head] = realpath(head)
+        real = join(real_head, tail) if tail else real_head
+        if tail and islink(real):
+            real = realpath(real)
+        return real, real == run_dir or real.startswith(run_prefix)
 
     def check_read(path: Any) -> None:
         text = as_text(path)
-        if text is None or inside_run(text):
+        if text is None:
             return
-        real = realpath(text)
-        if real in _DEVICES_READ or real == run_dir or real.startswith(run_prefix):
+        real, inside = resolve(text)
+        if inside or real in _DEVICES_READ:
             return
         if real.startswith("/proc/") or real == "/proc":
             refuse("read", real)
@@ -168,17 +189,21 @@ def install_guard(run_dir: str, read_roots: Sequence[str], report: Report) -> No
                 return
         refuse("read", real)
 
-    def check_write(path: Any) -> None:
+    def check_write(path: Any, event: str = "open") -> None:
         text = as_text(path)
-        if text is None or inside_run(text):
+        if text is None:
             return
-        real = realpath(text)
-        if real in _DEVICES_WRITE or real == run_dir or real.startswith(run_prefix):
+        real, inside = resolve(text)
+        if inside:
+            if changed is not None:
+                changed(event, real)
+            return
+        if real in _DEVICES_WRITE:
             return
         refuse("write", real)
 
     def on_open(args: tuple[Any, ...]) -> None:
-        path, mode, flags = (args + (None, None, None))[:3]
+        path, mode, flags = (*args, None, None, None)[:3]
         writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
             isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
         )
@@ -193,10 +218,10 @@ def install_guard(run_dir: str, read_roots: Sequence[str], report: Report) -> No
         elif event in _READ_PATH_EVENTS:
             check_read(args[0] if args and args[0] is not None else ".")
         elif event in _WRITE_PATH_EVENTS:
-            check_write(args[0] if args else None)
+            check_write(args[0] if args else None, event)
         elif event == "os.rename":
-            check_write(args[0])
-            check_write(args[1])
+            check_write(args[0], event)
+            check_write(args[1], event)
         elif event == "socket.__new__":
             if len(args) > 1 and args[1] != af_unix:
                 refuse("network", f"socket(family={args[1]})")
@@ -226,8 +251,7 @@ def install_guard(run_dir: str, read_roots: Sequence[str], report: Report) -> No
                 check_write(database)
         elif event in ("sqlite3.enable_load_extension", "sqlite3.load_extension"):
             refuse("ctypes", event)
-        elif event == "resource.prlimit":
-            if args and args[0] not in (0, me):
-                refuse("signal", f"resource.prlimit on pid {args[0]}")
+        elif event == "resource.prlimit" and args and args[0] not in (0, me):
+            refuse("signal", f"resource.prlimit on pid {args[0]}")
 
     sys.addaudithook(hook)

@@ -24,6 +24,7 @@ __all__ = [
     "expose_to_others",
     "is_root",
     "kill_uid_processes",
+    "main",
     "set_parent_death_signal",
     "sweep_uid",
     "traversable_by_others",
@@ -65,7 +66,9 @@ def unshare(flags: int) -> bool:
         return False
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+def _mount(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None
+) -> None:
     result = _c().mount(
         None if source is None else os.fsencode(source),
         os.fsencode(target),
@@ -230,3 +233,13 @@ def close_fds_except(keep: Iterable[int]) -> None:
         top = 65536
     os.closerange(start, max(top, start))
 
+
+def main(argv: Sequence[str]) -> None:
+    """Entry point of a short-lived root helper: sweep the processes of each uid in ``argv``.
+
+    Callers that may be multi-threaded cannot borrow a uid themselves (setresuid applies to
+    every thread), so they run this in a separate interpreter.
+    """
+    if is_root():
+        for uid in argv:
+            sweep_uid(int(uid))

@@ -43,9 +43,7 @@ def clean_text(text: str, limit: int) -> str:
 
 def _mac(key: bytes, seq: int, payload: bytes) -> bytes:
     # keyed BLAKE2b: one C call, no hmac wrapper; the sequence number stops replay and reordering
-    return hashlib.blake2b(
-        seq.to_bytes(8, "big") + payload, key=key, digest_size=MAC_SIZE
-    ).digest()
+    return hashlib.blake2b(seq.to_bytes(8, "big") + payload, key=key, digest_size=MAC_SIZE).digest()
 
 
 def write_all(fd: int, data: bytes) -> None:

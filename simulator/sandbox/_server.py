@@ -13,6 +13,7 @@ import contextlib
 import gc
 import importlib
 import json
+import marshal
 import os
 import selectors
 import signal
@@ -26,9 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from . import _child, _isolation
+from . import _child, _isolation, _seccomp
 from ._collector import RunCollector
 from ._host import remove_tree
+from ._warmup import warm_up
 
 __all__ = ["DEFAULT_PRELOAD", "HEADER", "main"]
 
@@ -60,7 +62,17 @@ class _Run:
     slot: int
     uid: int | None
     run_dir: str
+    go: socket.socket
     timed_out: bool = False
+    replied: bool = False
+
+
+@dataclass(eq=False)
+class _Zygote:
+    pid: int
+    pidfd: int
+    sock: socket.socket
+    warm: bool = False
 
 
 @dataclass(eq=False)
@@ -80,6 +92,10 @@ class _Server:
         self.pending: deque[tuple[socket.socket, float, float]] = deque()
         self.active: dict[int, _Run] = {}
         self.replies: set[_Reply] = set()
+        self.zygotes: list[_Zygote] = []
+        self.spare_target: int = config["spares"]
+        self.netns_per_run: bool = config["netns_per_run"]
+        self.rehearse: bool = config["rehearse"]
         self.sequence = 0
         self.stopping = False
         self.drop_uid = False
@@ -93,7 +109,9 @@ class _Server:
                 importlib.import_module(name)
         stdlib = _child.stdlib_dirs()
         if _isolation.is_root():
-            if _isolation.unshare(_isolation.CLONE_NEWNET):
+            if self.netns_per_run:
+                self.layers.append("network namespace without interfaces, one per run")
+            elif _isolation.unshare(_isolation.CLONE_NEWNET):
                 self.layers.append("network namespace without interfaces (shared by runs)")
             if self.uid_base is not None:
                 traversable = all(_isolation.traversable_by_others(p) for p in stdlib)
@@ -101,13 +119,14 @@ class _Server:
                     traversable = _isolation.expose_to_others(stdlib, self.base_dir)
                     if traversable:
                         self.layers.append(
-                            "mount namespace exposing only the standard library of closed"
-                            " ancestors"
+                            "mount namespace exposing only the standard library of closed ancestors"
                         )
                 self.drop_uid = traversable
             if self.drop_uid:
                 self.layers.append("private unprivileged uid per run, run folder mode 0700")
                 self.layers.append("RLIMIT_NPROC per run uid")
+        if _seccomp.prepare():
+            self.layers.append("seccomp: no execve, fork, vfork or ptrace; clone for threads only")
         self.layers.extend(
             [
                 "rlimits: CPU, AS, FSIZE, NOFILE, CORE=0",
@@ -118,13 +137,62 @@ class _Server:
         )
         os.environ.clear()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        warm_up(os.path.join(self.base_dir, "warm-up"), stdlib)
+        _child.remember_own_modules()
         # children then share these pages copy-on-write without the collector touching them
         gc.collect()
         gc.freeze()
 
     # -- runs -----------------------------------------------------------------------------
 
+    def spawn_zygote(self, rehearse: bool = True) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _child.zygote(theirs.fileno(), self.base_dir, rehearse and self.rehearse)
+            finally:
+                os._exit(71)
+        theirs.close()
+        zygote = _Zygote(pid, os.pidfd_open(pid), mine, warm=not (rehearse and self.rehearse))
+        self.zygotes.append(zygote)
+        self.selector.register(zygote.pidfd, selectors.EVENT_READ, ("zygote", zygote))
+        if not zygote.warm:
+            self.selector.register(mine, selectors.EVENT_READ, ("warm", zygote))
+
+    def refill(self) -> None:
+        while not self.stopping and len(self.zygotes) < self.spare_target:
+            self.spawn_zygote()
+
+    def on_warm(self, zygote: _Zygote) -> None:
+        if zygote not in self.zygotes:
+            return  # dispatched in the same round of events
+        with contextlib.suppress(OSError):
+            zygote.sock.recv(16)
+        zygote.warm = True
+        self.selector.unregister(zygote.sock)
+
+    def reap_zygote(self, zygote: _Zygote) -> None:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(zygote.pid, 0)
+        self.selector.unregister(zygote.pidfd)
+        if not zygote.warm:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(zygote.sock)
+        os.close(zygote.pidfd)
+        zygote.sock.close()
+        with contextlib.suppress(ValueError):
+            self.zygotes.remove(zygote)
+
     def start_run(self, reply: socket.socket, wall: float, cpu: float) -> None:
+        # A spare that finished its rehearsal; if all are still rehearsing, a fresh fork
+        # (about half a millisecond here) beats waiting for a rehearsal step to end.
+        zygote = next((z for z in self.zygotes if z.warm), None)
+        if zygote is None:
+            self.spawn_zygote(rehearse=False)
+            zygote = self.zygotes[-1]
+        self.zygotes.remove(zygote)
+        self.selector.unregister(zygote.pidfd)
         slot = self.free_slots.pop()
         uid = self.uid_base + slot if (self.drop_uid and self.uid_base is not None) else None
         self.sequence += 1
@@ -132,30 +200,19 @@ class _Server:
         key = os.urandom(16)
         report_r, report_w = os.pipe()
         output_r, output_w = os.pipe()
-        plan = _child.ChildPlan(
-            request_fd=reply.fileno(),
-            report_fd=report_w,
-            output_fd=output_w,
-            key=key,
-            run_dir=run_dir,
-            uid=uid,
-            new_namespaces=False,
-            scratch_dir=self.base_dir,
-        )
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _child.run_child(plan)
-            finally:
-                os._exit(71)
-        os.close(report_w)
-        os.close(output_w)
+        go = marshal.dumps((key, run_dir, uid, self.base_dir, self.netns_per_run))
+        try:
+            socket.send_fds(zygote.sock, [go], [reply.fileno(), report_w, output_w])
+        finally:
+            os.close(report_w)
+            os.close(output_w)
+        # zygote.sock stays open until the child exits: closing a unix socket with unread
+        # data (a late "warm" byte) would reset the child's end before it reads the go message
         os.set_blocking(report_r, False)
         os.set_blocking(output_r, False)
-        pidfd = os.pidfd_open(pid)
         run = _Run(
-            pid=pid,
-            pidfd=pidfd,
+            pid=zygote.pid,
+            pidfd=zygote.pidfd,
             report_fd=report_r,
             output_fd=output_r,
             reply=reply,
@@ -164,11 +221,12 @@ class _Server:
             slot=slot,
             uid=uid,
             run_dir=run_dir,
+            go=zygote.sock,
         )
-        self.active[pid] = run
+        self.active[run.pid] = run
         self.selector.register(report_r, selectors.EVENT_READ, ("report", run))
         self.selector.register(output_r, selectors.EVENT_READ, ("output", run))
-        self.selector.register(pidfd, selectors.EVENT_READ, ("exit", run))
+        self.selector.register(run.pidfd, selectors.EVENT_READ, ("exit", run))
 
     def start_pending(self) -> None:
         while self.pending and self.free_slots and not self.stopping:
@@ -196,6 +254,9 @@ class _Server:
                 return
             if which == "report":
                 run.collector.feed_report(data)
+                if run.collector.end is not None and not run.replied:
+                    self.answer_early(run)
+                    return
             else:
                 run.collector.feed_output(data)
             if not drain:
@@ -211,6 +272,13 @@ class _Server:
             run.report_fd = -1
         else:
             run.output_fd = -1
+
+    def answer_early(self, run: _Run) -> None:
+        # The child flushed its output before its last frame: answer now and let the exit,
+        # the sweep and the folder removal happen off the caller's critical path.
+        run.replied = True
+        self.read_stream(run, "output", drain=True)
+        self.send_reply(run.reply, run.collector.finish(None, 0.0, timed_out=False))
 
     def finish(self, run: _Run) -> None:
         status: int | None = None
@@ -231,19 +299,25 @@ class _Server:
         self.close_stream(run, "output")
         self.selector.unregister(run.pidfd)
         os.close(run.pidfd)
+        run.go.close()
         del self.active[run.pid]
         remove_tree(run.run_dir)
         self.free_slots.append(run.slot)
-        response = run.collector.finish(status, cpu_time, run.timed_out)
-        self.send_reply(run.reply, response)
+        if not run.replied:
+            run.replied = True
+            self.send_reply(run.reply, run.collector.finish(status, cpu_time, run.timed_out))
 
     def send_reply(self, sock: socket.socket, response: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
             # a client still blocked writing its request gets EPIPE instead of hanging
             sock.shutdown(socket.SHUT_RD)
+        sock.setblocking(False)
+        # unread request bytes at close() would reset the connection and lose the reply
+        with contextlib.suppress(OSError):
+            while sock.recv(1 << 16):
+                pass
         data = json.dumps(response, separators=(",", ":")).encode()
         reply = _Reply(sock, memoryview(data))
-        sock.setblocking(False)
         self.replies.add(reply)
         self.selector.register(sock, selectors.EVENT_WRITE, ("reply", reply))
         self.write_reply(reply)
@@ -291,12 +365,15 @@ class _Server:
             self.kill(run)
         while self.pending:
             self.pending.popleft()[0].close()
+        for zygote in self.zygotes:
+            zygote.sock.close()  # a parked spare sees EOF and exits
 
     def serve(self) -> None:
+        self.refill()
         ready = {"t": "ready", "pid": os.getpid(), "layers": self.layers}
         self.control.send(json.dumps(ready).encode())
         self.selector.register(self.control, selectors.EVENT_READ, ("control", None))
-        while not (self.stopping and not self.active and not self.replies):
+        while not (self.stopping and not self.active and not self.replies and not self.zygotes):
             timeout = None
             waiting = [r.deadline for r in self.active.values() if not r.timed_out]
             if waiting:
@@ -313,8 +390,14 @@ class _Server:
                         self.start_pending()
                     elif kind == "reply":
                         self.write_reply(item)
+                    elif kind == "zygote":
+                        self.reap_zygote(item)
+                    elif kind == "warm":
+                        self.on_warm(item)
                 except Exception:
                     traceback.print_exc()
+            # forking the next spare here overlaps it with the run that just started
+            self.refill()
             now = time.monotonic()
             for run in list(self.active.values()):
                 if not run.timed_out and now >= run.deadline:

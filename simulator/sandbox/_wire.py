@@ -10,7 +10,7 @@ from typing import Any, cast
 from .errors import InvalidRunRequestError
 from .report import OutcomeStatus, RunReport, RunStatus, TestOutcome
 
-__all__ = ["check_request", "crashed_report", "decode_response"]
+__all__ = ["check_request", "crashed_report", "decode_response", "report_from_dict"]
 
 MAX_REQUEST_BYTES = 256 * 2**20
 
@@ -78,7 +78,11 @@ def check_request(files: Mapping[str, bytes], test_files: Sequence[str]) -> None
 
 def decode_response(data: bytes) -> RunReport:
     """Build a RunReport from the helper's JSON response."""
-    raw: dict[str, Any] = json.loads(data)
+    return report_from_dict(json.loads(data))
+
+
+def report_from_dict(raw: dict[str, Any]) -> RunReport:
+    """Build a RunReport from a collector's verdict."""
     status = raw.get("status")
     if status not in _RUN_STATUSES:
         return crashed_report(f"the sandbox helper answered with an unknown status {status!r}")

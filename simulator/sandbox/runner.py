@@ -149,13 +149,13 @@ def _unittest_case(test_id: str, cls: type, name: str) -> Case:
     class Result(unittest.TestResult):
         decided: tuple[str, BaseException | None] = ("passed", None)
 
-        def addFailure(self, test: Any, err: Any) -> None:  # noqa: N802 - unittest's name
+        def addFailure(self, test: Any, err: Any) -> None:
             self.decided = ("failed", err[1])
 
-        def addError(self, test: Any, err: Any) -> None:  # noqa: N802 - unittest's name
+        def addError(self, test: Any, err: Any) -> None:
             self.decided = (_classify(err[1]), err[1])
 
-        def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:  # noqa: N802
+        def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
             if err is not None and self.decided[0] == "passed":
                 self.decided = (_classify(err[1]), err[1])
 
@@ -226,7 +226,11 @@ def _message(exc: BaseException, paths: _Paths) -> str:
         frame = _innermost_in_run(exc, paths)
         if frame is not None:
             line = (frame.line or "").strip()
-            text = line if line.startswith("assert") else f"at {paths.show(frame.filename)}:{frame.lineno}"
+            text = (
+                line
+                if line.startswith("assert")
+                else f"at {paths.show(frame.filename)}:{frame.lineno}"
+            )
     return f"{kind}: {text}" if text else kind
 
 
@@ -259,7 +263,9 @@ def describe_import_failure(path: str, exc: BaseException, paths: _Paths) -> str
     """Return one line naming the test module, the failing file and line, and the exception."""
     if isinstance(exc, SyntaxError):
         where = paths.show(exc.filename or "") or exc.filename or "?"
-        return f"import of {path} failed: {type(exc).__name__}: {exc.msg} ({where}, line {exc.lineno})"
+        return (
+            f"import of {path} failed: {type(exc).__name__}: {exc.msg} ({where}, line {exc.lineno})"
+        )
     frame = _innermost_in_run(exc, paths)
     where = f" ({paths.show(frame.filename)}, line {frame.lineno})" if frame is not None else ""
     return f"import of {path} failed: {_message(exc, paths)}{where}"
@@ -320,8 +326,11 @@ def run_suite(
         after_each()
         emit(outcome)
     if failures:
-        more = f" (and {len(failures) - 1} more test modules failed to import)" if len(failures) > 1 else ""
+        more = (
+            f" (and {len(failures) - 1} more test modules failed to import)"
+            if len(failures) > 1
+            else ""
+        )
         emit({"t": "end", "status": "collection_error", "message": failures[0] + more})
     else:
         emit({"t": "end", "status": "completed", "message": ""})
-

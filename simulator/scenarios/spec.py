@@ -253,6 +253,10 @@ class ScenarioSpec(_Strict):
     hidden: HiddenSpec
     expert: ExpertSpec = ExpertSpec()
     solution: tuple[SolutionStep, ...] = Field(min_length=1)
+    """The reference solution."""
+    wrong_fix: tuple[SolutionStep, ...] = ()
+    """A plausible but wrong remedy (restart instead of scale, a symptom patched downstream);
+    validate proves it leaves the incident unresolved and scores clearly below the solution."""
 
     @model_validator(mode="after")
     def _consistent(self) -> ScenarioSpec:
@@ -285,8 +289,9 @@ class ScenarioSpec(_Strict):
             need(c.service, f"state check {c.name!r}")
         if not (self.hidden.fail_to_pass or self.hidden.state_checks):
             problems.append("hidden needs at least one fail_to_pass check or state check")
-        if self.solution[-1].tool != "submit_report":
-            problems.append("the reference solution must end with submit_report")
+        for name, steps in (("solution", self.solution), ("wrong_fix", self.wrong_fix)):
+            if steps and steps[-1].tool != "submit_report":
+                problems.append(f"{name} must end with submit_report")
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -30,13 +30,13 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> ToolOutput:
         return ToolOutput(text=f"no {args.suite} tests" + (f" under {args.path}" if args.path
                           else ""), data={"suite": args.suite, "files": []},
                           error="no_tests", minutes=minutes)
-    lines = [f"{args.suite} suite: {report.passed} passed, {report.failed} failed"
+    failed = report.failed + report.errors
+    lines = [f"{args.suite} suite: {report.passed} passed, {failed} failed"
              + ("" if report.status == "completed" else f" ({report.status}: {report.message})")]
     for o in report.outcomes:
         mark = "PASS" if o.status == "passed" else o.status.upper()
         lines.append(f"  {mark:<6} {o.test_id}" + (f"  -- {o.message}" if o.message else ""))
-    failed = [o for o in report.outcomes if o.status != "passed"]
-    for o in failed[:3]:
+    for o in [o for o in report.outcomes if o.status != "passed"][:3]:
         if o.traceback:
             lines.append(f"--- {o.test_id}\n{o.traceback.rstrip()}")
     if report.output.strip():
@@ -44,7 +44,7 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> ToolOutput:
     return ToolOutput(
         text="\n".join(lines),
         data={"suite": args.suite, "status": report.status, "message": report.message,
-              "passed": report.passed, "failed": report.failed, "ok": report.ok,
+              "passed": report.passed, "failed": failed, "ok": report.ok,
               "files": files,
               "outcomes": [{"test_id": o.test_id, "status": o.status, "message": o.message}
                            for o in report.outcomes]},

@@ -125,8 +125,8 @@ def test_whatsapp_sync_unchanged():
             return messages.get(args[0])
 
         async def execute(self, query, *args):
-            messages[args[0]] = {"message_id": args[0],
-                                 "status": args[1] if query == repository.UPDATE_STATUS else "received"}
+            status = args[1] if query == repository.UPDATE_STATUS else "received"
+            messages[args[0]] = {"message_id": args[0], "status": status}
             return 1
 
     class Pool:

@@ -1,0 +1,432 @@
+"""Escape attempts against the sandbox, concurrency, and survival of crashing runs.
+
+Each attempt must end as a failing run with a clear message and leave the host untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+import metasre.simulator.sandbox as sandbox
+
+ROOT = os.geteuid() == 0
+
+
+@pytest.fixture(scope="module")
+def runner() -> Iterator[sandbox.ForkServerRunner]:
+    with sandbox.ForkServerRunner() as fork_server:
+        yield fork_server
+
+
+def run_one(
+    runner: sandbox.TestRunner, source: str, limits: sandbox.SandboxLimits | None = None
+) -> sandbox.RunReport:
+    return runner.run({"tests/test_x.py": source.encode()}, ["tests/test_x.py"], limits=limits)
+
+
+def wait_until_gone(pid: int, timeout: float = 5.0) -> bool:
+    """Wait for ``pid`` to exit, on its pidfd (an event, not a sleep)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([pidfd], [], [], timeout)[0])
+    finally:
+        os.close(pidfd)
+
+
+def sandbox_uid_processes() -> list[int]:
+    """Pids of live (non-zombie) processes owned by a sandbox uid (meaningful as root)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            uid = os.stat(f"/proc/{entry}").st_uid
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+        # an exited child stays a zombie until the helper reaps it; it runs nothing
+        if uid >= 1_900_000_000 and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+def assert_serves(runner: sandbox.TestRunner) -> None:
+    report = run_one(runner, "def test_fine():\n    assert 1 + 1 == 2\n")
+    assert report.ok, (report.status, report.message)
+
+
+def test_an_infinite_loop_hits_the_wall_limit(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(
+        runner,
+        "def test_quick():\n    pass\n\ndef test_spin():\n    while True:\n        pass\n",
+        sandbox.SandboxLimits(wall_timeout_s=0.5, cpu_seconds=30),
+    )
+
+    assert report.status == "timeout"
+    assert report.message == (
+        "tests ran past the 0.5 s wall limit and were stopped while running"
+        " tests/test_x.py::test_spin"
+    )
+    assert [o.test_id for o in report.outcomes] == ["tests/test_x.py::test_quick"]
+    assert_serves(runner)
+
+
+def test_cpu_burning_code_hits_the_cpu_limit(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(
+        runner,
+        "import signal\n"
+        "signal.signal(signal.SIGXCPU, signal.SIG_IGN)\n"  # the hard limit still applies
+        "def test_burn():\n    while True:\n        pass\n",
+        sandbox.SandboxLimits(cpu_seconds=1, wall_timeout_s=10),
+    )
+
+    assert report.status == "timeout"
+    assert report.message.startswith("tests used more than 1 s of CPU time and were stopped")
+
+
+def test_a_fork_bomb_is_refused_and_leaves_no_process(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(
+        runner,
+        "import os, threading, time\n"
+        "def test_bomb():\n"
+        "    print(os.getpid())\n"
+        "    threading.Thread(target=time.sleep, args=(3600,)).start()\n"
+        "    while True:\n"
+        "        os.fork()\n",
+    )
+
+    assert report.status == "sandbox_violation"
+    assert (
+        report.message == "the tests tried to start a process (os.fork), which the sandbox forbids"
+    )
+    outcome = report.outcomes[0]
+    assert outcome.status == "error"
+    assert (
+        outcome.message == "SandboxViolation: sandbox: starting processes is not allowed (os.fork)"
+    )
+    assert wait_until_gone(int(report.output.split()[0]))
+    if ROOT:
+        assert sandbox_uid_processes() == []
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        "import subprocess\n    subprocess.run(['/bin/sleep', '60'])",
+        "import os\n    os.system('sleep 60')",
+        "import os\n    os.execv('/bin/sleep', ['sleep', '60'])",
+        "import os\n    os.posix_spawn('/bin/sleep', ['sleep', '60'], {})",
+        "import _posixsubprocess",
+    ],
+    ids=["subprocess", "system", "exec", "posix_spawn", "posixsubprocess"],
+)
+def test_starting_programs_is_refused(runner: sandbox.ForkServerRunner, attempt: str) -> None:
+    report = run_one(runner, f"import os\nprint(os.getpid())\ndef test_spawn():\n    {attempt}\n")
+
+    assert report.status == "sandbox_violation"
+    assert report.message.startswith("the tests tried to start a process")
+    # the report can arrive while the child is still exiting
+    assert wait_until_gone(int(report.output.split()[0]))
+    if ROOT:
+        assert sandbox_uid_processes() == []
+
+
+def test_a_huge_allocation_fails_inside_the_test(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(runner, "def test_hog():\n    blob = bytearray(8 * 2**30)\n")
+
+    assert report.status in ("completed", "crashed")
+    if report.status == "completed":
+        assert report.outcomes[0].message == "MemoryError"
+    assert_serves(runner)
+
+
+def test_writing_outside_the_run_folder_is_refused(
+    runner: sandbox.ForkServerRunner, tmp_path: os.PathLike[str]
+) -> None:
+    target = os.path.join(os.fspath(tmp_path), "pwned.txt")
+    report = run_one(
+        runner,
+        "def test_write():\n"
+        f"    open({target!r}, 'w').write('owned')\n"
+        "def test_write_inside_is_fine():\n"
+        "    open('notes.txt', 'w').write('ok')\n"
+        "    assert open('notes.txt').read() == 'ok'\n",
+    )
+
+    assert report.status == "sandbox_violation"
+    assert report.message == (
+        f"the tests tried to write outside the run folder ({target}), which the sandbox forbids"
+    )
+    assert report.outcomes[1].status == "passed"
+    assert not os.path.exists(target)
+
+
+def test_reading_host_files_is_refused(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(runner, "def test_read():\n    print(open('/etc/passwd').read())\n")
+
+    assert report.status == "sandbox_violation"
+    assert "(/etc/passwd)" in report.message
+    assert report.outcomes[0].message.startswith(
+        "SandboxViolation: sandbox: reading outside the run folder and the standard library"
+    )
+    assert "root:" not in report.output
+
+
+def test_the_parents_environment_is_unreadable(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(
+        runner,
+        "import os\n"
+        "def test_environ():\n"
+        "    print(open(f'/proc/{os.getppid()}/environ', 'rb').read())\n",
+    )
+
+    assert report.status == "sandbox_violation"
+    assert re.search(r"\(/proc/\d+/environ\)", report.message)
+
+
+def test_another_runs_folder_is_unreadable(runner: sandbox.ForkServerRunner) -> None:
+    # a neighbour as the fork server lays it out: a sibling folder owned by another run's uid
+    base = runner._base_dir
+    assert base is not None
+    neighbour = os.path.join(base, "run-neighbour")
+    os.mkdir(neighbour, 0o700)
+    try:
+        with open(os.path.join(neighbour, "hidden_check.py"), "w") as handle:
+            handle.write("SECRET = 'grader answer'\n")
+        if ROOT:
+            os.chown(neighbour, 1_899_999_999, 1_899_999_999)
+        report = run_one(
+            runner,
+            "def test_peek():\n    print(open('../run-neighbour/hidden_check.py').read())\n",
+        )
+    finally:
+        os.remove(os.path.join(neighbour, "hidden_check.py"))
+        os.rmdir(neighbour)
+
+    assert report.status == "sandbox_violation"
+    assert "run-neighbour/hidden_check.py" in report.message
+    assert "grader answer" not in report.output
+
+
+def test_no_connection_reaches_a_host_socket(runner: sandbox.ForkServerRunner) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.setblocking(False)
+        port = server.getsockname()[1]
+        report = run_one(
+            runner,
+            "import asyncio, socket\n"
+            "def test_connect():\n"
+            f"    socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
+            "def test_raw_socket():\n"
+            "    socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+            "async def test_asyncio_connect():\n"
+            f"    await asyncio.open_connection('127.0.0.1', {port})\n"
+            "async def test_asyncio_itself_still_works():\n"
+            "    await asyncio.sleep(0)\n",
+        )
+        with pytest.raises(BlockingIOError):
+            server.accept()
+
+    assert report.status == "sandbox_violation"
+    assert report.message.startswith("the tests tried to open a network connection")
+    assert report.message.endswith("(and 2 more refused actions)")
+    assert [o.status for o in report.outcomes] == ["error", "error", "error", "passed"]
+    assert all("network access is not allowed" in o.message for o in report.outcomes[:3])
+
+
+def test_ctypes_is_refused(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(runner, "import ctypes\ndef test_poke():\n    ctypes.string_at(0)\n")
+
+    assert report.status == "sandbox_violation"
+    assert (
+        report.message
+        == "the tests tried to use ctypes (ctypes.string_at), which the sandbox forbids"
+    )
+
+
+def test_signalling_the_server_is_refused(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(
+        runner, "import os, signal\ndef test_kill():\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+    )
+
+    assert report.status == "sandbox_violation"
+    assert report.message.startswith("the tests tried to signal another process")
+    assert_serves(runner)
+
+
+def test_forging_the_report_channel_is_detected(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(
+        runner,
+        "import os\n"
+        "for fd in range(3, 32):\n"
+        "    try:\n"
+        "        os.write(fd, b'\\x00\\x00\\x00\\x02' + bytes(16) + b'{}')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "def test_forged():\n"
+        "    pass\n",
+    )
+
+    assert report.status == "sandbox_violation"
+    assert report.message == (
+        "the tests wrote to the sandbox's private report channel, which the sandbox forbids"
+    )
+
+
+def test_output_flooding_is_truncated(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(
+        runner,
+        "import os\n"
+        "def test_flood():\n"
+        "    print('start')\n"
+        "    print('x' * 100_000_000)\n"
+        "    os.write(1, b'y' * 10_000_000)\n"
+        "    print('end')\n",
+    )
+
+    assert report.ok
+    assert len(report.output) < 10_000
+    assert report.output.startswith("start\nxxx")
+    assert re.search(r"\[\.\.\. \d+ bytes of output omitted \.\.\.\]", report.output)
+    assert report.output.endswith("yyy\nend\n")
+
+
+def test_oversized_files_fail_with_efbig(runner: sandbox.ForkServerRunner) -> None:
+    report = run_one(runner, "def test_big():\n    open('big.bin', 'wb').write(bytes(4 * 2**20))\n")
+
+    assert report.outcomes[0].message == "OSError: [Errno 27] File too large"
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            "import os\ndef test_exit():\n    os._exit(3)\n",
+            "the test process exited with code 3 before reporting its results while running"
+            " tests/test_x.py::test_exit",
+        ),
+        (
+            "import os, signal\ndef test_die():\n    signal.raise_signal(signal.SIGSEGV)\n",
+            "the test process was killed by SIGSEGV while running tests/test_x.py::test_die",
+        ),
+    ],
+    ids=["os-exit", "segfault"],
+)
+def test_a_crashing_child_is_reported_and_the_runner_keeps_serving(
+    runner: sandbox.ForkServerRunner, source: str, message: str
+) -> None:
+    report = run_one(runner, source)
+
+    assert (report.status, report.message) == ("crashed", message)
+    assert_serves(runner)
+
+
+def test_the_runner_survives_its_helper_being_killed() -> None:
+    with sandbox.ForkServerRunner() as fork_server:
+        fork_server.start()
+        pid = fork_server.helper_pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        assert wait_until_gone(pid)
+
+        assert_serves(fork_server)
+        assert fork_server.helper_pid not in (None, pid)
+
+
+def test_concurrent_runs_from_four_threads_stay_independent(
+    runner: sandbox.ForkServerRunner,
+) -> None:
+    def files_for(n: int) -> dict[str, bytes]:
+        return {
+            "svc/value.py": f"VALUE = {n}\n".encode(),
+            "tests/test_value.py": (
+                "import os\n"
+                "from svc.value import VALUE\n"
+                "def test_value():\n"
+                f"    assert VALUE == {n}\n"
+                "def test_parity():\n"
+                "    assert VALUE % 2 == 0, f'{VALUE} is odd'\n"
+                "def test_alone_in_folder():\n"
+                "    assert os.listdir('svc') == ['value.py']\n"
+            ).encode(),
+        }
+
+    results: dict[int, list[sandbox.RunReport]] = {n: [] for n in range(4)}
+
+    def work(n: int) -> None:
+        for _ in range(3):
+            results[n].append(runner.run(files_for(n), ["tests/test_value.py"]))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    for n, reports in results.items():
+        assert len(reports) == 3
+        for report in reports:
+            assert report.status == "completed"
+            statuses = [o.status for o in report.outcomes]
+            assert statuses == ["passed", "passed" if n % 2 == 0 else "failed", "passed"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os\ndef test_fork():\n    os.fork()\n",
+        "def test_read():\n    open('/etc/hostname').read()\n",
+        "def test_spin():\n    while True:\n        pass\n",
+    ],
+    ids=["fork", "read", "spin"],
+)
+def test_subprocess_runner_refuses_the_same_escapes(source: str) -> None:
+    limits = sandbox.SandboxLimits(wall_timeout_s=1.0)
+    with sandbox.SubprocessRunner() as fresh, sandbox.ForkServerRunner() as fork_server:
+        fresh_report = run_one(fresh, source, limits)
+        fork_report = run_one(fork_server, source, limits)
+
+    assert fresh_report.status == fork_report.status != "completed"
+    assert fresh_report.message == fork_report.message
+
+
+@pytest.mark.skipif(not ROOT, reason="namespaces and uid switching need root")
+def test_as_root_the_os_layers_are_active(runner: sandbox.ForkServerRunner) -> None:
+    layers = " | ".join(runner.isolation)
+    assert "uid per run" in layers
+    assert "seccomp" in layers
+    report = run_one(
+        runner,
+        "import socket\n"
+        "def test_only_loopback_exists():\n"
+        "    assert [name for _, name in socket.if_nameindex()] in (['lo'], [])\n",
+    )
+    if "network namespace" in layers:
+        assert report.ok, report.outcomes
+
+
+@pytest.mark.skipif(not ROOT, reason="namespaces need root")
+def test_a_network_namespace_per_run_can_be_asked_for() -> None:
+    with sandbox.ForkServerRunner(netns_per_run=True) as fork_server:
+        report = run_one(
+            fork_server,
+            "import socket\n"
+            "def test_only_loopback_exists():\n"
+            "    assert [name for _, name in socket.if_nameindex()] == ['lo']\n",
+        )
+        assert any("one per run" in layer for layer in fork_server.isolation)
+    assert report.ok, report.outcomes
