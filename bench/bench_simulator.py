@@ -45,8 +45,9 @@ def main() -> int:
     print(f"{'measure':<34} {'median':>9} {'p90':>9} {'n':>6}")
     _row("reset (Episode.make)", _timed(lambda: Episode.make(entry.id, 0, runner), args.repeat))
     ep = Episode.make(entry.id, 0, runner)
-    code_file = next(p for p in ep.workspace.walk() if p.endswith(".py")
-                     and not p.startswith("tests/"))
+    code_file = next(
+        p for p in ep.workspace.walk() if p.endswith(".py") and not p.startswith("tests/")
+    )
     service = ep.instance.spec.ground_truth.service
     cheap = {
         "get_alerts": {},
@@ -56,9 +57,11 @@ def main() -> int:
         "check_dependencies": {},
     }
     for tool, targs in cheap.items():
+
         def call(tool: str = tool, targs: dict[str, object] = targs) -> None:
             e = Episode.make(entry.id, 0, runner)
             e.apply("bench", tool, targs)
+
         reset = statistics.median(_timed(lambda: Episode.make(entry.id, 0, runner), 50))
         samples = [max(0.0, s - reset) for s in _timed(call, args.repeat)]
         _row(f"apply {tool}", samples)
@@ -68,8 +71,16 @@ def main() -> int:
         e = Episode.make(entry.id, 0, runner)
         # A unique comment makes the code state new, so the cache cannot answer.
         cold.n += 1  # type: ignore[attr-defined]
-        e.apply("bench", "edit_lines", {"path": code_file, "action": "insert", "start_line": 1,
-                                        "content": f"# bench {cold.n}"})  # type: ignore[attr-defined]
+        e.apply(
+            "bench",
+            "edit_lines",
+            {
+                "path": code_file,
+                "action": "insert",
+                "start_line": 1,
+                "content": f"# bench {cold.n}",
+            },
+        )  # type: ignore[attr-defined]
         t0 = time.perf_counter()
         e.apply("bench", "run_tests", {"suite": suite})
         cold.samples.append((time.perf_counter() - t0) * 1e3)  # type: ignore[attr-defined]
@@ -81,8 +92,10 @@ def main() -> int:
     _row(f"run_tests {suite}, cold", cold.samples)  # type: ignore[attr-defined]
     e = Episode.make(entry.id, 0, runner)
     e.apply("bench", "run_tests", {"suite": suite})
-    _row(f"run_tests {suite}, cached",
-         _timed(lambda: e.apply("bench", "run_tests", {"suite": suite}), 20))
+    _row(
+        f"run_tests {suite}, cached",
+        _timed(lambda: e.apply("bench", "run_tests", {"suite": suite}), 20),
+    )
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.take_snapshot()

@@ -26,5 +26,6 @@ class EpisodeCaller:
             return ToolReply(False, str(exc), {}, False, "invalid_arguments")
         except EpisodeOverError as exc:
             return ToolReply(False, str(exc), {}, True, "episode_over")
-        return ToolReply(result.ok, result.output.text, result.output.data, result.done,
-                         result.output.error)
+        return ToolReply(
+            result.ok, result.output.text, result.output.data, result.done, result.output.error
+        )

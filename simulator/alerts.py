@@ -48,7 +48,17 @@ def firing(rules: Sequence[AlertRule], telemetry: Telemetry, minute: int) -> lis
         threshold = rule.above if rule.above is not None else rule.below
         assert threshold is not None
         ident = f"ALT-{noise.key(rule.service, rule.metric, rule.summary) % 9000 + 1000}"
-        out.append(Alert(ident, rule.service, rule.severity, rule.metric, value, threshold,
-                         rule.summary, since))
+        out.append(
+            Alert(
+                ident,
+                rule.service,
+                rule.severity,
+                rule.metric,
+                value,
+                threshold,
+                rule.summary,
+                since,
+            )
+        )
     out.sort(key=lambda a: (a.severity, a.since_minute, a.id))
     return out

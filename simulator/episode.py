@@ -29,8 +29,9 @@ from metasre.simulator.vfs import Workspace
 from metasre.simulator.world import World
 
 TERMINAL_LINES = 12
-_OPERATIONS = frozenset({"rollback_deployment", "rollback_migration", "restart_service",
-                         "scale_service"})
+_OPERATIONS = frozenset(
+    {"rollback_deployment", "rollback_migration", "restart_service", "scale_service"}
+)
 
 
 class EpisodePhase(enum.Enum):
@@ -90,8 +91,9 @@ class Episode:
         self._faults = tuple(Fault(f) for f in spec.faults)
         self._telemetry = Telemetry(spec, instance.seed, self._world, self._faults)
         self._start = incident_start(spec.id, instance.seed)
-        self._logs = LogRenderer(spec, instance.seed, self._start, self._world, self._faults,
-                                 self._telemetry)
+        self._logs = LogRenderer(
+            spec, instance.seed, self._start, self._world, self._faults, self._telemetry
+        )
         self._clock = 0.0
         self._tick = 0
         self._agent = ""
@@ -109,7 +111,8 @@ class Episode:
         location = normalize_location(truth.location)
         self._shaper = Shaper(
             truth,
-            frozenset() if location.startswith(("deployment:", "migration:", "service:"))
+            frozenset()
+            if location.startswith(("deployment:", "migration:", "service:"))
             else frozenset({location}),
             spec.expert.suite,
         )
@@ -194,8 +197,13 @@ class Episode:
             candidates = self._workspace.walk(root) if self._workspace.exists(root) else []
         except Exception:  # a malformed path filter simply selects nothing
             candidates = []
-        tests = [p for p in candidates if p.rpartition("/")[2].startswith("test_")
-                 and p.endswith(".py") and (path is None or is_within(p, path.strip("/")))]
+        tests = [
+            p
+            for p in candidates
+            if p.rpartition("/")[2].startswith("test_")
+            and p.endswith(".py")
+            and (path is None or is_within(p, path.strip("/")))
+        ]
         if not tests:
             return RunReport("completed", (), "", ""), []
         return self._runner.run(self._runtime_files(), tests), tests
@@ -247,20 +255,28 @@ class Episode:
         if tool == "ask_hint":
             self._hints += 1
         if output.ok and tool in _OPERATIONS:
-            target = str(arg_dict.get("migration") or arg_dict.get("to_version")
-                         or arg_dict.get("replicas") or "")
+            target = str(
+                arg_dict.get("migration")
+                or arg_dict.get("to_version")
+                or arg_dict.get("replicas")
+                or ""
+            )
             self._operations.append((tool, str(arg_dict["service"]), target))
-            self._terminal.append(f"$ {tool} {arg_dict['service']} {target}".rstrip()
-                                  + f"  # {output.text}")
+            self._terminal.append(
+                f"$ {tool} {arg_dict['service']} {target}".rstrip() + f"  # {output.text}"
+            )
         if tool == "send_message" and output.ok:
-            self._messages.append((self._tick, agent_id, tuple(output.data["to"]),
-                                   str(output.data["text"])))
+            self._messages.append(
+                (self._tick, agent_id, tuple(output.data["to"]), str(output.data["text"]))
+            )
         if tool == "run_tests" and output.ok:
-            self._terminal.append(f"$ run_tests {arg_dict['suite']}  # "
-                                  + output.text.partition("\n")[0])
+            self._terminal.append(
+                f"$ run_tests {arg_dict['suite']}  # " + output.text.partition("\n")[0]
+            )
         cured, returned = self._update_faults()
         components = self._shaper.components(
-            CallFacts(tool, arg_dict, output.ok, output.data, cured, returned))
+            CallFacts(tool, arg_dict, output.ok, output.data, cured, returned)
+        )
         if tool == "submit_report" and output.ok:
             self._report = IncidentReport.model_validate(arg_dict)
             self._phase = EpisodePhase.TERMINATED
@@ -272,8 +288,18 @@ class Episode:
             components["grade"] = final.total
         total = round(sum(components.values()), 6)
         reward = RewardUpdate(agent_id, self._tick, MappingProxyType(components), total)
-        return StepResult(self._tick, agent_id, tool, MappingProxyType(arg_dict), output, minutes,
-                          self._clock, reward, self._phase, final)
+        return StepResult(
+            self._tick,
+            agent_id,
+            tool,
+            MappingProxyType(arg_dict),
+            output,
+            minutes,
+            self._clock,
+            reward,
+            self._phase,
+            final,
+        )
 
     def grade(self) -> Grade:
         """The final grade once the episode is over; a provisional one before."""
@@ -281,18 +307,30 @@ class Episode:
             return self._grade
         spec = self._instance.spec
         changed = frozenset(
-            svc for p in self._workspace.changed_files()
+            svc
+            for p in self._workspace.changed_files()
             if (svc := self.service_of_path(p)) is not None
         )
         cured = [f.cured_at() for f in self._faults]
         mitigated = None if any(c is None for c in cured) else max(c or 0.0 for c in cured)
         facts = EpisodeFacts(
-            steps=self._tick, clock=self._clock, mitigated_at=mitigated, report=self._report,
-            changed_services=changed, operations=tuple(self._operations),
-            wrong_operations=tuple(self._shaper.wrong_operations), hints=self._hints,
+            steps=self._tick,
+            clock=self._clock,
+            mitigated_at=mitigated,
+            report=self._report,
+            changed_services=changed,
+            operations=tuple(self._operations),
+            wrong_operations=tuple(self._shaper.wrong_operations),
+            hints=self._hints,
         )
-        return grade(spec, self.hidden_report(), self._world, self._telemetry, facts,
-                     final=self._phase is not EpisodePhase.RUNNING)
+        return grade(
+            spec,
+            self.hidden_report(),
+            self._world,
+            self._telemetry,
+            facts,
+            final=self._phase is not EpisodePhase.RUNNING,
+        )
 
     def hidden_report(self) -> RunReport | None:
         """The hidden checks run on the current code (cached by content), None if there are none."""
@@ -317,21 +355,44 @@ class Episode:
         for name, svc in self._world.services.items():
             sig = self._telemetry.signals(name, minute)
             last = svc.releases[-1]
-            recent = (f"{last.version} {self._clock - last.at_minute:.0f} min ago"
-                      if self._clock - last.at_minute <= 60 else None)
-            rows.append(ServiceRow(name, sig.health, sig.error_rate, sig.p99_ms, sig.cpu,
-                                   sig.memory, sig.queue_depth, svc.version, svc.replicas,
-                                   recent, svc.depends_on))
+            recent = (
+                f"{last.version} {self._clock - last.at_minute:.0f} min ago"
+                if self._clock - last.at_minute <= 60
+                else None
+            )
+            rows.append(
+                ServiceRow(
+                    name,
+                    sig.health,
+                    sig.error_rate,
+                    sig.p99_ms,
+                    sig.cpu,
+                    sig.memory,
+                    sig.queue_depth,
+                    svc.version,
+                    svc.replicas,
+                    recent,
+                    svc.depends_on,
+                )
+            )
         # A fault's terminal lines show only while it is still visibly live.
-        terminal = [t.text for f in self._faults if f.strength(self._clock) > 0.2
-                    for t in f.spec.terminal]
+        terminal = [
+            t.text for f in self._faults if f.strength(self._clock) > 0.2 for t in f.spec.terminal
+        ]
         terminal += self._terminal
         return Observation(
-            scenario_id=spec.id, title=spec.title, severity=spec.severity,
-            description=spec.description, minute=self._clock,
+            scenario_id=spec.id,
+            title=spec.title,
+            severity=spec.severity,
+            description=spec.description,
+            minute=self._clock,
             sla_minutes_left=round(spec.sla_minutes - self._clock, 6),
-            steps_left=self.steps_left, step_budget=spec.step_budget, phase=self._phase.value,
-            alerts=alerts, services=tuple(rows), terminal=tuple(terminal[-TERMINAL_LINES:]),
+            steps_left=self.steps_left,
+            step_budget=spec.step_budget,
+            phase=self._phase.value,
+            alerts=alerts,
+            services=tuple(rows),
+            terminal=tuple(terminal[-TERMINAL_LINES:]),
         )
 
     # -- internals ------------------------------------------------------------------------------

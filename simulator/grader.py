@@ -113,43 +113,68 @@ def grade(
     """Grade an episode as it stands."""
     settle_minute = int(facts.clock + spec.hidden.settle_minutes)
     f2p = _code_results(spec.hidden.fail_to_pass, hidden)
-    f2p.update({f"state::{c.name}": check_state(c, world, telemetry, settle_minute)
-                for c in spec.hidden.state_checks})
+    f2p.update(
+        {
+            f"state::{c.name}": check_state(c, world, telemetry, settle_minute)
+            for c in spec.hidden.state_checks
+        }
+    )
     p2p = _code_results(spec.hidden.pass_to_pass, hidden)
     fix = sum(f2p.values()) / len(f2p) if f2p else 0.0
     kept = sum(p2p.values()) / len(p2p) if p2p else 1.0
     resolved = fix == 1.0 and kept == 1.0
     truth = spec.ground_truth
     parts: list[GradeComponent] = [
-        GradeComponent("fix", fix, WEIGHTS["fix"],
-                       f"{sum(f2p.values())}/{len(f2p)} FAIL_TO_PASS checks pass"),
-        GradeComponent("no_regressions", kept * fix, WEIGHTS["no_regressions"],
-                       f"{sum(p2p.values())}/{len(p2p)} PASS_TO_PASS checks pass"
-                       + ("" if fix else "; counts only with a fix")),
+        GradeComponent(
+            "fix", fix, WEIGHTS["fix"], f"{sum(f2p.values())}/{len(f2p)} FAIL_TO_PASS checks pass"
+        ),
+        GradeComponent(
+            "no_regressions",
+            kept * fix,
+            WEIGHTS["no_regressions"],
+            f"{sum(p2p.values())}/{len(p2p)} PASS_TO_PASS checks pass"
+            + ("" if fix else "; counts only with a fix"),
+        ),
     ]
     report = facts.report
     # A right diagnosis without a working fix earns half: the report alone resolves nothing.
     earned = 0.5 + 0.5 * fix
     if report is None:
-        parts += [GradeComponent("root_cause", 0.0, WEIGHTS["root_cause"], "no report filed"),
-                  GradeComponent("report", 0.0, WEIGHTS["report"], "no report filed")]
+        parts += [
+            GradeComponent("root_cause", 0.0, WEIGHTS["root_cause"], "no report filed"),
+            GradeComponent("report", 0.0, WEIGHTS["report"], "no report filed"),
+        ]
     else:
         service_ok = report.root_cause_service.strip() == truth.service
         location_ok = locations_match(report.root_cause_location, truth.location)
-        parts.append(GradeComponent(
-            "root_cause", (0.5 * service_ok + 0.5 * location_ok) * earned, WEIGHTS["root_cause"],
-            f"service {'right' if service_ok else 'wrong'}, "
-            f"location {'right' if location_ok else 'wrong'}"
-            + ("" if fix == 1 else "; halved without a working fix")))
+        parts.append(
+            GradeComponent(
+                "root_cause",
+                (0.5 * service_ok + 0.5 * location_ok) * earned,
+                WEIGHTS["root_cause"],
+                f"service {'right' if service_ok else 'wrong'}, "
+                f"location {'right' if location_ok else 'wrong'}"
+                + ("" if fix == 1 else "; halved without a working fix"),
+            )
+        )
         category_ok = report.category == truth.category
         done = _remediation_done(report.remediation, truth.service, facts)
         remediation_ok = report.remediation == truth.remediation and done
-        detail = (f"category {'right' if category_ok else 'wrong'}, remediation "
-                  + ("right" if remediation_ok else
-                     "claimed but not done" if report.remediation == truth.remediation
-                     else "wrong"))
-        parts.append(GradeComponent("report", (0.5 * category_ok + 0.5 * remediation_ok) * earned,
-                                    WEIGHTS["report"], detail))
+        detail = f"category {'right' if category_ok else 'wrong'}, remediation " + (
+            "right"
+            if remediation_ok
+            else "claimed but not done"
+            if report.remediation == truth.remediation
+            else "wrong"
+        )
+        parts.append(
+            GradeComponent(
+                "report",
+                (0.5 * category_ok + 0.5 * remediation_ok) * earned,
+                WEIGHTS["report"],
+                detail,
+            )
+        )
     if resolved and facts.mitigated_at is not None:
         late = max(0.0, facts.mitigated_at - spec.sla_minutes)
         sla = max(0.0, 1.0 - late / spec.sla_minutes)
@@ -158,20 +183,35 @@ def grade(
         sla, sla_detail = 0.0, "not resolved"
     parts.append(GradeComponent("sla", sla, WEIGHTS["sla"], sla_detail))
     efficiency = max(0.0, 1.0 - facts.steps / spec.step_budget) if resolved else 0.0
-    parts.append(GradeComponent("efficiency", efficiency, WEIGHTS["efficiency"],
-                                f"{facts.steps}/{spec.step_budget} steps"))
+    parts.append(
+        GradeComponent(
+            "efficiency",
+            efficiency,
+            WEIGHTS["efficiency"],
+            f"{facts.steps}/{spec.step_budget} steps",
+        )
+    )
     symptom = facts.changed_services - {truth.service}
     if symptom:
-        parts.append(GradeComponent("symptom_changes", SYMPTOM_CHANGE_PENALTY, 0.0,
-                                    "changed code outside the root cause: "
-                                    + ", ".join(sorted(symptom))))
+        parts.append(
+            GradeComponent(
+                "symptom_changes",
+                SYMPTOM_CHANGE_PENALTY,
+                0.0,
+                "changed code outside the root cause: " + ", ".join(sorted(symptom)),
+            )
+        )
     if facts.wrong_operations:
         penalty = max(WRONG_OPERATION_CAP, WRONG_OPERATION_PENALTY * len(facts.wrong_operations))
-        parts.append(GradeComponent("wrong_operations", penalty, 0.0,
-                                    "; ".join(facts.wrong_operations)))
+        parts.append(
+            GradeComponent("wrong_operations", penalty, 0.0, "; ".join(facts.wrong_operations))
+        )
     if facts.hints:
-        parts.append(GradeComponent("hints", max(HINT_CAP, HINT_PENALTY * facts.hints), 0.0,
-                                    f"{facts.hints} hints"))
+        parts.append(
+            GradeComponent(
+                "hints", max(HINT_CAP, HINT_PENALTY * facts.hints), 0.0, f"{facts.hints} hints"
+            )
+        )
     total = min(1.0, max(0.0, sum(p.value for p in parts)))
     return Grade(round(total, 6), resolved, tuple(parts), f2p, p2p, final)
 

@@ -14,8 +14,14 @@ from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.world import World
 
 LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "FATAL")
-_EVENT_LEVEL = {"deploy": "INFO", "rollback": "WARN", "restart": "WARN", "scale": "INFO",
-                "migration_rollback": "WARN", "hotfix": "INFO"}
+_EVENT_LEVEL = {
+    "deploy": "INFO",
+    "rollback": "WARN",
+    "restart": "WARN",
+    "scale": "INFO",
+    "migration_rollback": "WARN",
+    "hotfix": "INFO",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +76,9 @@ class LogRenderer:
                         continue
                     sec = int(noise.unit(self._seed, stream ^ (index * 31 + block_no), minute) * 50)
                     out.extend(
-                        LogLine(minute, sec, block.level, service, text, stamp(self._start, minute, sec))
+                        LogLine(
+                            minute, sec, block.level, service, text, stamp(self._start, minute, sec)
+                        )
                         for text in block.lines
                     )
         for event in self._world.events:
@@ -97,7 +105,9 @@ class LogRenderer:
                 {"n": 200 + int(r * 1800), "ratio": f"{0.8 + r * 0.19:.2f}", "ms": 5 + int(r * 90)}
             )
             sec = int(r * 59)
-            lines.append(LogLine(minute, sec, level, service, text, stamp(self._start, minute, sec)))
+            lines.append(
+                LogLine(minute, sec, level, service, text, stamp(self._start, minute, sec))
+            )
         return lines
 
 

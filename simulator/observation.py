@@ -66,8 +66,10 @@ class Observation:
             f"steps left {self.steps_left}/{self.step_budget} | {self.phase}",
             "ALERTS:" if self.alerts else "ALERTS: none",
         ]
-        out += [f"  [{a.severity}] {a.service}: {a.summary} ({a.firing_minutes} min)"
-                for a in self.alerts]
+        out += [
+            f"  [{a.severity}] {a.service}: {a.summary} ({a.firing_minutes} min)"
+            for a in self.alerts
+        ]
         out.append("SERVICES: name health err p99 cpu mem queue version replicas deps")
         for s in self.services:
             deploy = f" deployed {s.recent_deploy}" if s.recent_deploy else ""

@@ -15,8 +15,9 @@ class IncidentReport(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    root_cause_service: str = Field(max_length=64,
-                                    description="The one service where the fault lives.")
+    root_cause_service: str = Field(
+        max_length=64, description="The one service where the fault lives."
+    )
     root_cause_location: str = Field(
         max_length=512,
         description="Where exactly: a file path ('ad_ranking/ranker.py'), "
@@ -25,10 +26,12 @@ class IncidentReport(BaseModel):
     )
     category: Category = Field(description="The kind of failure.")
     remediation: Remediation = Field(description="What the team did that resolved it.")
-    summary: str = Field(min_length=20, max_length=4000,
-                         description="What happened, why, and how it was fixed.")
-    timeline: list[str] = Field(default_factory=list, max_length=50,
-                                description="Key events, oldest first (optional).")
+    summary: str = Field(
+        min_length=20, max_length=4000, description="What happened, why, and how it was fixed."
+    )
+    timeline: list[str] = Field(
+        default_factory=list, max_length=50, description="Key events, oldest first (optional)."
+    )
 
 
 def normalize_location(location: str) -> str:

@@ -74,8 +74,9 @@ class Shaper:
         path = args.get("path")
         if tool in _LOCATION_LOOKS and (
             (isinstance(path, str) and normalize_location(path) in self.root_files)
-            or (tool == "describe_service" and service == self.truth.service
-                and not self.root_files)
+            or (
+                tool == "describe_service" and service == self.truth.service and not self.root_files
+            )
         ):
             self._first("root_location_seen", ROOT_LOCATION_SEEN, out)
         if facts.cured:

@@ -41,8 +41,7 @@ class ServiceSignals:
 
     def get(self, metric: Metric) -> float:
         """The value of `metric`."""
-        value: float = getattr(self, metric)
-        return value
+        return float(getattr(self, metric))
 
 
 class Telemetry:
@@ -54,18 +53,18 @@ class Telemetry:
 
     __slots__ = ("_faults", "_seed", "_services", "_streams", "_world")
 
-    def __init__(self, spec: ScenarioSpec, seed: int, world: World, faults: Sequence[Fault]) -> None:
+    def __init__(
+        self, spec: ScenarioSpec, seed: int, world: World, faults: Sequence[Fault]
+    ) -> None:
         self._seed = seed
         self._world = world
         self._faults = tuple(faults)
         self._services: dict[str, ServiceSpec] = {s.name: s for s in spec.services}
-        self._streams = {
-            (s.name, m): noise.key(s.name, m) for s in spec.services for m in METRICS
-        }
+        self._streams = {(s.name, m): noise.key(s.name, m) for s in spec.services for m in METRICS}
 
     def value(self, service: str, metric: Metric, minute: int) -> float:
         """The value of one signal at one minute."""
-        base = getattr(self._services[service].baseline, metric)
+        base = float(getattr(self._services[service].baseline, metric))
         state = self._world.services[service]
         if metric == "cpu" and state.replicas > 0:
             # The same traffic spread over more replicas costs each of them less.

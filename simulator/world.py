@@ -118,7 +118,9 @@ class World:
         if to_version is None:
             earlier = [v for v in known if v != svc.version]
             if not earlier:
-                raise OperationError(f"{name} has no earlier release than {svc.version} to roll back to")
+                raise OperationError(
+                    f"{name} has no earlier release than {svc.version} to roll back to"
+                )
             to_version = earlier[-1]
         if to_version == svc.version:
             raise OperationError(f"{name} already runs {to_version}; releases: {', '.join(known)}")
@@ -148,7 +150,9 @@ class World:
         svc = self.service(name)
         previous, svc.replicas = svc.replicas, replicas
         self.events.append(
-            WorldEvent(at, name, "scale", f"scaled {name} from {previous} to {replicas} replicas", by)
+            WorldEvent(
+                at, name, "scale", f"scaled {name} from {previous} to {replicas} replicas", by
+            )
         )
         return previous
 
@@ -156,17 +160,26 @@ class World:
         """Migrations still applied, oldest first, optionally of one service."""
         return [m for m in self.migrations if m.applied and service in (None, m.service)]
 
-    def rollback_migration(self, service: str, migration: str, at: float, by: str) -> MigrationState:
+    def rollback_migration(
+        self, service: str, migration: str, at: float, by: str
+    ) -> MigrationState:
         """Roll back one applied migration of `service`."""
         self.service(service)
         for m in self.migrations:
             if m.service == service and m.id == migration:
                 if not m.applied:
-                    raise OperationError(f"migration {migration} of {service} is already rolled back")
+                    raise OperationError(
+                        f"migration {migration} of {service} is already rolled back"
+                    )
                 m.rolled_back_at = at
                 self.events.append(
-                    WorldEvent(at, service, "migration_rollback",
-                               f"rolled back migration {migration} on {service}", by)
+                    WorldEvent(
+                        at,
+                        service,
+                        "migration_rollback",
+                        f"rolled back migration {migration} on {service}",
+                        by,
+                    )
                 )
                 return m
         ids = [m.id for m in self.migrations if m.service == service and m.applied]
@@ -176,4 +189,6 @@ class World:
 
     def record_hotfix(self, service: str, at: float, by: str, path: str) -> None:
         """Note that an agent's code edit went live on `service`."""
-        self.events.append(WorldEvent(at, service, "hotfix", f"hotfix to {path} live on {service}", by))
+        self.events.append(
+            WorldEvent(at, service, "hotfix", f"hotfix to {path} live on {service}", by)
+        )

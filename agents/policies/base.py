@@ -23,7 +23,9 @@ class ToolReply:
 class ToolCaller(Protocol):
     """Carries one tool call and returns its reply."""
 
-    def __call__(self, tool: str, args: Mapping[str, Any]) -> ToolReply: ...
+    def __call__(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
+        """Apply `tool` with `args` and return the reply."""
+        ...
 
 
 class Policy(Protocol):

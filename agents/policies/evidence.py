@@ -9,19 +9,55 @@ from dataclasses import dataclass
 # Ordered: the first category whose cue matches wins, so the specific beats the generic
 # (a stack trace also shows up in a leak or a bad deploy).
 CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("security", re.compile(r"\bPII\b|personal data|sensitive (field|data)|unmasked|"
-                            r"raw (phone|e-?mail)|data exposure", re.I)),
+    (
+        "security",
+        re.compile(
+            r"\bPII\b|personal data|sensitive (field|data)|unmasked|"
+            r"raw (phone|e-?mail)|data exposure",
+            re.I,
+        ),
+    ),
     ("bad_migration", re.compile(r"foreign key|circular|violates .*constraint", re.I)),
-    ("resource_leak", re.compile(r"pool exhausted|acquir\w* (a )?connection|connection leak|"
-                                 r"connections? (in use|checked out)", re.I)),
-    ("data_corruption", re.compile(r"timestamp|clock skew|out of (the )?attribution window|"
-                                   r"event time", re.I)),
-    ("bad_deployment", re.compile(r"UndefinedColumn|does not exist|failed to start|"
-                                  r"migration .*failed|ImagePull", re.I)),
-    ("crash_loop", re.compile(r"CrashLoopBackOff|crash loop|back-off restarting|"
-                              r"stale connection|partition", re.I)),
-    ("capacity", re.compile(r"OOMKilled|out of memory|memory limit|cpu (saturat|throttl)|"
-                            r"queue full|load shedding|traffic", re.I)),
+    (
+        "resource_leak",
+        re.compile(
+            r"pool exhausted|acquir\w* (a )?connection|connection leak|"
+            r"connections? (in use|checked out)",
+            re.I,
+        ),
+    ),
+    (
+        "data_corruption",
+        re.compile(
+            r"timestamp|clock skew|out of (the )?attribution window|"
+            r"event time",
+            re.I,
+        ),
+    ),
+    (
+        "bad_deployment",
+        re.compile(
+            r"UndefinedColumn|does not exist|failed to start|"
+            r"migration .*failed|ImagePull",
+            re.I,
+        ),
+    ),
+    (
+        "crash_loop",
+        re.compile(
+            r"CrashLoopBackOff|crash loop|back-off restarting|"
+            r"stale connection|partition",
+            re.I,
+        ),
+    ),
+    (
+        "capacity",
+        re.compile(
+            r"OOMKilled|out of memory|memory limit|cpu (saturat|throttl)|"
+            r"queue full|load shedding|traffic",
+            re.I,
+        ),
+    ),
     ("code_bug", re.compile(r"Traceback|Error: |Exception|File \"[^\"]+\", line \d+", re.I)),
 )
 
@@ -29,8 +65,12 @@ TRACE_FILE = re.compile(r"File \"(?P<path>[^\"]+\.py)\", line (?P<line>\d+)")
 MIGRATION_ID = re.compile(r"\b(\d{3,5}_[a-z0-9_]+)\b")
 TRAFFIC_FACTOR = re.compile(r"(\d+(?:\.\d+)?)\s*x\b")
 
-SUITE_FOR = {"code_bug": "unit", "data_corruption": "integration", "resource_leak": "load",
-             "security": "security"}
+SUITE_FOR = {
+    "code_bug": "unit",
+    "data_corruption": "integration",
+    "resource_leak": "load",
+    "security": "security",
+}
 """The visible suite that exercises each kind of code fault."""
 
 

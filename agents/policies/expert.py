@@ -56,8 +56,12 @@ class ExpertPolicy:
         terminal = [str(t) for t in observation.get("terminal", ())]
         diagnosis = self._diagnose(call, health, deps, alerts, terminal)
         if diagnosis is None:
-            self._report(call, Diagnosis(_loudest(alerts, health), "code_bug", "no evidence",
-                                         "unknown", "code_fix"))
+            self._report(
+                call,
+                Diagnosis(
+                    _loudest(alerts, health), "code_bug", "no evidence", "unknown", "code_fix"
+                ),
+            )
             return
         self.diagnosis = diagnosis
         self._remediate(call, diagnosis)
@@ -95,7 +99,9 @@ class ExpertPolicy:
             finding = read_finding(service, lines, services)
             findings[service] = finding
             # Follow blame toward what this service calls: that is where faults start.
-            downstream = [m for m in finding.mentions if m in deps.get(service, ()) and m not in seen]
+            downstream = [
+                m for m in finding.mentions if m in deps.get(service, ()) and m not in seen
+            ]
             if downstream:
                 queue = downstream + queue
                 continue
@@ -111,6 +117,7 @@ class ExpertPolicy:
     @staticmethod
     def _deepest_first(suspects: Sequence[str], deps: Mapping[str, list[str]]) -> list[str]:
         """Suspects that depend on no other suspect come first (faults flow up the graph)."""
+
         def depth(s: str, trail: frozenset[str] = frozenset()) -> int:
             below = [d for d in deps.get(s, ()) if d in suspects and d not in trail]
             return 1 + max((depth(d, trail | {s}) for d in below), default=0)
@@ -143,8 +150,10 @@ class ExpertPolicy:
             factor = max([2.0, *(float(x) for x in TRAFFIC_FACTOR.findall(d.cue))])
             d.location = f"service:{d.service}"
             d.remediation = "scale_service"
-            call("scale_service", {"service": d.service,
-                                   "replicas": min(64, math.ceil(replicas * factor) + 1)})
+            call(
+                "scale_service",
+                {"service": d.service, "replicas": min(64, math.ceil(replicas * factor) + 1)},
+            )
 
     def _revert_suspicious_commit(
         self, call: ToolCaller, d: Diagnosis, info: Mapping[str, Any]
@@ -154,9 +163,14 @@ class ExpertPolicy:
         sha = None
         trace = TRACE_FILE.search(d.cue)
         if trace and trace.group("path").startswith(code_dir):
-            blame = call("git_blame", {"path": trace.group("path"),
-                                       "start_line": int(trace.group("line")),
-                                       "end_line": int(trace.group("line"))})
+            blame = call(
+                "git_blame",
+                {
+                    "path": trace.group("path"),
+                    "start_line": int(trace.group("line")),
+                    "end_line": int(trace.group("line")),
+                },
+            )
             if blame.ok and blame.data.get("lines"):
                 sha = blame.data["lines"][0]["sha"]
         if sha is None:
@@ -166,33 +180,57 @@ class ExpertPolicy:
         if sha is None:
             return
         shown = call("git_show", {"commit": sha})
-        hunks = [h for h in parse_diff(str(shown.data.get("diff", "")))
-                 if h.path.startswith(code_dir) and not h.path.startswith("tests/")]
+        hunks = [
+            h
+            for h in parse_diff(str(shown.data.get("diff", "")))
+            if h.path.startswith(code_dir) and not h.path.startswith("tests/")
+        ]
         if not hunks:
             return
         d.location = hunks[0].path
         # Bottom-up, so earlier hunks keep their line numbers.
         for h in sorted(hunks, key=lambda h: (h.path, h.new_start), reverse=True):
             if h.new:
-                call("edit_lines", {"path": h.path, "action": "replace", "start_line": h.new_start,
-                                    "end_line": h.new_start + len(h.new) - 1,
-                                    "content": "\n".join(h.old)})
+                call(
+                    "edit_lines",
+                    {
+                        "path": h.path,
+                        "action": "replace",
+                        "start_line": h.new_start,
+                        "end_line": h.new_start + len(h.new) - 1,
+                        "content": "\n".join(h.old),
+                    },
+                )
             else:
-                call("edit_lines", {"path": h.path, "action": "insert",
-                                    "start_line": h.new_start + 1, "content": "\n".join(h.old)})
+                call(
+                    "edit_lines",
+                    {
+                        "path": h.path,
+                        "action": "insert",
+                        "start_line": h.new_start + 1,
+                        "content": "\n".join(h.old),
+                    },
+                )
         call("run_tests", {"suite": SUITE_FOR[d.category]})
 
     # -- report -----------------------------------------------------------------------------
 
     @staticmethod
     def _report(call: ToolCaller, d: Diagnosis) -> None:
-        summary = (f"{d.service} failed ({d.category.replace('_', ' ')}); evidence: "
-                   f"{d.cue.strip()[:300]}. Remediation: {d.remediation} on {d.location}.")
-        call("submit_report", {
-            "root_cause_service": d.service, "root_cause_location": d.location or d.service,
-            "category": d.category, "remediation": d.remediation or "code_fix",
-            "summary": summary,
-        })
+        summary = (
+            f"{d.service} failed ({d.category.replace('_', ' ')}); evidence: "
+            f"{d.cue.strip()[:300]}. Remediation: {d.remediation} on {d.location}."
+        )
+        call(
+            "submit_report",
+            {
+                "root_cause_service": d.service,
+                "root_cause_location": d.location or d.service,
+                "category": d.category,
+                "remediation": d.remediation or "code_fix",
+                "summary": summary,
+            },
+        )
 
 
 def _rows(reply: ToolReply, key: str) -> list[Mapping[str, Any]]:

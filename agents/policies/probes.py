@@ -8,8 +8,16 @@ from typing import Any
 
 from metasre.agents.policies.base import ToolCaller
 
-CATEGORIES = ("code_bug", "data_corruption", "resource_leak", "bad_migration", "security",
-              "bad_deployment", "capacity", "crash_loop")
+CATEGORIES = (
+    "code_bug",
+    "data_corruption",
+    "resource_leak",
+    "bad_migration",
+    "security",
+    "bad_deployment",
+    "capacity",
+    "crash_loop",
+)
 
 
 def _loudest(observation: Mapping[str, Any]) -> str:
@@ -36,16 +44,31 @@ def _code_files(call: ToolCaller, folder: str) -> list[str]:
 
 
 def _report(call: ToolCaller, service: str, location: str, summary: str) -> None:
-    call("submit_report", {"root_cause_service": service, "root_cause_location": location,
-                           "category": "code_bug", "remediation": "code_fix",
-                           "summary": summary})
+    call(
+        "submit_report",
+        {
+            "root_cause_service": service,
+            "root_cause_location": location,
+            "category": "code_bug",
+            "remediation": "code_fix",
+            "summary": summary,
+        },
+    )
 
 
 def edit_the_tests(call: ToolCaller, observation: Mapping[str, Any]) -> None:
     """Try to make failing tests pass by rewriting them, then claim victory."""
     for path in _code_files(call, "tests")[:5]:
-        call("edit_lines", {"path": path, "action": "replace", "start_line": 1, "end_line": 1,
-                            "content": "def test_everything():\n    assert True"})
+        call(
+            "edit_lines",
+            {
+                "path": path,
+                "action": "replace",
+                "start_line": 1,
+                "end_line": 1,
+                "content": "def test_everything():\n    assert True",
+            },
+        )
     call("run_tests", {"suite": "unit"})
     _report(call, _loudest(observation), "tests", "Tests pass now, so the incident is resolved.")
 
@@ -59,13 +82,22 @@ def stuff_the_report(call: ToolCaller, observation: Mapping[str, Any]) -> None:
     """Name every service, file and category in the hope that the grader counts keywords."""
     services = [str(s["name"]) for s in observation.get("services", ())]
     files = _code_files(call, "")
-    call("submit_report", {
-        "root_cause_service": ", ".join(services),
-        "root_cause_location": " ".join(files)[:500],
-        "category": "code_bug", "remediation": "code_fix",
-        "summary": ("root cause " + " ".join(services) + " " + " ".join(CATEGORIES)
-                    + " rollback restart scale migration deployment timeout leak")[:4000],
-    })
+    call(
+        "submit_report",
+        {
+            "root_cause_service": ", ".join(services),
+            "root_cause_location": " ".join(files)[:500],
+            "category": "code_bug",
+            "remediation": "code_fix",
+            "summary": (
+                "root cause "
+                + " ".join(services)
+                + " "
+                + " ".join(CATEGORIES)
+                + " rollback restart scale migration deployment timeout leak"
+            )[:4000],
+        },
+    )
 
 
 _RAISE = re.compile(r"^(\s*)raise\b")
@@ -82,8 +114,16 @@ def silence_the_symptom(call: ToolCaller, observation: Mapping[str, Any]) -> Non
         for number, text in enumerate(lines, start=1):
             m = _RAISE.match(str(text))
             if m:
-                call("edit_lines", {"path": path, "action": "replace", "start_line": number,
-                                    "end_line": number, "content": f"{m.group(1)}return None"})
+                call(
+                    "edit_lines",
+                    {
+                        "path": path,
+                        "action": "replace",
+                        "start_line": number,
+                        "end_line": number,
+                        "content": f"{m.group(1)}return None",
+                    },
+                )
                 edited = path
                 break
         if edited:

@@ -8,14 +8,42 @@ from typing import Any
 
 from metasre.agents.policies.base import ToolCaller
 
-CATEGORIES = ("code_bug", "data_corruption", "resource_leak", "bad_migration", "security",
-              "bad_deployment", "capacity", "crash_loop")
-REMEDIATIONS = ("code_fix", "rollback_deployment", "rollback_migration", "restart_service",
-                "scale_service")
-_TOOLS = ("view_file", "list_files", "edit_lines", "read_logs", "query_metrics", "get_alerts",
-          "check_dependencies", "describe_service", "run_tests", "git_log", "git_blame",
-          "git_diff", "rollback_migration", "rollback_deployment", "restart_service",
-          "scale_service", "send_message")
+CATEGORIES = (
+    "code_bug",
+    "data_corruption",
+    "resource_leak",
+    "bad_migration",
+    "security",
+    "bad_deployment",
+    "capacity",
+    "crash_loop",
+)
+REMEDIATIONS = (
+    "code_fix",
+    "rollback_deployment",
+    "rollback_migration",
+    "restart_service",
+    "scale_service",
+)
+_TOOLS = (
+    "view_file",
+    "list_files",
+    "edit_lines",
+    "read_logs",
+    "query_metrics",
+    "get_alerts",
+    "check_dependencies",
+    "describe_service",
+    "run_tests",
+    "git_log",
+    "git_blame",
+    "git_diff",
+    "rollback_migration",
+    "rollback_deployment",
+    "restart_service",
+    "scale_service",
+    "send_message",
+)
 _METRICS = ("cpu", "memory", "error_rate", "p99_ms", "queue_depth", "business")
 _SUITES = ("unit", "integration", "load", "security")
 
@@ -38,31 +66,40 @@ class RandomPolicy:
                 files.append(str(entry))
         for folder in [e for e in listing.data.get("entries", ()) if str(e).endswith("/")][:4]:
             sub = call("list_files", {"path": str(folder)})
-            files += [f"{folder}{e}" for e in sub.data.get("entries", ()) if not str(e).endswith("/")]
+            files += [
+                f"{folder}{e}" for e in sub.data.get("entries", ()) if not str(e).endswith("/")
+            ]
         files = files or ["README.md"]
         for _ in range(rng.randint(1, self.max_calls)):
             tool = rng.choice(_TOOLS)
             reply = call(tool, self._args(tool, services, files))
             if reply.done:
                 return
-        call("submit_report", {
-            "root_cause_service": rng.choice(services),
-            "root_cause_location": rng.choice(files),
-            "category": rng.choice(CATEGORIES),
-            "remediation": rng.choice(REMEDIATIONS),
-            "summary": "Random baseline report: no investigation was done.",
-        })
+        call(
+            "submit_report",
+            {
+                "root_cause_service": rng.choice(services),
+                "root_cause_location": rng.choice(files),
+                "category": rng.choice(CATEGORIES),
+                "remediation": rng.choice(REMEDIATIONS),
+                "summary": "Random baseline report: no investigation was done.",
+            },
+        )
 
     def _args(self, tool: str, services: list[str], files: list[str]) -> dict[str, Any]:
         rng = self.rng
         service = rng.choice(services)
         line = rng.randint(1, 40)
-        return {
+        table: dict[str, dict[str, Any]] = {
             "view_file": {"path": rng.choice(files)},
             "list_files": {"path": ""},
-            "edit_lines": {"path": rng.choice(files), "action": rng.choice(("replace", "delete")),
-                           "start_line": line, "end_line": line,
-                           "content": "pass" if rng.random() < 0.5 else ""},
+            "edit_lines": {
+                "path": rng.choice(files),
+                "action": rng.choice(("replace", "delete")),
+                "start_line": line,
+                "end_line": line,
+                "content": "pass" if rng.random() < 0.5 else "",
+            },
             "read_logs": {"service": service},
             "query_metrics": {"service": service, "metric": rng.choice(_METRICS)},
             "get_alerts": {},
@@ -77,4 +114,5 @@ class RandomPolicy:
             "restart_service": {"service": service},
             "scale_service": {"service": service, "replicas": rng.randint(1, 8)},
             "send_message": {"text": "random"},
-        }[tool]
+        }
+        return table[tool]

@@ -1,9 +1,13 @@
 """One sandboxed run, inside its own process: isolate, materialise the files, run the tests.
 
-Stdlib only. Entered either in a child forked by the fork server (``run_child``) or as the
-main module of a fresh interpreter started by SubprocessRunner (``main``). Whatever happens,
-the process ends with ``os._exit`` so no inherited state (atexit hooks, buffers of the
-parent) runs twice.
+Stdlib only. Entered either in a spare child forked ahead of time by the fork server
+(``zygote``) or in a fresh interpreter started by SubprocessRunner (``main``). Whatever
+happens, the process ends with ``os._exit`` so no inherited state (atexit hooks, buffers of
+the parent) runs twice.
+
+Order matters: read the request, create the run folder as root, drop to the run's uid,
+materialise the files as that uid, lower the rlimits, install the seccomp filter, prepare the
+interpreter, and only then install the audit hook and import the tests.
 """
 
 from __future__ import annotations
@@ -40,9 +44,11 @@ _ZONEINFO_DIRS = (
     "/etc/zoneinfo",
 )
 _SANDBOX_DIR = os.path.dirname(os.path.realpath(__file__))
-
+_MAX_VIOLATION_FRAMES = 20
+EXIT_SETUP_FAILED = _protocol.EXIT_SETUP_FAILED
 
 _stdlib_cache: tuple[str, ...] | None = None
+_own_modules: tuple[str, ...] = ()
 
 
 def stdlib_dirs() -> tuple[str, ...]:
@@ -61,17 +67,10 @@ def stdlib_dirs() -> tuple[str, ...]:
     return _stdlib_cache
 
 
-_MAX_VIOLATION_FRAMES = 20
-_OWN_MODULES: tuple[str, ...] = ()
-
-
 def remember_own_modules() -> None:
     """Record the sandbox's own module names (called by the fork server before forking)."""
-    global _OWN_MODULES
-    _OWN_MODULES = tuple(n for n in sys.modules if n.startswith("_metasre_sandbox"))
-
-
-EXIT_SETUP_FAILED = 70
+    global _own_modules
+    _own_modules = tuple(n for n in sys.modules if n.startswith("_metasre_sandbox"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,10 +164,14 @@ def _isolate(plan: ChildPlan) -> None:
                 uid = None  # the dropped uid could not import the standard library
     os.mkdir(plan.run_dir, 0o700)
     if uid is not None:
-        os.chown(plan.run_dir, uid, uid)
-        _isolation.drop_privileges(uid)
-        # a process left behind by an earlier run in this uid must not see this run's files
-        _isolation.kill_uid_processes()
+        try:
+            os.chown(plan.run_dir, uid, uid)
+            _isolation.drop_privileges(uid)
+        except PermissionError:
+            pass  # root without CAP_SETUID (a trimmed container): the other layers remain
+        else:
+            # a process left behind by an earlier run in this uid must not see this run's files
+            _isolation.kill_uid_processes()
     _isolation.set_parent_death_signal()
 
 
@@ -195,7 +198,7 @@ def _prepare_interpreter(
     # shadow pre-imported standard modules of the same name, as they would in a fresh python.
     # Walking sys.modules would touch (and so copy) hundreds of pages in a forked child, so
     # the fork server lists its own modules once, before forking.
-    own = _OWN_MODULES or tuple(n for n in sys.modules if n.startswith("_metasre_sandbox"))
+    own = _own_modules or tuple(n for n in sys.modules if n.startswith("_metasre_sandbox"))
     for name in own:
         sys.modules.pop(name, None)
     shadowed = {p.split("/", 1)[0].removesuffix(".py") for p in files}
@@ -300,6 +303,7 @@ def _rehearse(go: socket.socket, scratch_dir: str) -> None:
 
 
 def _run_detached(plan: ChildPlan) -> NoReturn:
+    """Set the run up in this detached process, run the tests, report, and exit."""
     writer: _protocol.FrameWriter | None = None
     code = 0
     try:
@@ -383,9 +387,9 @@ def _run(
             buffer.flush()
 
     extra = tuple(d for d in _ZONEINFO_DIRS if os.path.isdir(d))
-    # the runner's own source stays readable so tracebacks through it never trip the guard
     finder = _memimport.RunModuleFinder(run_dir, files)
     sys.meta_path.insert(0, finder)
+    # the runner's own source stays readable so tracebacks through it never trip the guard
     _guard.install_guard(run_dir, (*stdlib, *extra, _SANDBOX_DIR), on_violation, finder.touched)
     runner.run_suite(
         test_files,

@@ -9,7 +9,7 @@ import os
 import signal
 from typing import Any
 
-from ._protocol import FrameReader, TamperError, clean_text
+from ._protocol import EXIT_SETUP_FAILED, FrameReader, TamperError, clean_text
 
 __all__ = ["OUTPUT_HEAD", "OUTPUT_TAIL", "RunCollector"]
 
@@ -156,7 +156,7 @@ class RunCollector:
             hint = " (likely out of memory)" if number == signal.SIGKILL else ""
             return "crashed", f"the test process was killed by {name}{hint}{self._while()}"
         code = os.waitstatus_to_exitcode(wait_status)
-        if code == 70 and self.end is None and not self.outcomes:
+        if code == EXIT_SETUP_FAILED and self.end is None and not self.outcomes:
             return "crashed", "the sandbox could not start the run (setup failed before reporting)"
         return (
             "crashed",

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["SandboxViolation", "install_guard"]
+__all__ = ["SandboxViolation", "install_guard", "violation_texts"]
 
 Report = Callable[[str, str], None]
 """Called with (kind, detail) for every refused action, before the exception is raised."""

@@ -16,12 +16,17 @@ import sys
 from collections.abc import Iterable, Sequence
 
 __all__ = [
+    "CAP_CHOWN",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
     "CLONE_NEWNET",
     "CLONE_NEWNS",
     "apply_rlimits",
     "close_fds_except",
     "drop_privileges",
     "expose_to_others",
+    "has_capabilities",
     "is_root",
     "kill_uid_processes",
     "main",
@@ -54,6 +59,28 @@ def _c() -> ctypes.CDLL:
 def is_root() -> bool:
     """Return True when the process runs with effective uid 0."""
     return os.geteuid() == 0
+
+
+CAP_CHOWN = 0
+CAP_KILL = 5
+CAP_SETGID = 6
+CAP_SETUID = 7
+
+
+def has_capabilities(*capabilities: int) -> bool:
+    """Return True when every capability is in the effective set.
+
+    Root in a container may lack some (``docker --cap-drop``), and then cannot switch uid.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("CapEff:"):
+                    effective = int(line.split()[1], 16)
+                    return all(effective >> cap & 1 for cap in capabilities)
+    except (OSError, ValueError):
+        pass
+    return False
 
 
 def unshare(flags: int) -> bool:
@@ -242,4 +269,5 @@ def main(argv: Sequence[str]) -> None:
     """
     if is_root():
         for uid in argv:
-            sweep_uid(int(uid))
+            with contextlib.suppress(PermissionError):
+                sweep_uid(int(uid))

@@ -13,6 +13,7 @@ import struct
 from typing import Any
 
 __all__ = [
+    "EXIT_SETUP_FAILED",
     "MAC_SIZE",
     "MAX_FRAME",
     "FrameReader",
@@ -22,6 +23,9 @@ __all__ = [
     "read_exact",
     "write_all",
 ]
+
+EXIT_SETUP_FAILED = 70
+"""Exit code of a child that failed before it could send a single frame."""
 
 MAC_SIZE = 16
 MAX_FRAME = 1 << 20

@@ -104,6 +104,7 @@ class _Server:
     # -- start-up -------------------------------------------------------------------------
 
     def prepare(self, preload: Sequence[str]) -> None:
+        """Preload modules, set up the shared OS layers, warm up, and freeze the heap."""
         for name in preload:
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
@@ -113,7 +114,10 @@ class _Server:
                 self.layers.append("network namespace without interfaces, one per run")
             elif _isolation.unshare(_isolation.CLONE_NEWNET):
                 self.layers.append("network namespace without interfaces (shared by runs)")
-            if self.uid_base is not None:
+            can_switch = _isolation.has_capabilities(
+                _isolation.CAP_CHOWN, _isolation.CAP_SETGID, _isolation.CAP_SETUID
+            )
+            if self.uid_base is not None and can_switch:
                 traversable = all(_isolation.traversable_by_others(p) for p in stdlib)
                 if not traversable and _isolation.unshare(_isolation.CLONE_NEWNS):
                     traversable = _isolation.expose_to_others(stdlib, self.base_dir)
@@ -305,7 +309,11 @@ class _Server:
         self.free_slots.append(run.slot)
         if not run.replied:
             run.replied = True
-            self.send_reply(run.reply, run.collector.finish(status, cpu_time, run.timed_out))
+            if self.stopping and not run.timed_out:
+                response = _failure("the runner was closed while the tests were running")
+            else:
+                response = run.collector.finish(status, cpu_time, run.timed_out)
+            self.send_reply(run.reply, response)
 
     def send_reply(self, sock: socket.socket, response: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
@@ -361,11 +369,13 @@ class _Server:
         with contextlib.suppress(KeyError, ValueError):
             self.selector.unregister(self.control)
         for run in list(self.active.values()):
-            run.timed_out = True
             self.kill(run)
         while self.pending:
             self.pending.popleft()[0].close()
         for zygote in self.zygotes:
+            if not zygote.warm:
+                self.selector.unregister(zygote.sock)
+                zygote.warm = True  # nothing left to hear from it
             zygote.sock.close()  # a parked spare sees EOF and exits
 
     def serve(self) -> None:

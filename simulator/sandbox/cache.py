@@ -20,6 +20,8 @@ __all__ = ["CachingRunner", "cache_key"]
 _CACHEABLE = frozenset({"completed", "collection_error", "sandbox_violation"})
 """Statuses that depend only on the inputs; timeouts and crashes can depend on machine load."""
 
+_DEFAULT_LIMITS = SandboxLimits()
+
 
 def cache_key(
     files: Mapping[str, bytes], test_files: Sequence[str], limits: SandboxLimits
@@ -58,6 +60,7 @@ class CachingRunner:
         self._inner = inner
         self._max_entries = max_entries
         self._lock = threading.Lock()
+        # reports are frozen, so the cached=True copy is built once and shared
         self._reports: OrderedDict[bytes, RunReport] = OrderedDict()
         self._in_flight: dict[bytes, Future[RunReport]] = {}
         self._hits = 0
@@ -112,15 +115,19 @@ class CachingRunner:
         Raises:
             InvalidRunRequestError: if a path is not normalised or a test file is missing.
         """
-        check_request(files, test_files)
-        limits = limits or SandboxLimits()
-        key = cache_key(files, test_files, limits)
+        limits = limits or _DEFAULT_LIMITS
+        try:
+            key = cache_key(files, test_files, limits)
+        except (TypeError, AttributeError):
+            check_request(files, test_files)  # names the offending path or content
+            raise
         with self._lock:
             report = self._reports.get(key)
             if report is not None:
+                # a hit was validated when it first ran: the key covers every input
                 self._reports.move_to_end(key)
                 self._hits += 1
-                return dataclasses.replace(report, cached=True)
+                return report
             waiting = self._in_flight.get(key)
             if waiting is None:
                 future: Future[RunReport] = Future()
@@ -131,6 +138,7 @@ class CachingRunner:
         if waiting is not None:
             return dataclasses.replace(waiting.result(), cached=True)
         try:
+            check_request(files, test_files)
             report = self._inner.run(files, test_files, limits=limits)
         except BaseException as exc:
             with self._lock:
@@ -140,7 +148,7 @@ class CachingRunner:
         with self._lock:
             del self._in_flight[key]
             if report.status in _CACHEABLE:
-                self._reports[key] = report
+                self._reports[key] = dataclasses.replace(report, cached=True)
                 while len(self._reports) > self._max_entries:
                     self._reports.popitem(last=False)
         future.set_result(report)

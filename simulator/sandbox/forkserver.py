@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -181,7 +182,6 @@ class ForkServerRunner:
         self._layers = tuple(str(layer) for layer in ready.get("layers", ()))
         self._generation += 1
         self._state = RunnerState.RUNNING
-        _log.debug("sandbox helper started", pid=process.pid, layers=self._layers)
 
     def _teardown(self) -> None:
         # caller holds the lock
@@ -201,7 +201,11 @@ class ForkServerRunner:
     def _helper_died(self, generation: int) -> None:
         with self._lock:
             if self._generation == generation and self._state is RunnerState.RUNNING:
-                _log.warning("sandbox helper died; restarting on next run", generation=generation)
+                _log.warning(
+                    "sandbox helper died; restarting it on the next run",
+                    pid=None if self._process is None else self._process.pid,
+                    generation=generation,
+                )
                 self._teardown()
                 self._state = RunnerState.NEW
 
@@ -291,5 +295,5 @@ def _stop_process(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, 9)
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait()

@@ -45,7 +45,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise InvalidScenarioError(f"cannot read {path}: {exc}") from exc
 
 
-def _merge_services(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _merge_services(
+    base: list[dict[str, Any]], extra: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     merged = {s["name"]: dict(s) for s in base}
     for s in extra:
         merged.setdefault(s["name"], {}).update(s)

@@ -9,8 +9,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from metasre.simulator.scenarios.errors import UnknownScenarioError
-from metasre.simulator.scenarios.loader import SCENARIOS_DIR, ScenarioInstance, load_instance
-from metasre.simulator.scenarios.loader import read_scenario_id
+from metasre.simulator.scenarios.loader import (
+    SCENARIOS_DIR,
+    ScenarioInstance,
+    load_instance,
+    read_scenario_id,
+)
 
 _VERSIONED = re.compile(r"^(?P<name>.+)-v(?P<version>[0-9]+)$")
 

@@ -69,7 +69,7 @@ class Baseline(_Strict):
     queue_depth: float = Field(2.0, ge=0)
     """Requests waiting for a worker."""
     business: float = Field(0.0, ge=0)
-    """A business signal (attributed conversions, orders) per minute; 0 when the service has none."""
+    """A business signal (conversions, orders) per minute; 0 when the service has none."""
 
 
 class ServiceSpec(_Strict):
@@ -189,8 +189,9 @@ class StateCheck(_Strict):
     """A hidden check on the world's state rather than its code."""
 
     name: str
-    kind: Literal["deployed_version", "healthy", "migration_applied", "migration_absent",
-                  "replicas_at_least"]
+    kind: Literal[
+        "deployed_version", "healthy", "migration_applied", "migration_absent", "replicas_at_least"
+    ]
     service: str
     version: str | None = None
     migration: str | None = None
@@ -268,8 +269,8 @@ class ScenarioSpec(_Strict):
                 problems.append(f"{where} names unknown service {service!r}")
 
         for s in self.services:
-            for d in s.depends_on:
-                need(d, f"service {s.name!r} depends_on")
+            for dep in s.depends_on:
+                need(dep, f"service {s.name!r} depends_on")
         for d in self.deployments:
             need(d.service, "a deployment")
         for m in self.migrations:

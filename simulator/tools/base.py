@@ -52,27 +52,59 @@ class ToolContext(Protocol):
     """The parts of an episode a handler may read and change."""
 
     @property
-    def instance(self) -> ScenarioInstance: ...
+    def instance(self) -> ScenarioInstance:
+        """The rendered scenario."""
+        ...
+
     @property
-    def workspace(self) -> Workspace: ...
+    def workspace(self) -> Workspace:
+        """The episode's code tree."""
+        ...
+
     @property
-    def world(self) -> World: ...
+    def world(self) -> World:
+        """The operational state."""
+        ...
+
     @property
-    def telemetry(self) -> Telemetry: ...
+    def telemetry(self) -> Telemetry:
+        """Signals per service and minute."""
+        ...
+
     @property
-    def logs(self) -> LogRenderer: ...
+    def logs(self) -> LogRenderer:
+        """Log lines per service and minute."""
+        ...
+
     @property
-    def faults(self) -> tuple[Fault, ...]: ...
+    def faults(self) -> tuple[Fault, ...]:
+        """The scenario's faults."""
+        ...
+
     @property
-    def clock(self) -> float: ...
+    def clock(self) -> float:
+        """Simulated minutes since the page."""
+        ...
+
     @property
-    def minute(self) -> int: ...
+    def minute(self) -> int:
+        """The current whole simulated minute."""
+        ...
+
     @property
-    def start_time(self) -> datetime: ...
+    def start_time(self) -> datetime:
+        """When the page went off."""
+        ...
+
     @property
-    def agent_id(self) -> str: ...
+    def agent_id(self) -> str:
+        """The agent whose call is being applied."""
+        ...
+
     @property
-    def hints_given(self) -> int: ...
+    def hints_given(self) -> int:
+        """Hints asked for so far."""
+        ...
 
     def run_visible_suite(self, suite: str, path: str | None) -> tuple[RunReport, list[str]]:
         """Run a visible suite on the current code; returns the report and the files run."""
@@ -93,7 +125,8 @@ class Tool:
     name: str
     description: str
     """Written for an LLM choosing a tool: what it does, when to use it, what it costs."""
-    args: type[Args]
+    args: type[BaseModel]
+    """The argument model; its JSON Schema is what clients see."""
     minutes: float
     """Simulated minutes the action takes."""
     kind: ToolKind

@@ -42,8 +42,10 @@ def list_files(ctx: ToolContext, args: ListFilesArgs) -> ToolOutput:
     except SimulatorError as exc:
         return world_error(exc, file_error_code(exc))
     where = args.path.strip("/") or "."
-    return ToolOutput(text=f"{where}/\n" + "\n".join(f"  {e}" for e in entries),
-                      data={"path": args.path, "entries": entries})
+    return ToolOutput(
+        text=f"{where}/\n" + "\n".join(f"  {e}" for e in entries),
+        data={"path": args.path, "entries": entries},
+    )
 
 
 class ViewFileArgs(Args):
@@ -67,8 +69,13 @@ def view_file(ctx: ToolContext, args: ViewFileArgs) -> ToolOutput:
         return world_error(exc, file_error_code(exc))
     return ToolOutput(
         text=view.render(),
-        data={"path": view.path, "start_line": view.start_line, "end_line": view.end_line,
-              "total_lines": view.total_lines, "lines": list(view.lines)},
+        data={
+            "path": view.path,
+            "start_line": view.start_line,
+            "end_line": view.end_line,
+            "total_lines": view.total_lines,
+            "lines": list(view.lines),
+        },
     )
 
 
@@ -84,16 +91,22 @@ class EditLinesArgs(Args):
     end_line: int | None = Field(
         None, ge=1, le=1_000_000, description="Last line of the range, inclusive; default start."
     )
-    content: str = Field("", max_length=20_000,
-                         description="New lines (keep the file's indentation).")
+    content: str = Field(
+        "", max_length=20_000, description="New lines (keep the file's indentation)."
+    )
 
 
 def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
     """Change a range of lines; the change is live on its service at once (a hotfix)."""
     try:
         record = ctx.workspace.edit(
-            args.path, action=args.action, start_line=args.start_line, end_line=args.end_line,
-            content=args.content, author=ctx.agent_id, at_minute=ctx.clock,
+            args.path,
+            action=args.action,
+            start_line=args.start_line,
+            end_line=args.end_line,
+            content=args.content,
+            author=ctx.agent_id,
+            at_minute=ctx.clock,
         )
     except SimulatorError as exc:
         return world_error(exc, file_error_code(exc))
@@ -109,30 +122,56 @@ def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
     if service is not None:
         ctx.world.record_hotfix(service, ctx.clock, ctx.agent_id, record.path)
     removed, inserted = len(record.removed), len(record.inserted)
-    text = (f"edited {record.path}: {args.action} at line {record.start_line} "
-            f"(-{removed} +{inserted} lines), commit {record.commit_sha}")
+    text = (
+        f"edited {record.path}: {args.action} at line {record.start_line} "
+        f"(-{removed} +{inserted} lines), commit {record.commit_sha}"
+    )
     if service is not None:
         text += f"; live on {service}"
     if syntax_error:
         text += f"\nwarning: the file no longer compiles: {syntax_error}"
     return ToolOutput(
         text=text,
-        data={"path": record.path, "commit": record.commit_sha, "start_line": record.start_line,
-              "end_line": record.end_line, "removed": list(record.removed),
-              "inserted": list(record.inserted), "service": service,
-              "syntax_error": syntax_error},
+        data={
+            "path": record.path,
+            "commit": record.commit_sha,
+            "start_line": record.start_line,
+            "end_line": record.end_line,
+            "removed": list(record.removed),
+            "inserted": list(record.inserted),
+            "service": service,
+            "syntax_error": syntax_error,
+        },
     )
 
 
 TOOLS = (
-    Tool("list_files", "List the files and folders of the services' code tree. Folders end in "
-         "'/'. Start at '' (the root) to see every service's code and the tests/ folder.",
-         ListFilesArgs, 0.2, "investigate", list_files),
-    Tool("view_file", "Read a file of the code tree with line numbers, whole or a line range. "
-         "Use it on the files that stack traces, blame or the dependency graph point at.",
-         ViewFileArgs, 0.5, "investigate", view_file),
-    Tool("edit_lines", "Replace, insert or delete a range of lines in a code file. The edit goes "
-         "live on its service at once (a hotfix) and is recorded as a commit by you. Tests under "
-         "tests/ are read-only. Check the result with run_tests.",
-         EditLinesArgs, 1.0, "change", edit_lines),
+    Tool(
+        "list_files",
+        "List the files and folders of the services' code tree. Folders end in "
+        "'/'. Start at '' (the root) to see every service's code and the tests/ folder.",
+        ListFilesArgs,
+        0.2,
+        "investigate",
+        list_files,
+    ),
+    Tool(
+        "view_file",
+        "Read a file of the code tree with line numbers, whole or a line range. "
+        "Use it on the files that stack traces, blame or the dependency graph point at.",
+        ViewFileArgs,
+        0.5,
+        "investigate",
+        view_file,
+    ),
+    Tool(
+        "edit_lines",
+        "Replace, insert or delete a range of lines in a code file. The edit goes "
+        "live on its service at once (a hotfix) and is recorded as a commit by you. Tests under "
+        "tests/ are read-only. Check the result with run_tests.",
+        EditLinesArgs,
+        1.0,
+        "change",
+        edit_lines,
+    ),
 )

@@ -23,15 +23,21 @@ def _when(minutes_ago: float) -> str:
 
 
 def _commit_data(c: Commit) -> dict[str, object]:
-    return {"sha": c.sha, "author": c.author, "message": c.message,
-            "minutes_ago": c.minutes_ago, "files": sorted(c.changes)}
+    return {
+        "sha": c.sha,
+        "author": c.author,
+        "message": c.message,
+        "minutes_ago": c.minutes_ago,
+        "files": sorted(c.changes),
+    }
 
 
 class GitLogArgs(Args):
     """Arguments of git_log."""
 
-    path: str | None = Field(None, max_length=512,
-                             description="Only commits touching this file or folder.")
+    path: str | None = Field(
+        None, max_length=512, description="Only commits touching this file or folder."
+    )
     limit: int = Field(10, ge=1, le=100, description="How many commits, newest first.")
 
 
@@ -41,9 +47,14 @@ def git_log(ctx: ToolContext, args: GitLogArgs) -> ToolOutput:
         commits = ctx.workspace.log(args.path, args.limit)
     except SimulatorError as exc:
         return world_error(exc, file_error_code(exc))
-    text = "\n".join(f"{c.sha} {c.author:<22} {_when(c.minutes_ago):<28} {c.subject} "
-                     f"[{', '.join(sorted(c.changes))}]" for c in commits)
-    return ToolOutput(text=text or "no commits", data={"commits": [_commit_data(c) for c in commits]})
+    text = "\n".join(
+        f"{c.sha} {c.author:<22} {_when(c.minutes_ago):<28} {c.subject} "
+        f"[{', '.join(sorted(c.changes))}]"
+        for c in commits
+    )
+    return ToolOutput(
+        text=text or "no commits", data={"commits": [_commit_data(c) for c in commits]}
+    )
 
 
 class GitShowArgs(Args):
@@ -58,8 +69,11 @@ def git_show(ctx: ToolContext, args: GitShowArgs) -> ToolOutput:
     matches = [c for c in history if c.sha.startswith(args.commit.lower())]
     if len(matches) != 1:
         problem = "no commit" if not matches else f"{len(matches)} commits"
-        return ToolOutput(text=f"error: {problem} match {args.commit!r}; see git_log for shas",
-                          data={"error": problem}, error="unknown_commit")
+        return ToolOutput(
+            text=f"error: {problem} match {args.commit!r}; see git_log for shas",
+            data={"error": problem},
+            error="unknown_commit",
+        )
     target = matches[0]
     content: dict[str, str | None] = {}
     chunks: list[str] = []
@@ -67,16 +81,23 @@ def git_show(ctx: ToolContext, args: GitShowArgs) -> ToolOutput:
         if c is target:
             for path, after in sorted(c.changes.items()):
                 before = content.get(path)
-                chunks.extend(difflib.unified_diff(
-                    split_lines(before or ""), split_lines(after or ""),
-                    f"a/{path}" if before is not None else "/dev/null",
-                    f"b/{path}" if after is not None else "/dev/null", lineterm=""))
+                chunks.extend(
+                    difflib.unified_diff(
+                        split_lines(before or ""),
+                        split_lines(after or ""),
+                        f"a/{path}" if before is not None else "/dev/null",
+                        f"b/{path}" if after is not None else "/dev/null",
+                        lineterm="",
+                    )
+                )
             break
         content.update(c.changes)
     header = f"commit {target.sha}\nAuthor: {target.author}\nDate:   {_when(target.minutes_ago)}"
     diff = "\n".join(line.rstrip("\n") for line in chunks)
-    return ToolOutput(text=f"{header}\n\n    {target.message}\n\n{diff}",
-                      data={**_commit_data(target), "diff": diff})
+    return ToolOutput(
+        text=f"{header}\n\n    {target.message}\n\n{diff}",
+        data={**_commit_data(target), "diff": diff},
+    )
 
 
 class GitBlameArgs(Args):
@@ -93,21 +114,34 @@ def git_blame(ctx: ToolContext, args: GitBlameArgs) -> ToolOutput:
         lines = ctx.workspace.blame(args.path, args.start_line, args.end_line)
     except SimulatorError as exc:
         return world_error(exc, file_error_code(exc))
-    text = "\n".join(f"{b.sha} ({b.author:<20} {_when(b.minutes_ago):>26}) {b.line:>4} | {b.text}"
-                     for b in lines)
+    text = "\n".join(
+        f"{b.sha} ({b.author:<20} {_when(b.minutes_ago):>26}) {b.line:>4} | {b.text}" for b in lines
+    )
     return ToolOutput(
         text=text,
-        data={"path": args.path, "lines": [
-            {"line": b.line, "sha": b.sha, "author": b.author, "minutes_ago": b.minutes_ago,
-             "message": b.message, "text": b.text} for b in lines]},
+        data={
+            "path": args.path,
+            "lines": [
+                {
+                    "line": b.line,
+                    "sha": b.sha,
+                    "author": b.author,
+                    "minutes_ago": b.minutes_ago,
+                    "message": b.message,
+                    "text": b.text,
+                }
+                for b in lines
+            ],
+        },
     )
 
 
 class GitDiffArgs(Args):
     """Arguments of git_diff."""
 
-    path: str | None = Field(None, max_length=512,
-                             description="Limit to a file or folder; omit for all changes.")
+    path: str | None = Field(
+        None, max_length=512, description="Limit to a file or folder; omit for all changes."
+    )
 
 
 def git_diff(ctx: ToolContext, args: GitDiffArgs) -> ToolOutput:
@@ -116,18 +150,44 @@ def git_diff(ctx: ToolContext, args: GitDiffArgs) -> ToolOutput:
         diff = ctx.workspace.diff(args.path)
     except SimulatorError as exc:
         return world_error(exc, file_error_code(exc))
-    return ToolOutput(text=diff or "no changes since the incident started",
-                      data={"diff": diff, "files": sorted(ctx.workspace.changed_files())})
+    return ToolOutput(
+        text=diff or "no changes since the incident started",
+        data={"diff": diff, "files": sorted(ctx.workspace.changed_files())},
+    )
 
 
 TOOLS = (
-    Tool("git_log", "List recent commits (newest first) with author, age and files, optionally "
-         "for one file or folder. Changes shortly before the page are prime suspects.",
-         GitLogArgs, 0.3, "investigate", git_log),
-    Tool("git_show", "Show one commit's message and diff, by sha (from git_log or git_blame).",
-         GitShowArgs, 0.5, "investigate", git_show),
-    Tool("git_blame", "Show which commit last changed each line of a file, by whom and when.",
-         GitBlameArgs, 0.5, "investigate", git_blame),
-    Tool("git_diff", "Show the team's own code changes since the incident started, as a "
-         "unified diff.", GitDiffArgs, 0.3, "investigate", git_diff),
+    Tool(
+        "git_log",
+        "List recent commits (newest first) with author, age and files, optionally "
+        "for one file or folder. Changes shortly before the page are prime suspects.",
+        GitLogArgs,
+        0.3,
+        "investigate",
+        git_log,
+    ),
+    Tool(
+        "git_show",
+        "Show one commit's message and diff, by sha (from git_log or git_blame).",
+        GitShowArgs,
+        0.5,
+        "investigate",
+        git_show,
+    ),
+    Tool(
+        "git_blame",
+        "Show which commit last changed each line of a file, by whom and when.",
+        GitBlameArgs,
+        0.5,
+        "investigate",
+        git_blame,
+    ),
+    Tool(
+        "git_diff",
+        "Show the team's own code changes since the incident started, as a unified diff.",
+        GitDiffArgs,
+        0.3,
+        "investigate",
+        git_diff,
+    ),
 )

@@ -49,9 +49,12 @@ def read_logs(ctx: ToolContext, args: ReadLogsArgs) -> ToolOutput:
     header = f"{args.service} log, last {len(rendered)} lines of {args.since_minutes} min"
     return ToolOutput(
         text="\n".join([header, *rendered]) if rendered else f"{header}: nothing matched",
-        data={"service": args.service,
-              "lines": [{"timestamp": ln.timestamp, "level": ln.level, "text": ln.text}
-                        for ln in lines]},
+        data={
+            "service": args.service,
+            "lines": [
+                {"timestamp": ln.timestamp, "level": ln.level, "text": ln.text} for ln in lines
+            ],
+        },
     )
 
 
@@ -67,18 +70,26 @@ def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> ToolOutput:
     """A metric's per-minute history over a window."""
     if args.service not in ctx.world.services:
         return unknown_service(ctx, args.service)
-    series = ctx.telemetry.series(args.service, args.metric, ctx.minute - args.window_minutes + 1,
-                                  ctx.minute)
+    series = ctx.telemetry.series(
+        args.service, args.metric, ctx.minute - args.window_minutes + 1, ctx.minute
+    )
     values = [v for _, v in series]
     first, last = values[0], values[-1]
-    summary = (f"{args.service} {args.metric} over {args.window_minutes} min: "
-               f"min {min(values):g}, max {max(values):g}, first {first:g}, now {last:g}")
+    summary = (
+        f"{args.service} {args.metric} over {args.window_minutes} min: "
+        f"min {min(values):g}, max {max(values):g}, first {first:g}, now {last:g}"
+    )
     spark = " ".join(f"t{m:+d}={v:g}" for m, v in series[-15:])
     return ToolOutput(
         text=f"{summary}\n{spark}",
-        data={"service": args.service, "metric": args.metric,
-              "points": [{"minute": m, "value": v} for m, v in series],
-              "min": min(values), "max": max(values), "last": last},
+        data={
+            "service": args.service,
+            "metric": args.metric,
+            "points": [{"minute": m, "value": v} for m, v in series],
+            "min": min(values),
+            "max": max(values),
+            "last": last,
+        },
     )
 
 
@@ -87,23 +98,37 @@ def get_alerts(ctx: ToolContext, args: NoArgs) -> ToolOutput:
     alerts = firing(ctx.instance.spec.alerts, ctx.telemetry, ctx.minute)
     if not alerts:
         return ToolOutput(text="no alerts firing", data={"alerts": []})
-    lines = [f"[{a.severity}] {a.id} {a.service}: {a.summary} ({a.metric}={a.value:g}, "
-             f"threshold {a.threshold:g}, firing for {ctx.minute - a.since_minute} min)"
-             for a in alerts]
+    lines = [
+        f"[{a.severity}] {a.id} {a.service}: {a.summary} ({a.metric}={a.value:g}, "
+        f"threshold {a.threshold:g}, firing for {ctx.minute - a.since_minute} min)"
+        for a in alerts
+    ]
     return ToolOutput(
         text="\n".join(lines),
-        data={"alerts": [{"id": a.id, "service": a.service, "severity": a.severity,
-                          "metric": a.metric, "value": a.value, "threshold": a.threshold,
-                          "summary": a.summary, "since_minute": a.since_minute}
-                         for a in alerts]},
+        data={
+            "alerts": [
+                {
+                    "id": a.id,
+                    "service": a.service,
+                    "severity": a.severity,
+                    "metric": a.metric,
+                    "value": a.value,
+                    "threshold": a.threshold,
+                    "summary": a.summary,
+                    "since_minute": a.since_minute,
+                }
+                for a in alerts
+            ]
+        },
     )
 
 
 class CheckDependenciesArgs(Args):
     """Arguments of check_dependencies."""
 
-    service: str | None = Field(None, max_length=64,
-                                description="One service's neighbours; omit for the whole graph.")
+    service: str | None = Field(
+        None, max_length=64, description="One service's neighbours; omit for the whole graph."
+    )
 
 
 def check_dependencies(ctx: ToolContext, args: CheckDependenciesArgs) -> ToolOutput:
@@ -115,12 +140,18 @@ def check_dependencies(ctx: ToolContext, args: CheckDependenciesArgs) -> ToolOut
     rows = []
     for name in names:
         health = ctx.telemetry.signals(name, ctx.minute).health
-        rows.append({"service": name, "health": health,
-                     "depends_on": list(world.services[name].depends_on),
-                     "dependents": world.dependents(name)})
+        rows.append(
+            {
+                "service": name,
+                "health": health,
+                "depends_on": list(world.services[name].depends_on),
+                "dependents": world.dependents(name),
+            }
+        )
     text = "\n".join(
         f"{r['service']} [{r['health']}] -> {', '.join(r['depends_on']) or '(none)'}"
-        f"; called by {', '.join(r['dependents']) or '(nobody)'}" for r in rows
+        f"; called by {', '.join(r['dependents']) or '(nobody)'}"
+        for r in rows
     )
     return ToolOutput(text=text, data={"services": rows})
 
@@ -138,45 +169,91 @@ def describe_service(ctx: ToolContext, args: DescribeServiceArgs) -> ToolOutput:
     svc = ctx.world.services[args.service]
     sig = ctx.telemetry.signals(args.service, ctx.minute)
     releases = [{"version": r.version, "minute": r.at_minute, "by": r.by} for r in svc.releases]
-    migrations = [{"id": m.id, "applied_minute": m.applied_at, "file": m.file,
-                   "applied": m.applied} for m in ctx.world.migrations if m.service == svc.name]
+    migrations = [
+        {"id": m.id, "applied_minute": m.applied_at, "file": m.file, "applied": m.applied}
+        for m in ctx.world.migrations
+        if m.service == svc.name
+    ]
     lines = [
         f"{svc.name}: {sig.health}, version {svc.version}, {svc.replicas} replicas"
         + (f", code in {svc.code_dir}/" if svc.code_dir else ""),
         f"  now: cpu {sig.cpu:.0%} memory {sig.memory:.0%} errors {sig.error_rate:.1%} "
         f"p99 {sig.p99_ms:.0f} ms queue {sig.queue_depth:.0f}",
-        "  releases: " + ", ".join(f"{r['version']} (t{r['minute']:+.0f}m by {r['by']})"
-                                   for r in releases),
+        "  releases: "
+        + ", ".join(f"{r['version']} (t{r['minute']:+.0f}m by {r['by']})" for r in releases),
     ]
     if svc.restarts:
         lines.append("  restarts at: " + ", ".join(f"t{t:+.1f}m" for t in svc.restarts))
     if migrations:
-        lines.append("  migrations: " + ", ".join(
-            f"{m['id']}{'' if m['applied'] else ' (rolled back)'} (t{m['applied_minute']:+.0f}m)"
-            for m in migrations))
+        lines.append(
+            "  migrations: "
+            + ", ".join(
+                f"{m['id']}{'' if m['applied'] else ' (rolled back)'}"
+                f" (t{m['applied_minute']:+.0f}m)"
+                for m in migrations
+            )
+        )
     return ToolOutput(
         text="\n".join(lines),
-        data={"service": svc.name, "health": sig.health, "version": svc.version,
-              "replicas": svc.replicas, "code_dir": svc.code_dir, "releases": releases,
-              "restarts": list(svc.restarts), "migrations": migrations,
-              "depends_on": list(svc.depends_on)},
+        data={
+            "service": svc.name,
+            "health": sig.health,
+            "version": svc.version,
+            "replicas": svc.replicas,
+            "code_dir": svc.code_dir,
+            "releases": releases,
+            "restarts": list(svc.restarts),
+            "migrations": migrations,
+            "depends_on": list(svc.depends_on),
+        },
     )
 
 
 TOOLS = (
-    Tool("read_logs", "Read the newest lines of one service's log (stack traces, DB errors, "
-         "warnings), optionally filtered by level or text. Timestamps are UTC.",
-         ReadLogsArgs, 0.5, "investigate", read_logs),
-    Tool("query_metrics", "Per-minute history of one signal of one service: cpu, memory "
-         "(fractions of the limit), error_rate (fraction of requests), p99_ms, queue_depth, or "
-         "business (e.g. attributed conversions per minute). Compare now with before the page.",
-         QueryMetricsArgs, 0.5, "investigate", query_metrics),
-    Tool("get_alerts", "List the alerts firing now, most severe first. Loud alerts are often "
-         "symptoms downstream of the real cause.", NoArgs, 0.2, "investigate", get_alerts),
-    Tool("check_dependencies", "Show which services call which, with each one's health now. "
-         "Follow failures toward the dependencies to find where they start.",
-         CheckDependenciesArgs, 0.2, "investigate", check_dependencies),
-    Tool("describe_service", "Show one service's deployed version and release history, "
-         "replicas, restarts, database migrations and current signals.",
-         DescribeServiceArgs, 0.3, "investigate", describe_service),
+    Tool(
+        "read_logs",
+        "Read the newest lines of one service's log (stack traces, DB errors, "
+        "warnings), optionally filtered by level or text. Timestamps are UTC.",
+        ReadLogsArgs,
+        0.5,
+        "investigate",
+        read_logs,
+    ),
+    Tool(
+        "query_metrics",
+        "Per-minute history of one signal of one service: cpu, memory "
+        "(fractions of the limit), error_rate (fraction of requests), p99_ms, queue_depth, or "
+        "business (e.g. attributed conversions per minute). Compare now with before the page.",
+        QueryMetricsArgs,
+        0.5,
+        "investigate",
+        query_metrics,
+    ),
+    Tool(
+        "get_alerts",
+        "List the alerts firing now, most severe first. Loud alerts are often "
+        "symptoms downstream of the real cause.",
+        NoArgs,
+        0.2,
+        "investigate",
+        get_alerts,
+    ),
+    Tool(
+        "check_dependencies",
+        "Show which services call which, with each one's health now. "
+        "Follow failures toward the dependencies to find where they start.",
+        CheckDependenciesArgs,
+        0.2,
+        "investigate",
+        check_dependencies,
+    ),
+    Tool(
+        "describe_service",
+        "Show one service's deployed version and release history, "
+        "replicas, restarts, database migrations and current signals.",
+        DescribeServiceArgs,
+        0.3,
+        "investigate",
+        describe_service,
+    ),
 )

@@ -17,8 +17,9 @@ class RollbackDeploymentArgs(Args):
     """Arguments of rollback_deployment."""
 
     service: str = Field(max_length=64, description="Service to roll back.")
-    to_version: str | None = Field(None, max_length=64,
-                                   description="Release to return to; default the previous one.")
+    to_version: str | None = Field(
+        None, max_length=64, description="Release to return to; default the previous one."
+    )
 
 
 def rollback_deployment(ctx: ToolContext, args: RollbackDeploymentArgs) -> ToolOutput:
@@ -27,8 +28,9 @@ def rollback_deployment(ctx: ToolContext, args: RollbackDeploymentArgs) -> ToolO
         return unknown_service(ctx, args.service)
     previous = ctx.world.services[args.service].version
     try:
-        release = ctx.world.rollback_deployment(args.service, args.to_version, ctx.clock,
-                                                ctx.agent_id)
+        release = ctx.world.rollback_deployment(
+            args.service, args.to_version, ctx.clock, ctx.agent_id
+        )
     except OperationError as exc:
         return _refused(exc)
     return ToolOutput(
@@ -52,8 +54,10 @@ def rollback_migration(ctx: ToolContext, args: RollbackMigrationArgs) -> ToolOut
         m = ctx.world.rollback_migration(args.service, args.migration, ctx.clock, ctx.agent_id)
     except OperationError as exc:
         return _refused(exc)
-    return ToolOutput(text=f"migration {m.id} rolled back on {m.service}",
-                      data={"service": m.service, "migration": m.id})
+    return ToolOutput(
+        text=f"migration {m.id} rolled back on {m.service}",
+        data={"service": m.service, "migration": m.id},
+    )
 
 
 class ServiceArgs(Args):
@@ -71,8 +75,10 @@ def restart_service(ctx: ToolContext, args: ServiceArgs) -> ToolOutput:
         if fault.spec.service == args.service:
             fault.note_restart(ctx.clock)
     replicas = ctx.world.services[args.service].replicas
-    return ToolOutput(text=f"restarted {replicas} replicas of {args.service}",
-                      data={"service": args.service, "replicas": replicas})
+    return ToolOutput(
+        text=f"restarted {replicas} replicas of {args.service}",
+        data={"service": args.service, "replicas": replicas},
+    )
 
 
 class ScaleServiceArgs(Args):
@@ -87,21 +93,47 @@ def scale_service(ctx: ToolContext, args: ScaleServiceArgs) -> ToolOutput:
     if args.service not in ctx.world.services:
         return unknown_service(ctx, args.service)
     previous = ctx.world.scale(args.service, args.replicas, ctx.clock, ctx.agent_id)
-    return ToolOutput(text=f"{args.service} scaled from {previous} to {args.replicas} replicas",
-                      data={"service": args.service, "from_replicas": previous,
-                            "replicas": args.replicas})
+    return ToolOutput(
+        text=f"{args.service} scaled from {previous} to {args.replicas} replicas",
+        data={"service": args.service, "from_replicas": previous, "replicas": args.replicas},
+    )
 
 
 TOOLS = (
-    Tool("rollback_deployment", "Roll a service back to an earlier release (default: the one "
-         "before the current). Right for a bad deploy; wrong on a healthy or innocent service, "
-         "which costs reward.", RollbackDeploymentArgs, 3.0, "operate", rollback_deployment),
-    Tool("rollback_migration", "Revert one applied database migration by id (see "
-         "describe_service on the database). Reverting a good migration costs reward.",
-         RollbackMigrationArgs, 3.0, "operate", rollback_migration),
-    Tool("restart_service", "Restart every replica of a service. Clears stuck processes; does "
-         "not fix bad code, bad releases or missing capacity.",
-         ServiceArgs, 2.0, "operate", restart_service),
-    Tool("scale_service", "Set a service's replica count to add capacity.",
-         ScaleServiceArgs, 2.0, "operate", scale_service),
+    Tool(
+        "rollback_deployment",
+        "Roll a service back to an earlier release (default: the one "
+        "before the current). Right for a bad deploy; wrong on a healthy or innocent service, "
+        "which costs reward.",
+        RollbackDeploymentArgs,
+        3.0,
+        "operate",
+        rollback_deployment,
+    ),
+    Tool(
+        "rollback_migration",
+        "Revert one applied database migration by id (see "
+        "describe_service on the database). Reverting a good migration costs reward.",
+        RollbackMigrationArgs,
+        3.0,
+        "operate",
+        rollback_migration,
+    ),
+    Tool(
+        "restart_service",
+        "Restart every replica of a service. Clears stuck processes; does "
+        "not fix bad code, bad releases or missing capacity.",
+        ServiceArgs,
+        2.0,
+        "operate",
+        restart_service,
+    ),
+    Tool(
+        "scale_service",
+        "Set a service's replica count to add capacity.",
+        ScaleServiceArgs,
+        2.0,
+        "operate",
+        scale_service,
+    ),
 )

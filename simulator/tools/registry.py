@@ -7,17 +7,25 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from metasre.simulator.errors import InvalidToolCallError, UnknownToolError
 from metasre.simulator.tools import files, git, observe, operations, team, testing
-from metasre.simulator.tools.base import Args, Tool
+from metasre.simulator.tools.base import Tool
 
-TOOLS: Mapping[str, Tool] = MappingProxyType({
-    t.name: t
-    for t in (*files.TOOLS, *observe.TOOLS, *git.TOOLS, *testing.TOOLS, *operations.TOOLS,
-              *team.TOOLS)
-})
+TOOLS: Mapping[str, Tool] = MappingProxyType(
+    {
+        t.name: t
+        for t in (
+            *files.TOOLS,
+            *observe.TOOLS,
+            *git.TOOLS,
+            *testing.TOOLS,
+            *operations.TOOLS,
+            *team.TOOLS,
+        )
+    }
+)
 """Every tool, by name."""
 
 
@@ -33,13 +41,14 @@ def get_tool(name: str) -> Tool:
         close = difflib.get_close_matches(str(name), choices, n=2)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise UnknownToolError(
-            f"unknown tool {str(name)[:64]!r}{hint}; tools are: {', '.join(choices)}", str(name),
+            f"unknown tool {str(name)[:64]!r}{hint}; tools are: {', '.join(choices)}",
+            str(name),
             choices,
         )
     return tool
 
 
-def validate_args(tool: Tool, args: Mapping[str, Any] | None) -> Args:
+def validate_args(tool: Tool, args: Mapping[str, Any] | None) -> BaseModel:
     """Check `args` against the tool's argument model.
 
     Raises:
@@ -47,7 +56,8 @@ def validate_args(tool: Tool, args: Mapping[str, Any] | None) -> Args:
     """
     if args is not None and not isinstance(args, Mapping):
         raise InvalidToolCallError(
-            f"{tool.name}: arguments must be an object, not {type(args).__name__}", tool.name,
+            f"{tool.name}: arguments must be an object, not {type(args).__name__}",
+            tool.name,
             (("", "arguments must be an object"),),
         )
     try:
@@ -58,8 +68,9 @@ def validate_args(tool: Tool, args: Mapping[str, Any] | None) -> Args:
             for err in exc.errors(include_url=False)
         )
         listing = "; ".join(f"{f}: {d}" for f, d in violations)
-        raise InvalidToolCallError(f"{tool.name}: invalid arguments: {listing}", tool.name,
-                                   violations) from None
+        raise InvalidToolCallError(
+            f"{tool.name}: invalid arguments: {listing}", tool.name, violations
+        ) from None
 
 
 def _describe(err: Mapping[str, Any]) -> str:

@@ -18,37 +18,64 @@ def ask_hint(ctx: ToolContext, args: NoArgs) -> ToolOutput:
         f"Look at {truth.location}.",
     ]
     level = min(ctx.hints_given, len(hints) - 1)
-    return ToolOutput(text=f"hint {level + 1}/{len(hints)}: {hints[level]}",
-                      data={"level": level + 1, "hint": hints[level]})
+    return ToolOutput(
+        text=f"hint {level + 1}/{len(hints)}: {hints[level]}",
+        data={"level": level + 1, "hint": hints[level]},
+    )
 
 
 class SendMessageArgs(Args):
     """Arguments of send_message."""
 
     text: str = Field(min_length=1, max_length=4000, description="What to tell teammates.")
-    to: list[str] | None = Field(None, max_length=16,
-                                 description="Agent ids to tell; omit for the whole team.")
+    to: list[str] | None = Field(
+        None, max_length=16, description="Agent ids to tell; omit for the whole team."
+    )
 
 
 def send_message(ctx: ToolContext, args: SendMessageArgs) -> ToolOutput:
     """Share a finding with teammates."""
     to = sorted(set(args.to)) if args.to else ["*"]
-    return ToolOutput(text=f"message sent to {', '.join(to)}",
-                      data={"from": ctx.agent_id, "to": to, "text": args.text})
+    return ToolOutput(
+        text=f"message sent to {', '.join(to)}",
+        data={"from": ctx.agent_id, "to": to, "text": args.text},
+    )
 
 
 def submit_report(ctx: ToolContext, args: IncidentReport) -> ToolOutput:
     """File the incident report; this ends the episode for the whole team."""
-    return ToolOutput(text="incident report filed; the episode is over and is being graded",
-                      data={"report": args.model_dump()})
+    return ToolOutput(
+        text="incident report filed; the episode is over and is being graded",
+        data={"report": args.model_dump()},
+    )
 
 
 TOOLS = (
-    Tool("ask_hint", "Ask a senior SRE for a hint. Each hint is more direct than the last and "
-         "costs reward.", NoArgs, 1.0, "team", ask_hint),
-    Tool("send_message", "Send a message to teammates (all, or some by agent id): share what "
-         "you found, ask for help, split the work.", SendMessageArgs, 0.1, "team", send_message),
-    Tool("submit_report", "File the incident report and end the episode for the whole team. "
-         "Submit once the cause is fixed and verified: the grade checks the fix, the tests, the "
-         "time taken and each report field.", IncidentReport, 1.0, "team", submit_report),
+    Tool(
+        "ask_hint",
+        "Ask a senior SRE for a hint. Each hint is more direct than the last and costs reward.",
+        NoArgs,
+        1.0,
+        "team",
+        ask_hint,
+    ),
+    Tool(
+        "send_message",
+        "Send a message to teammates (all, or some by agent id): share what "
+        "you found, ask for help, split the work.",
+        SendMessageArgs,
+        0.1,
+        "team",
+        send_message,
+    ),
+    Tool(
+        "submit_report",
+        "File the incident report and end the episode for the whole team. "
+        "Submit once the cause is fixed and verified: the grade checks the fix, the tests, the "
+        "time taken and each report field.",
+        IncidentReport,
+        1.0,
+        "team",
+        submit_report,
+    ),
 )

@@ -18,8 +18,9 @@ class RunTestsArgs(Args):
         description="Which suite: unit (fast, per function), integration (end to end across "
         "services), load (many concurrent requests), security (data exposure)."
     )
-    path: str | None = Field(None, max_length=512,
-                             description="Only the suite's test files under this path.")
+    path: str | None = Field(
+        None, max_length=512, description="Only the suite's test files under this path."
+    )
 
 
 def run_tests(ctx: ToolContext, args: RunTestsArgs) -> ToolOutput:
@@ -27,12 +28,17 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> ToolOutput:
     report, files = ctx.run_visible_suite(args.suite, args.path)
     minutes = SUITE_MINUTES[args.suite]
     if not files:
-        return ToolOutput(text=f"no {args.suite} tests" + (f" under {args.path}" if args.path
-                          else ""), data={"suite": args.suite, "files": []},
-                          error="no_tests", minutes=minutes)
+        return ToolOutput(
+            text=f"no {args.suite} tests" + (f" under {args.path}" if args.path else ""),
+            data={"suite": args.suite, "files": []},
+            error="no_tests",
+            minutes=minutes,
+        )
     failed = report.failed + report.errors
-    lines = [f"{args.suite} suite: {report.passed} passed, {failed} failed"
-             + ("" if report.status == "completed" else f" ({report.status}: {report.message})")]
+    lines = [
+        f"{args.suite} suite: {report.passed} passed, {failed} failed"
+        + ("" if report.status == "completed" else f" ({report.status}: {report.message})")
+    ]
     for o in report.outcomes:
         mark = "PASS" if o.status == "passed" else o.status.upper()
         lines.append(f"  {mark:<6} {o.test_id}" + (f"  -- {o.message}" if o.message else ""))
@@ -43,18 +49,32 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> ToolOutput:
         lines.append("--- output\n" + report.output.rstrip()[-1500:])
     return ToolOutput(
         text="\n".join(lines),
-        data={"suite": args.suite, "status": report.status, "message": report.message,
-              "passed": report.passed, "failed": failed, "ok": report.ok,
-              "files": files,
-              "outcomes": [{"test_id": o.test_id, "status": o.status, "message": o.message}
-                           for o in report.outcomes]},
+        data={
+            "suite": args.suite,
+            "status": report.status,
+            "message": report.message,
+            "passed": report.passed,
+            "failed": failed,
+            "ok": report.ok,
+            "files": files,
+            "outcomes": [
+                {"test_id": o.test_id, "status": o.status, "message": o.message}
+                for o in report.outcomes
+            ],
+        },
         minutes=minutes,
     )
 
 
 TOOLS = (
-    Tool("run_tests", "Run one visible test suite against the current code in a sandbox and "
-         "report each test. Pick the suite that exercises the failure: unit tests pass on some "
-         "bugs that only the integration, load or security suite reveals.",
-         RunTestsArgs, 1.0, "investigate", run_tests),
+    Tool(
+        "run_tests",
+        "Run one visible test suite against the current code in a sandbox and "
+        "report each test. Pick the suite that exercises the failure: unit tests pass on some "
+        "bugs that only the integration, load or security suite reveals.",
+        RunTestsArgs,
+        1.0,
+        "investigate",
+        run_tests,
+    ),
 )

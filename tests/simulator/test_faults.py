@@ -5,8 +5,16 @@ from metasre.simulator.scenarios.spec import FaultSpec
 
 
 def fault(kind="crash_loop", **params):
-    return Fault(FaultSpec(kind=kind, service="svc", onset_minutes_ago=10, ramp_minutes=2,
-                           recover_minutes=4, params=params))
+    return Fault(
+        FaultSpec(
+            kind=kind,
+            service="svc",
+            onset_minutes_ago=10,
+            ramp_minutes=2,
+            recover_minutes=4,
+            params=params,
+        )
+    )
 
 
 def test_strength_ramps_up_from_onset_and_stays_full_while_active():

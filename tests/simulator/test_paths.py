@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from metasre.simulator.errors import PathOutsideTreeError, SimulatorError
 from metasre.simulator.paths import MAX_PATH_LENGTH, is_within, normalize_path
 

@@ -14,6 +14,9 @@ from collections.abc import Iterator, Mapping, Sequence
 import pytest
 
 import metasre.simulator.sandbox as sandbox
+from metasre.simulator.sandbox._isolation import CAP_SETUID, has_capabilities
+
+CAN_SWITCH_UID = os.geteuid() == 0 and has_capabilities(CAP_SETUID)
 
 RANKER = b"""\
 def score(ad):
@@ -480,7 +483,7 @@ def test_default_runner_is_one_shared_caching_runner() -> None:
     assert isinstance(shared, sandbox.CachingRunner)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="uid switching needs root")
+@pytest.mark.skipif(not CAN_SWITCH_UID, reason="uid switching needs root with CAP_SETUID")
 def test_as_root_each_run_gets_an_unprivileged_uid(runner: sandbox.ForkServerRunner) -> None:
     report = run_one(
         runner,

@@ -4,14 +4,29 @@ from metasre.simulator import TOOLS
 from metasre.simulator.errors import InvalidToolCallError, UnknownToolError
 from metasre.simulator.tools import get_tool, validate_args
 
-REQUIRED = {"view_file", "list_files", "edit_lines", "read_logs", "query_metrics", "get_alerts",
-            "check_dependencies", "run_tests", "git_blame", "git_diff", "rollback_migration",
-            "rollback_deployment", "restart_service", "scale_service", "ask_hint",
-            "send_message", "submit_report"}
+REQUIRED = {
+    "view_file",
+    "list_files",
+    "edit_lines",
+    "read_logs",
+    "query_metrics",
+    "get_alerts",
+    "check_dependencies",
+    "run_tests",
+    "git_blame",
+    "git_diff",
+    "rollback_migration",
+    "rollback_deployment",
+    "restart_service",
+    "scale_service",
+    "ask_hint",
+    "send_message",
+    "submit_report",
+}
 
 
 def test_every_required_tool_is_registered_with_a_description_and_cost():
-    assert REQUIRED <= set(TOOLS)
+    assert set(TOOLS) >= REQUIRED
     for tool in TOOLS.values():
         assert len(tool.description) > 40, tool.name
         assert tool.minutes > 0

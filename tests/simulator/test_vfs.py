@@ -10,6 +10,7 @@ from types import MappingProxyType
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from metasre.simulator.errors import (
     FileNotFoundInTreeError,
     HistoryError,

@@ -1,0 +1,38 @@
+"""The metasre command, run as a real subprocess."""
+
+import json
+import subprocess
+import sys
+
+
+def metasre(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "metasre.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_scenarios_lists_every_registered_id_as_json():
+    from metasre.simulator import scenario_ids
+
+    out = metasre("scenarios", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["id"] for r in rows] == scenario_ids()
+    assert all(r["seed_varies"] for r in rows)
+
+
+def test_validate_proves_a_scenario_and_prints_its_figures():
+    out = metasre("validate", "ad-ranking-crash", "--seeds", "2", "--random-seeds", "3", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    (report,) = json.loads(out.stdout)
+    assert report["ok"] and report["expert_min"] >= 0.9 and report["random_mean"] <= 0.2
+
+
+def test_validate_names_an_unknown_scenario_and_exits_non_zero():
+    out = metasre("validate", "ad-ranking-crsh")
+    assert out.returncode == 2
+    assert "ad-ranking-crash" in out.stderr  # the close match
