@@ -95,6 +95,7 @@ class Episode:
             spec, instance.seed, self._start, self._world, self._faults, self._telemetry
         )
         self._clock = 0.0
+        self._round_start: float | None = None
         self._tick = 0
         self._agent = ""
         self._hints = 0
@@ -247,7 +248,11 @@ class Episode:
         self._agent = agent_id
         output = spec_tool.handler(self, parsed)
         minutes = output.minutes if output.minutes is not None else spec_tool.minutes
-        self._clock = round(self._clock + minutes, 6)
+        if self._round_start is None:
+            self._clock = round(self._clock + minutes, 6)
+        else:
+            # Calls of one round happen side by side: the round lasts as long as its longest.
+            self._clock = round(max(self._clock, self._round_start + minutes), 6)
         self._tick += 1
         arg_dict = parsed.model_dump()
         if output.ok and tool == "edit_lines" and self._code_fault_exists():
@@ -300,6 +305,18 @@ class Episode:
             self._phase,
             final,
         )
+
+    def begin_round(self) -> None:
+        """Start a round of simultaneous calls (one per agent); see `end_round`.
+
+        Until `end_round`, each call still applies in order, but the clock advances to the end of
+        the longest call of the round rather than by the sum of their costs.
+        """
+        self._round_start = self._clock
+
+    def end_round(self) -> None:
+        """Close the current round; calls go back to taking their own time one after another."""
+        self._round_start = None
 
     def grade(self) -> Grade:
         """The final grade once the episode is over; a provisional one before."""

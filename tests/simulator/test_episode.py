@@ -238,3 +238,18 @@ def test_two_agents_in_one_episode_share_one_world_and_see_each_others_messages(
     ep.apply("investigator", "read_logs", {"service": "payment-service"})
     assert ep.messages == ((1, "commander", ("investigator",), "check payment-service"),)
     assert ep.tick == 2
+
+
+def test_a_round_of_simultaneous_calls_lasts_as_long_as_its_longest_call():
+    serial = Episode.make(PAY, 0)
+    serial.apply("a", "run_tests", {"suite": "unit"})
+    serial.apply("b", "get_alerts", {})
+    parallel = Episode.make(PAY, 0)
+    parallel.begin_round()
+    parallel.apply("a", "run_tests", {"suite": "unit"})
+    parallel.apply("b", "get_alerts", {})
+    parallel.end_round()
+    assert serial.clock == pytest.approx(1.2)
+    assert parallel.clock == pytest.approx(1.0)
+    parallel.apply("a", "get_alerts", {})
+    assert parallel.clock == pytest.approx(1.2)
