@@ -11,6 +11,7 @@ interleaved in the same loop, so machine load affects both alike.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import threading
 import time
@@ -178,6 +179,8 @@ def main() -> None:
         rates = {n: throughput(fork, n, 30 // n * 2, 10**7 * n) for n in (1, 2, 4)}
         layers = fork.isolation
 
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} CPUs, load average {load} (other work skews the numbers)")
     print(f"helper start-up (preload, warm-up, namespaces): {start_ms:.0f} ms")
     print(f"suite: {len(files_for(SYNC_TESTS, 0))} files, 5 tests, one module edited per run\n")
     header = (

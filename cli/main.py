@@ -75,6 +75,45 @@ def _validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+    from pathlib import Path
+
+    from metasre.service import Limits, ServerConfig, serve
+    from metasre.service.server import MetasreServer, prepare_sandbox
+
+    try:
+        config = ServerConfig(
+            host=args.host,
+            port=args.port,
+            limits=Limits(
+                max_sessions=args.max_sessions,
+                max_agents_per_session=args.max_agents_per_session,
+                max_message_bytes=args.max_message_bytes,
+                idle_session_seconds=args.idle_session_seconds,
+                idle_seat_seconds=args.idle_seat_seconds,
+                turn_timeout_seconds=args.turn_timeout_seconds,
+            ),
+            tls_cert=Path(args.tls_cert) if args.tls_cert else None,
+            tls_key=Path(args.tls_key) if args.tls_key else None,
+            admin_token=os.environ.get(args.admin_token_env) or None,
+            grace_seconds=args.grace_seconds,
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    # The sandbox's fork server must start before any gRPC thread exists.
+    prepare_sandbox()
+
+    def ready(server: MetasreServer) -> None:
+        # One JSON line on stdout says where to connect (logs go to stderr).
+        print(json.dumps({"event": "serving", "address": server.address}), flush=True)
+
+    asyncio.run(serve(config, ready))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser."""
     parser = argparse.ArgumentParser(prog="metasre", description=__doc__)
@@ -98,15 +137,51 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_validate)
+    p = sub.add_parser("serve", help="run the gRPC server (SIGTERM drains and stops it)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=50051, help="port (0 picks a free one)")
+    p.add_argument("--max-sessions", type=int, default=256, help="sessions open at once")
+    p.add_argument("--max-agents-per-session", type=int, default=16, help="seats per session")
+    p.add_argument(
+        "--max-message-bytes", type=int, default=4 * 1024 * 1024, help="largest message"
+    )
+    p.add_argument(
+        "--idle-session-seconds", type=float, default=3600.0, help="close idle sessions after"
+    )
+    p.add_argument(
+        "--idle-seat-seconds", type=float, default=900.0, help="end silent streams after"
+    )
+    p.add_argument(
+        "--turn-timeout-seconds", type=float, default=30.0, help="default turn timeout"
+    )
+    p.add_argument("--tls-cert", help="PEM certificate chain (TLS needs --tls-key too)")
+    p.add_argument("--tls-key", help="PEM private key")
+    p.add_argument(
+        "--admin-token-env",
+        default="METASRE_ADMIN_TOKEN",
+        help="environment variable holding the admin token for control calls "
+        "(default METASRE_ADMIN_TOKEN; unset means no token needed)",
+    )
+    p.add_argument(
+        "--grace-seconds", type=float, default=5.0, help="drain time on shutdown"
+    )
+    p.set_defaults(func=_serve)
     return parser
 
 
-def _configure_logging(verbose: bool) -> None:
+def _configure_logging(verbose: bool, as_json: bool = False) -> None:
     # Logs go to stderr so that stdout stays clean for tables and --json.
+    processors: list[structlog.typing.Processor] = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso"),
+        structlog.processors.dict_tracebacks,
+        structlog.processors.JSONRenderer(),
+    ]
     structlog.configure(
+        processors=processors if as_json else structlog.get_config()["processors"],
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         wrapper_class=structlog.make_filtering_bound_logger(
-            logging.DEBUG if verbose else logging.WARNING
+            logging.DEBUG if verbose else logging.INFO if as_json else logging.WARNING
         ),
     )
 
@@ -114,7 +189,7 @@ def _configure_logging(verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line."""
     args = build_parser().parse_args(argv)
-    _configure_logging(args.verbose)
+    _configure_logging(args.verbose, as_json=args.command == "serve")
     code: int = args.func(args)
     return code
 

@@ -50,7 +50,10 @@ class Fault:
         spec, params = self.spec, self.spec.params
         svc = world.services[spec.service]
         if spec.kind == "code":
-            return code_checks_fail
+            # Rolling back the release that shipped the bug takes the bad code out of service
+            # even though the repository still has it.
+            shipped = "bad_version" not in params or svc.version == str(params["bad_version"])
+            return code_checks_fail and shipped
         if spec.kind == "deployment":
             return svc.version == str(params["bad_version"])
         if spec.kind == "migration":

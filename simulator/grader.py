@@ -175,12 +175,13 @@ def grade(
                 detail,
             )
         )
-    if resolved and facts.mitigated_at is not None:
+    # The SLA is about the customers' pain, so mitigation (every fault cured) is what counts.
+    if facts.mitigated_at is not None:
         late = max(0.0, facts.mitigated_at - spec.sla_minutes)
         sla = max(0.0, 1.0 - late / spec.sla_minutes)
         sla_detail = f"mitigated at t+{facts.mitigated_at:.1f} of {spec.sla_minutes:g} min"
     else:
-        sla, sla_detail = 0.0, "not resolved"
+        sla, sla_detail = 0.0, "not mitigated"
     parts.append(GradeComponent("sla", sla, WEIGHTS["sla"], sla_detail))
     efficiency = max(0.0, 1.0 - facts.steps / spec.step_budget) if resolved else 0.0
     parts.append(

@@ -105,7 +105,8 @@ class Shaper:
         truth = self.truth
         service = args.get("service")
         if tool == "rollback_deployment":
-            if truth.remediation != "rollback_deployment" or service != truth.service:
+            # Rolling back the root service mitigates even a code bug; anything else is wrong.
+            if service != truth.service:
                 return f"rolled back {service}, which was not the bad release"
         elif tool == "rollback_migration":
             wanted = normalize_location(truth.location).partition(":")[2]

@@ -37,7 +37,8 @@ class Diagnosis:
     cue: str
     location: str = ""
     remediation: str = ""
-    notes: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    """Every warning and error line read from the root service, newest last."""
 
 
 class ExpertPolicy:
@@ -88,6 +89,7 @@ class ExpertPolicy:
         queue = self._deepest_first(suspects, deps)
         seen: list[str] = []
         findings: dict[str, Finding] = {}
+        evidence: dict[str, list[str]] = {}
         while queue and len(seen) < self.max_services:
             service = queue.pop(0)
             if service in seen:
@@ -98,6 +100,7 @@ class ExpertPolicy:
             lines += [t for t in terminal if mentioned(t, [service], "")]
             finding = read_finding(service, lines, services)
             findings[service] = finding
+            evidence[service] = lines
             # Follow blame toward what this service calls: that is where faults start.
             downstream = [
                 m for m in finding.mentions if m in deps.get(service, ()) and m not in seen
@@ -106,12 +109,12 @@ class ExpertPolicy:
                 queue = downstream + queue
                 continue
             if finding.category is not None:
-                return Diagnosis(service, finding.category, finding.cue or "")
+                return Diagnosis(service, finding.category, finding.cue or "", evidence=lines)
         # Nobody blamed a dependency: take the deepest service with a category.
         for service in seen:
             f = findings[service]
             if f.category is not None:
-                return Diagnosis(service, f.category, f.cue or "")
+                return Diagnosis(service, f.category, f.cue or "", evidence=evidence[service])
         return None
 
     @staticmethod
@@ -136,7 +139,8 @@ class ExpertPolicy:
             call("rollback_deployment", {"service": d.service})
         elif d.category == "bad_migration":
             applied = [m["id"] for m in info.get("migrations", ()) if m.get("applied")]
-            named = MIGRATION_ID.findall(d.cue)
+            # Prefer an applied migration that the evidence names; the newest applied otherwise.
+            named = [*MIGRATION_ID.findall(d.cue), *MIGRATION_ID.findall(" ".join(d.evidence))]
             target = next((m for m in named if m in applied), applied[-1] if applied else "")
             d.location = f"migration:{target}"
             d.remediation = "rollback_migration"

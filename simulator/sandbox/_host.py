@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import stat
 import sys
@@ -64,13 +65,39 @@ def scratch_parent() -> str:
     return tempfile.gettempdir()
 
 
+_BASE_PREFIX = "metasre-sandbox-"
+_STALE = re.compile(re.escape(_BASE_PREFIX) + r"(\d+)-")
+
+
+def _remove_stale_base_dirs(parent: str) -> None:
+    """Remove base folders whose creating process is gone (killed before it could close)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        match = _STALE.match(name)
+        if match is None:
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                remove_tree(os.path.join(parent, name))
+        except PermissionError:
+            pass  # alive, and someone else's
+
+
 def make_base_dir() -> str:
     """Create the folder that holds this runner's run folders and return its real path.
 
     Root-owned and mode 0711 when running as root, so sandbox uids can reach their own run
-    folder by name but cannot list their neighbours.
+    folder by name but cannot list their neighbours. The name carries the creating pid, so
+    folders left by a process that was killed are removed the next time one is made.
     """
-    base = os.path.realpath(tempfile.mkdtemp(prefix="metasre-sandbox-", dir=scratch_parent()))
+    parent = scratch_parent()
+    _remove_stale_base_dirs(parent)
+    base = os.path.realpath(tempfile.mkdtemp(prefix=f"{_BASE_PREFIX}{os.getpid()}-", dir=parent))
     if os.geteuid() == 0:
         os.chmod(base, 0o711)
     return base

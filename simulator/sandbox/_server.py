@@ -72,7 +72,9 @@ class _Zygote:
     pid: int
     pidfd: int
     sock: socket.socket
-    warm: bool = False
+    rehearsing: bool
+    """Still rehearsing at idle priority: not to be handed a run."""
+    rehearsed: bool = False
 
 
 @dataclass(eq=False)
@@ -149,38 +151,45 @@ class _Server:
 
     # -- runs -----------------------------------------------------------------------------
 
-    def spawn_zygote(self, rehearse: bool = True) -> None:
+    def spawn_zygote(self, rehearse: bool) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:
             try:
-                _child.zygote(theirs.fileno(), self.base_dir, rehearse and self.rehearse)
+                _child.zygote(theirs.fileno(), self.base_dir, rehearse)
             finally:
                 os._exit(71)
         theirs.close()
-        zygote = _Zygote(pid, os.pidfd_open(pid), mine, warm=not (rehearse and self.rehearse))
+        zygote = _Zygote(pid, os.pidfd_open(pid), mine, rehearsing=rehearse)
         self.zygotes.append(zygote)
         self.selector.register(zygote.pidfd, selectors.EVENT_READ, ("zygote", zygote))
-        if not zygote.warm:
+        if rehearse:
             self.selector.register(mine, selectors.EVENT_READ, ("warm", zygote))
 
     def refill(self) -> None:
-        while not self.stopping and len(self.zygotes) < self.spare_target:
-            self.spawn_zygote()
+        # With rehearsal on, one plain spare stays ready beside the rehearsing ones, so a
+        # run arriving before any rehearsal ends still finds a forked child waiting.
+        if self.stopping:
+            return
+        if self.rehearse and not any(not z.rehearsing and not z.rehearsed for z in self.zygotes):
+            self.spawn_zygote(rehearse=False)
+        while len(self.zygotes) < self.spare_target + (1 if self.rehearse else 0):
+            self.spawn_zygote(rehearse=self.rehearse)
 
     def on_warm(self, zygote: _Zygote) -> None:
         if zygote not in self.zygotes:
             return  # dispatched in the same round of events
         with contextlib.suppress(OSError):
             zygote.sock.recv(16)
-        zygote.warm = True
+        zygote.rehearsing = False
+        zygote.rehearsed = True
         self.selector.unregister(zygote.sock)
 
     def reap_zygote(self, zygote: _Zygote) -> None:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(zygote.pid, 0)
         self.selector.unregister(zygote.pidfd)
-        if not zygote.warm:
+        if zygote.rehearsing:
             with contextlib.suppress(KeyError, ValueError):
                 self.selector.unregister(zygote.sock)
         os.close(zygote.pidfd)
@@ -189,9 +198,10 @@ class _Server:
             self.zygotes.remove(zygote)
 
     def start_run(self, reply: socket.socket, wall: float, cpu: float) -> None:
-        # A spare that finished its rehearsal; if all are still rehearsing, a fresh fork
-        # (about half a millisecond here) beats waiting for a rehearsal step to end.
-        zygote = next((z for z in self.zygotes if z.warm), None)
+        # A spare that finished its rehearsal, else a plain one; waiting for a rehearsal
+        # step to end would cost more than a fresh fork (about half a millisecond here).
+        ready = [z for z in self.zygotes if not z.rehearsing]
+        zygote = next((z for z in ready if z.rehearsed), ready[0] if ready else None)
         if zygote is None:
             self.spawn_zygote(rehearse=False)
             zygote = self.zygotes[-1]
@@ -373,9 +383,9 @@ class _Server:
         while self.pending:
             self.pending.popleft()[0].close()
         for zygote in self.zygotes:
-            if not zygote.warm:
+            if zygote.rehearsing:
                 self.selector.unregister(zygote.sock)
-                zygote.warm = True  # nothing left to hear from it
+                zygote.rehearsing = False  # nothing left to hear from it
             zygote.sock.close()  # a parked spare sees EOF and exits
 
     def serve(self) -> None:
@@ -431,5 +441,8 @@ def main(argv: Sequence[str]) -> NoReturn:
         traceback.print_exc()
         code = 1
     finally:
+        # the caller removes it too, unless it was killed, which is why the helper stopped
+        with contextlib.suppress(OSError):
+            remove_tree(server.base_dir)
         sys.stderr.flush()
         os._exit(code)

@@ -42,7 +42,9 @@ class RunReport:
     """Outcomes in file order, then definition order; partial when the run did not complete."""
 
     output: str
-    """Captured stdout and stderr of the tests, cut to a few KB around an omission marker."""
+    """Captured stdout and stderr of the tests (interleaved as written), then the traceback
+    of each module that failed to import; cut to about 8 KB around an omission marker, with
+    run-folder paths made relative."""
 
     message: str
     """Why the run did not complete, in plain words; empty when status is ``completed``."""

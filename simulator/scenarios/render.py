@@ -61,7 +61,9 @@ class Renderer:
     def data(self, value: Any) -> Any:
         """Render a parsed TOML value; a string that is exactly one template takes its type."""
         if isinstance(value, str):
-            whole = _TEMPLATE.fullmatch(value.strip())
+            # Only a bare template takes its value's type; surrounding text (even indentation)
+            # makes it a string.
+            whole = _TEMPLATE.fullmatch(value)
             if whole:
                 try:
                     return _lookup(self.values, whole.group(1))

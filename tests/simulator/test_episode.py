@@ -253,3 +253,14 @@ def test_a_round_of_simultaneous_calls_lasts_as_long_as_its_longest_call():
     assert parallel.clock == pytest.approx(1.0)
     parallel.apply("a", "get_alerts", {})
     assert parallel.clock == pytest.approx(1.2)
+
+
+def test_rolling_back_a_code_bug_mitigates_but_only_the_code_fix_resolves(ad):
+    result = ad.apply("a", "rollback_deployment", {"service": "ad_ranking"})
+    assert result.reward.components["fault_cured"] > 0
+    assert "wrong_rollback" not in result.reward.components
+    grade = ad.grade()
+    assert grade.component("sla").score == 1.0
+    assert not grade.resolved
+    code_checks = {k: v for k, v in grade.fail_to_pass.items() if not k.startswith("state::")}
+    assert code_checks and not any(code_checks.values())

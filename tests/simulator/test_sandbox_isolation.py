@@ -47,8 +47,10 @@ def wait_until_gone(pid: int, timeout: float = 5.0) -> bool:
         os.close(pidfd)
 
 
-def sandbox_uid_processes() -> list[int]:
-    """Pids of live (non-zombie) processes owned by a sandbox uid (meaningful as root)."""
+def sandbox_uid_processes(runner: sandbox.ForkServerRunner) -> list[int]:
+    """Pids of live (non-zombie) processes running as one of ``runner``'s sandbox uids."""
+    block = runner._uids
+    assert block is not None
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -60,7 +62,7 @@ def sandbox_uid_processes() -> list[int]:
         except (FileNotFoundError, ProcessLookupError, IndexError):
             continue
         # an exited child stays a zombie until the helper reaps it; it runs nothing
-        if uid >= 1_900_000_000 and state not in (b"Z", b"X"):
+        if block.first <= uid < block.first + 64 and state not in (b"Z", b"X"):
             found.append(int(entry))
     return found
 
@@ -121,7 +123,7 @@ def test_a_fork_bomb_is_refused_and_leaves_no_process(runner: sandbox.ForkServer
     )
     assert wait_until_gone(int(report.output.split()[0]))
     if CAN_SWITCH_UID:
-        assert sandbox_uid_processes() == []
+        assert sandbox_uid_processes(runner) == []
 
 
 @pytest.mark.parametrize(
@@ -143,7 +145,7 @@ def test_starting_programs_is_refused(runner: sandbox.ForkServerRunner, attempt:
     # the report can arrive while the child is still exiting
     assert wait_until_gone(int(report.output.split()[0]))
     if CAN_SWITCH_UID:
-        assert sandbox_uid_processes() == []
+        assert sandbox_uid_processes(runner) == []
 
 
 def test_a_huge_allocation_fails_inside_the_test(runner: sandbox.ForkServerRunner) -> None:

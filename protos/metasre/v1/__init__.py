@@ -1,0 +1,1 @@
+"""The wire contract, package metasre.v1: generated protobuf and gRPC stubs beside the protos."""

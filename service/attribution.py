@@ -1,0 +1,131 @@
+"""How the team's reward is credited to each agent: SHARED, INDIVIDUAL, MIXED and DIFFERENCE.
+
+With N seats, s_i the shaping reward of agent i's own calls (the simulator's per-call reward
+without the final grade), S = sum of s_i and G the final team grade, each agent's episode total is:
+
+- SHARED: S + G for every agent (everyone receives every reward).
+- INDIVIDUAL: s_i + G/N. The agents' totals add up to S + G.
+- MIXED (team spirit alpha): (1 - alpha) * (s_i + G/N) + alpha * (S + G)/N. Adds up to S + G;
+  alpha 0 is INDIVIDUAL, alpha 1 gives everyone the team mean.
+- DIFFERENCE: G - G_without_i, where G_without_i is the grade of the same episode replayed without
+  agent i's calls (exact: the simulator is deterministic), paid once at the end; no shaping. An
+  agent whose calls changed nothing gets exactly 0. The totals need not add up to anything.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from metasre.simulator import Episode, EpisodeOverError
+from metasre.simulator.sandbox import TestRunner
+
+
+class Attribution(enum.Enum):
+    """The attribution modes."""
+
+    SHARED = "shared"
+    INDIVIDUAL = "individual"
+    MIXED = "mixed"
+    DIFFERENCE = "difference"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """An applied call as the counterfactual replay needs it."""
+
+    agent_id: str
+    tool: str
+    args: Mapping[str, object]
+    round: int
+    """The SIMULTANEOUS round (0 otherwise): calls of one round replay as one round."""
+
+
+def _scaled(components: Mapping[str, float], factor: float) -> dict[str, float]:
+    return {k: v * factor for k, v in components.items()}
+
+
+def step_rewards(
+    mode: Attribution,
+    alpha: float,
+    agents: Sequence[str],
+    caller: str,
+    shaping: Mapping[str, float],
+) -> dict[str, dict[str, float]]:
+    """Each agent's share of one call's shaping components (agents with no share are absent)."""
+    n = len(agents)
+    if mode is Attribution.SHARED:
+        return {a: dict(shaping) for a in agents}
+    if mode is Attribution.INDIVIDUAL:
+        return {caller: dict(shaping)}
+    if mode is Attribution.MIXED:
+        out = {a: _scaled(shaping, alpha / n) for a in agents if alpha > 0}
+        own = _scaled(shaping, 1 - alpha + alpha / n)
+        out[caller] = own
+        return out
+    return {}
+
+
+def final_rewards(
+    mode: Attribution,
+    agents: Sequence[str],
+    grade: float,
+    without: Mapping[str, float] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Each agent's end-of-episode components; `without` holds G_without_i for DIFFERENCE."""
+    n = len(agents)
+    if mode is Attribution.SHARED:
+        return {a: {"grade": grade} for a in agents}
+    if mode is Attribution.DIFFERENCE:
+        assert without is not None, "DIFFERENCE needs the counterfactual grades"
+        return {a: {"team_grade": grade, "counterfactual_grade": -without[a]} for a in agents}
+    # INDIVIDUAL and MIXED both split the grade evenly: (1-a)G/N + aG/N = G/N.
+    return {a: {"grade": grade / n} for a in agents}
+
+
+def counterfactual_grades(
+    scenario_id: str,
+    seed: int,
+    calls: Sequence[RecordedCall],
+    agents: Sequence[str],
+    team_grade: float,
+    runner: TestRunner | None = None,
+) -> dict[str, float]:
+    """G_without_i for each agent: the episode replayed without that agent's calls.
+
+    An agent with no calls needs no replay: its counterfactual is the episode itself.
+    """
+    out: dict[str, float] = {}
+    for agent in agents:
+        kept = [c for c in calls if c.agent_id != agent]
+        if len(kept) == len(calls):
+            out[agent] = team_grade
+            continue
+        out[agent] = replay(scenario_id, seed, kept, runner).grade().total
+    return out
+
+
+def replay(
+    scenario_id: str,
+    seed: int,
+    calls: Sequence[RecordedCall],
+    runner: TestRunner | None = None,
+) -> Episode:
+    """A fresh episode with `calls` applied in order, rounds kept; stops if the episode ends."""
+    episode = Episode.make(scenario_id, seed, runner)
+    current_round = 0
+    try:
+        for call in calls:
+            if call.round != current_round:
+                if current_round:
+                    episode.end_round()
+                if call.round:
+                    episode.begin_round()
+                current_round = call.round
+            episode.apply(call.agent_id, call.tool, call.args)
+    except EpisodeOverError:
+        pass
+    if current_round:
+        episode.end_round()
+    return episode

@@ -1,0 +1,62 @@
+"""The server's settings: address, limits, TLS and the admin token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one server accepts before it refuses with RESOURCE_EXHAUSTED or ends idle work."""
+
+    max_sessions: int = 256
+    """Sessions open at once."""
+    max_agents_per_session: int = 16
+    """Seats per session."""
+    max_message_bytes: int = 4 * 1024 * 1024
+    """Largest message received or sent, in bytes."""
+    idle_session_seconds: float = 3600.0
+    """Seconds without a call or a connected agent before a session is closed."""
+    idle_seat_seconds: float = 900.0
+    """Seconds without a message from an agent before its Connect stream is ended."""
+    turn_timeout_seconds: float = 30.0
+    """Default seconds an agent may hold the turn, or a simultaneous round may wait."""
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_sessions",
+            "max_agents_per_session",
+            "max_message_bytes",
+            "idle_session_seconds",
+            "idle_seat_seconds",
+            "turn_timeout_seconds",
+        ):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"limit {name} must be positive, got {getattr(self, name)}")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Everything `build_server` needs."""
+
+    host: str = "127.0.0.1"
+    """Address to listen on."""
+    port: int = 50051
+    """Port to listen on; 0 picks a free one (see `MetasreServer.port`)."""
+    limits: Limits = field(default_factory=Limits)
+    """Server-wide limits."""
+    tls_cert: Path | None = None
+    """PEM certificate chain; with `tls_key`, the server speaks TLS only."""
+    tls_key: Path | None = None
+    """PEM private key of `tls_cert`."""
+    admin_token: str | None = None
+    """When set, control and watch calls need the metadata `authorization: Bearer <token>`."""
+    grace_seconds: float = 5.0
+    """On shutdown, how long in-flight calls may take to finish."""
+
+    def __post_init__(self) -> None:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("TLS needs both a certificate and a key; give both or neither")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port must be in 0-65535, got {self.port}")

@@ -1,0 +1,372 @@
+"""The one place protobuf meets the simulator: wire messages to and from the service's types."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+
+from metasre.service.attribution import Attribution
+from metasre.service.config import Limits
+from metasre.service.errors import InvalidRequestError
+from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
+from metasre.simulator import EpisodePhase, Grade, Observation, Tool
+from metasre.simulator.scenarios.registry import ScenarioEntry
+from metasre.v1 import agent_pb2, common_pb2, control_pb2
+
+_POLICY = {
+    common_pb2.TURN_POLICY_UNSPECIFIED: TurnPolicy.FREE_FOR_ALL,
+    common_pb2.TURN_POLICY_FREE_FOR_ALL: TurnPolicy.FREE_FOR_ALL,
+    common_pb2.TURN_POLICY_ROUND_ROBIN: TurnPolicy.ROUND_ROBIN,
+    common_pb2.TURN_POLICY_SIMULTANEOUS: TurnPolicy.SIMULTANEOUS,
+}
+_POLICY_PB = {v: k for k, v in _POLICY.items() if k != common_pb2.TURN_POLICY_UNSPECIFIED}
+_ATTRIBUTION = {
+    common_pb2.REWARD_ATTRIBUTION_UNSPECIFIED: Attribution.SHARED,
+    common_pb2.REWARD_ATTRIBUTION_SHARED: Attribution.SHARED,
+    common_pb2.REWARD_ATTRIBUTION_INDIVIDUAL: Attribution.INDIVIDUAL,
+    common_pb2.REWARD_ATTRIBUTION_MIXED: Attribution.MIXED,
+    common_pb2.REWARD_ATTRIBUTION_DIFFERENCE: Attribution.DIFFERENCE,
+}
+_ATTRIBUTION_PB = {
+    v: k for k, v in _ATTRIBUTION.items() if k != common_pb2.REWARD_ATTRIBUTION_UNSPECIFIED
+}
+_PHASE_PB = {
+    EpisodePhase.RUNNING: common_pb2.EPISODE_PHASE_RUNNING,
+    EpisodePhase.TERMINATED: common_pb2.EPISODE_PHASE_TERMINATED,
+    EpisodePhase.TRUNCATED: common_pb2.EPISODE_PHASE_TRUNCATED,
+}
+_MAX_DEPTH = 32
+
+
+# -- JSON values and Structs --------------------------------------------------------------------
+
+
+def struct_to_dict(struct: struct_pb2.Struct) -> dict[str, Any]:
+    """A Struct as plain JSON data (whole numbers come back as int, as JSON Schema expects)."""
+    data = json_format.MessageToDict(struct)
+    out = _whole_numbers(data)
+    assert isinstance(out, dict)
+    return out
+
+
+def _whole_numbers(value: Any) -> Any:
+    # Struct carries every number as a double; the tools' schemas want integers for line
+    # numbers and replica counts, so a double with no fraction goes back to int.
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(v) for v in value]
+    return value
+
+
+def dict_to_struct(data: Mapping[str, Any]) -> struct_pb2.Struct:
+    """Plain data as a Struct; values JSON cannot hold become strings."""
+    struct = struct_pb2.Struct()
+    struct.update(_jsonable(dict(data), 0))
+    return struct
+
+
+def _jsonable(value: Any, depth: int) -> Any:
+    if depth > _MAX_DEPTH:
+        return str(value)
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int | float):
+        number = float(value)
+        return number if math.isfinite(number) else str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        return [_jsonable(v, depth + 1) for v in items]
+    return str(value)
+
+
+# -- requests -----------------------------------------------------------------------------------
+
+
+def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> SessionSpec:
+    """The SessionSpec a CreateSession asks for.
+
+    Raises:
+        InvalidRequestError: an unknown enum value, a bad timeout, a bad seat.
+    """
+    if not request.scenario_id:
+        raise InvalidRequestError(
+            "scenario_id is empty; ListScenarios shows the ids",
+            (("scenario_id", "a scenario id, e.g. meta-sre/payment-bad-deploy-v1"),),
+        )
+    policy = _POLICY.get(request.turn_policy)
+    if policy is None:
+        raise InvalidRequestError(
+            f"unknown turn_policy {request.turn_policy}",
+            (("turn_policy", "FREE_FOR_ALL, ROUND_ROBIN or SIMULTANEOUS"),),
+        )
+    attribution = _ATTRIBUTION.get(request.reward_attribution)
+    if attribution is None:
+        raise InvalidRequestError(
+            f"unknown reward_attribution {request.reward_attribution}",
+            (("reward_attribution", "SHARED, INDIVIDUAL, MIXED or DIFFERENCE"),),
+        )
+    timeout = request.limits.turn_timeout_seconds or limits.turn_timeout_seconds
+    if not (math.isfinite(timeout) and 0 < timeout <= 3600):
+        raise InvalidRequestError(
+            f"limits.turn_timeout_seconds must be in (0, 3600], got {timeout}",
+            (("limits.turn_timeout_seconds", "seconds in (0, 3600]"),),
+        )
+    seats = tuple(
+        SeatSpec(s.agent_id, s.role[:64], frozenset(s.allowed_tools)) for s in request.seats
+    ) or (SeatSpec("agent-1"),)
+    alpha = request.team_spirit
+    if not math.isfinite(alpha):
+        alpha = -1.0  # refused by SessionSpec with a clear message
+    return SessionSpec(
+        request.scenario_id,
+        request.seed,
+        seats,
+        policy,
+        attribution,
+        alpha,
+        timeout,
+    )
+
+
+# -- simulator and service values to messages ---------------------------------------------------
+
+
+def phase_pb(phase: EpisodePhase) -> common_pb2.EpisodePhase.ValueType:
+    """The wire enum of a phase."""
+    return _PHASE_PB[phase]
+
+
+def observation_pb(obs: Observation) -> common_pb2.Observation:
+    """An Observation message."""
+    return common_pb2.Observation(
+        scenario_id=obs.scenario_id,
+        title=obs.title,
+        severity=obs.severity,
+        description=obs.description,
+        minute=obs.minute,
+        sla_minutes_left=obs.sla_minutes_left,
+        steps_left=obs.steps_left,
+        step_budget=obs.step_budget,
+        phase=phase_pb(EpisodePhase(obs.phase)),
+        alerts=[
+            common_pb2.Alert(
+                id=a.id,
+                service=a.service,
+                severity=a.severity,
+                summary=a.summary,
+                firing_minutes=a.firing_minutes,
+            )
+            for a in obs.alerts
+        ],
+        services=[
+            common_pb2.ServiceStatus(
+                name=s.name,
+                health=s.health,
+                error_rate=s.error_rate,
+                p99_ms=s.p99_ms,
+                cpu=s.cpu,
+                memory=s.memory,
+                queue_depth=s.queue_depth,
+                version=s.version,
+                replicas=s.replicas,
+                recent_deploy=s.recent_deploy or "",
+                depends_on=list(s.depends_on),
+            )
+            for s in obs.services
+        ],
+        terminal=list(obs.terminal),
+        text=obs.render(),
+    )
+
+
+def grade_pb(grade: Grade) -> common_pb2.Grade:
+    """A Grade message."""
+    return common_pb2.Grade(
+        total=grade.total,
+        resolved=grade.resolved,
+        components=[
+            common_pb2.GradeComponent(
+                name=c.name, score=c.score, weight=c.weight, detail=c.detail, value=c.value
+            )
+            for c in grade.components
+        ],
+        fail_to_pass=dict(grade.fail_to_pass),
+        pass_to_pass=dict(grade.pass_to_pass),
+        final=grade.final,
+    )
+
+
+def reward_pb(reward: Reward) -> common_pb2.RewardUpdate:
+    """A RewardUpdate message."""
+    return common_pb2.RewardUpdate(
+        agent_id=reward.agent_id,
+        tick=reward.tick,
+        components=dict(reward.components),
+        total=reward.total,
+        source_agent_id=reward.source_agent_id,
+    )
+
+
+def applied_pb(event: Applied) -> common_pb2.AppliedCall:
+    """An AppliedCall message."""
+    return common_pb2.AppliedCall(
+        tick=event.tick,
+        agent_id=event.agent_id,
+        call_id=event.call_id,
+        tool=event.tool,
+        args=dict_to_struct(event.args),
+        ok=event.ok,
+        error_code=event.error_code,
+        text=event.text,
+        data=dict_to_struct(event.data),
+        minutes=event.minutes,
+        clock=event.clock,
+        round=event.round,
+    )
+
+
+def tool_result_pb(event: Applied) -> agent_pb2.ToolResult:
+    """The caller's ToolResult for its applied call."""
+    return agent_pb2.ToolResult(
+        call_id=event.call_id,
+        tick=event.tick,
+        ok=event.ok,
+        error_code=event.error_code,
+        text=event.text,
+        data=dict_to_struct(event.data),
+        observation=observation_pb(event.observation),
+        reward=reward_pb(event.reward) if event.reward is not None else None,
+        phase=phase_pb(event.phase),
+    )
+
+
+def ended_pb(event: Ended) -> common_pb2.EpisodeEnded:
+    """An EpisodeEnded message."""
+    return common_pb2.EpisodeEnded(
+        tick=event.tick,
+        phase=phase_pb(event.phase),
+        grade=grade_pb(event.grade),
+        agent_rewards=dict(event.agent_rewards),
+    )
+
+
+def started_pb(event: Started) -> common_pb2.EpisodeStarted:
+    """An EpisodeStarted message."""
+    return common_pb2.EpisodeStarted(
+        episode=event.episode, seed=event.seed, observation=observation_pb(event.observation)
+    )
+
+
+def turn_pb(event: Turn) -> common_pb2.TurnGranted:
+    """A TurnGranted message."""
+    return common_pb2.TurnGranted(
+        tick=event.tick,
+        agent_id=event.agent_id,
+        round=event.round,
+        timeout_seconds=event.timeout_seconds,
+    )
+
+
+def message_pb(event: Message) -> common_pb2.TeamMessage:
+    """A TeamMessage message."""
+    return common_pb2.TeamMessage(
+        tick=event.tick, from_agent_id=event.sender, to=list(event.to), text=event.text
+    )
+
+
+def event_pb(entry: LogEntry) -> common_pb2.SessionEvent:
+    """A log entry as a SessionEvent."""
+    out = common_pb2.SessionEvent(sequence=entry.sequence, episode=entry.episode, tick=entry.tick)
+    event = entry.event
+    if isinstance(event, Applied):
+        out.applied.CopyFrom(applied_pb(event))
+    elif isinstance(event, Reward):
+        out.reward.CopyFrom(reward_pb(event))
+    elif isinstance(event, Message):
+        out.message.CopyFrom(message_pb(event))
+    elif isinstance(event, Turn):
+        out.turn.CopyFrom(turn_pb(event))
+    elif isinstance(event, Started):
+        out.started.CopyFrom(started_pb(event))
+    else:
+        out.ended.CopyFrom(ended_pb(event))
+    return out
+
+
+def session_pb(session: Session) -> common_pb2.SessionInfo:
+    """A SessionInfo message."""
+    spec = session.spec
+    return common_pb2.SessionInfo(
+        session_id=session.id,
+        scenario_id=spec.scenario_id,
+        seed=session.seed,
+        seats=[
+            common_pb2.Seat(
+                agent_id=s.agent_id,
+                role=s.spec.role,
+                allowed_tools=sorted(s.spec.allowed_tools),
+                connected=s.holder is not None,
+                reward_total=s.reward_total,
+            )
+            for s in session.seats
+        ],
+        turn_policy=_POLICY_PB[spec.policy],
+        reward_attribution=_ATTRIBUTION_PB[spec.attribution],
+        team_spirit=spec.team_spirit,
+        phase=phase_pb(session.episode.phase),
+        tick=session.episode.tick,
+        episode=session.episode_no,
+        closed=session.closed,
+        turn_agent_id=session.turn_agent_id if spec.policy is TurnPolicy.ROUND_ROBIN else "",
+        limits=common_pb2.SessionLimits(turn_timeout_seconds=spec.turn_timeout_seconds),
+    )
+
+
+def attribution_pb(attribution: Attribution) -> common_pb2.RewardAttribution.ValueType:
+    """The wire enum of an attribution mode."""
+    return _ATTRIBUTION_PB[attribution]
+
+
+def tool_pb(tool: Tool) -> common_pb2.ToolSpec:
+    """A ToolSpec message."""
+    return common_pb2.ToolSpec(
+        name=tool.name,
+        description=tool.description,
+        input_schema=dict_to_struct(tool.json_schema()),
+        kind=tool.kind,
+        minutes=tool.minutes,
+    )
+
+
+def scenario_pb(entry: ScenarioEntry) -> common_pb2.ScenarioSummary:
+    """A ScenarioSummary message (the scenario rendered with seed 0)."""
+    spec = entry.instance(0).spec
+    return common_pb2.ScenarioSummary(
+        id=entry.id,
+        title=spec.title,
+        severity=spec.severity,
+        difficulty=spec.difficulty,
+        sla_minutes=spec.sla_minutes,
+        step_budget=spec.step_budget,
+    )
+
+
+def limits_pb(limits: Limits) -> control_pb2.ServerLimits:
+    """A ServerLimits message."""
+    return control_pb2.ServerLimits(
+        max_sessions=limits.max_sessions,
+        max_agents_per_session=limits.max_agents_per_session,
+        max_message_bytes=limits.max_message_bytes,
+        idle_session_seconds=limits.idle_session_seconds,
+        idle_seat_seconds=limits.idle_seat_seconds,
+        turn_timeout_seconds=limits.turn_timeout_seconds,
+    )

@@ -1,0 +1,400 @@
+"""The sequencer of one session: applies calls one at a time under the session's turn policy.
+
+One task per session takes calls from a queue and applies them to the episode in a worker
+thread (a test run awaits a subprocess there), so the event loop, and every other session,
+keeps going. Each applied call gets the next tick; its events go to the session's log in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from metasre.service.attribution import (
+    Attribution,
+    RecordedCall,
+    counterfactual_grades,
+    final_rewards,
+    step_rewards,
+)
+from metasre.service.errors import (
+    EpisodeEndedError,
+    NotYourTurnError,
+    ServiceError,
+    SessionClosedError,
+    ToolNotAllowedError,
+)
+from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.session import Seat, Session, TurnPolicy
+from metasre.simulator import Episode, EpisodePhase, Observation, StepResult
+from metasre.simulator.sandbox import TestRunner
+from metasre.simulator.tools import get_tool, validate_args
+
+log = structlog.get_logger("metasre.service.coordinator")
+
+Outcome = tuple[StepResult, Observation] | BaseException
+
+
+@dataclass(slots=True)
+class Pending:
+    """A call waiting for the sequencer."""
+
+    seat: Seat
+    call_id: str
+    tool: str
+    args: Mapping[str, Any]
+    future: asyncio.Future[LogEntry] = field(repr=False)
+
+
+class Coordinator:
+    """Applies one session's calls in order; see the module docstring.
+
+    Args:
+        session: The session whose episode it drives.
+        runner: The sandbox runner for episodes it makes (reset, counterfactual replays).
+    """
+
+    def __init__(self, session: Session, runner: TestRunner | None = None) -> None:
+        self.session = session
+        self._runner = runner
+        self._queue: asyncio.Queue[Pending | None] = asyncio.Queue()
+        self._waiting: set[str] = set()
+        """Agents with a call submitted and not yet resolved."""
+        self._task: asyncio.Task[None] | None = None
+        self._inflight: asyncio.Task[None] | None = None
+        self._turn = 0
+        self._skips = 0
+        self._round = 0
+        self._stop_error: ServiceError = SessionClosedError(f"session {session.id} was closed")
+        self._log = log.bind(session_id=session.id)
+
+    # -- life -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Announce the episode and start sequencing."""
+        s = self.session
+        s.append(0, Started(s.episode_no, s.seed, s.episode.observation()))
+        self._turn = self._skips = self._round = 0
+        if s.spec.policy is TurnPolicy.ROUND_ROBIN:
+            self._grant_turn()
+        elif s.spec.policy is TurnPolicy.SIMULTANEOUS:
+            self._open_round()
+        self._task = asyncio.create_task(self._run(), name=f"sequencer-{s.id}")
+
+    async def stop(self, error: ServiceError) -> None:
+        """Stop sequencing: a call being applied finishes; queued calls fail with `error`."""
+        self._stop_error = error
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._inflight is not None:
+            await asyncio.shield(self._inflight)
+        while not self._queue.empty():
+            pending = self._queue.get_nowait()
+            if pending is not None:
+                self._fail(pending, error)
+        self._waiting.clear()
+
+    async def reset(self, seed: int) -> None:
+        """Start a new episode with `seed`; calls not yet applied fail."""
+        await self.stop(EpisodeEndedError("the session was reset; the call was not applied"))
+        s = self.session
+        async with s.lock:
+            episode = await asyncio.to_thread(Episode.make, s.spec.scenario_id, seed, self._runner)
+        s.episode, s.seed = episode, seed
+        s.episode_no += 1
+        s.calls.clear()
+        for seat in s.seats:
+            seat.reward_total = 0.0
+        self._log.info("episode_reset", episode=s.episode_no, seed=seed)
+        self.start()
+
+    def wake(self) -> None:
+        """Let the sequencer look again at who is live (a seat's stream ended)."""
+        self._queue.put_nowait(None)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def submit(
+        self, seat: Seat, call_id: str, tool: str, args: Mapping[str, Any]
+    ) -> LogEntry:
+        """Queue a call and wait until it is applied; returns its log entry.
+
+        Raises:
+            SessionClosedError, EpisodeEndedError, ToolNotAllowedError, NotYourTurnError:
+                the call was refused before it was queued.
+            InvalidToolCallError, UnknownToolError: the tool or its arguments are wrong.
+        """
+        s = self.session
+        s.touch()
+        if s.closed or self._task is None:
+            raise self._stop_error if not s.closed else SessionClosedError(
+                f"session {s.id} is closed; create a new session"
+            )
+        if s.episode.phase is not EpisodePhase.RUNNING:
+            raise EpisodeEndedError(
+                f"episode {s.episode_no} of session {s.id} is {s.episode.phase.value}; "
+                "ResetSession starts a new one"
+            )
+        if not seat.may_use(tool):
+            allowed = ", ".join(sorted(seat.spec.allowed_tools))
+            raise ToolNotAllowedError(
+                f"seat {seat.agent_id!r} (role {seat.spec.role or '-'!r}) may not use {tool[:64]!r}; "
+                f"it may use: {allowed}",
+                (("tool", f"allowed for this role: {allowed}"),),
+                {"allowed": allowed},
+            )
+        validate_args(get_tool(tool), args)
+        policy = s.spec.policy
+        agent = seat.agent_id
+        if policy is TurnPolicy.ROUND_ROBIN:
+            holder = s.seats[self._turn].agent_id
+            if agent != holder:
+                raise NotYourTurnError(
+                    f"it is {holder!r}'s turn, not {agent!r}'s (ROUND_ROBIN); wait for a "
+                    "TurnGranted naming you",
+                    metadata={"turn_agent_id": holder},
+                )
+        if policy is not TurnPolicy.FREE_FOR_ALL and agent in self._waiting:
+            raise NotYourTurnError(
+                f"{agent!r} already has a call in this "
+                + ("round" if policy is TurnPolicy.SIMULTANEOUS else "turn")
+                + "; wait for its result"
+            )
+        future: asyncio.Future[LogEntry] = asyncio.get_running_loop().create_future()
+        self._waiting.add(agent)
+        self._queue.put_nowait(Pending(seat, call_id, tool, dict(args), future))
+        try:
+            return await future
+        finally:
+            self._waiting.discard(agent)
+
+    # -- the sequencer ----------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        policy = self.session.spec.policy
+        try:
+            while self.session.episode.phase is EpisodePhase.RUNNING:
+                if policy is TurnPolicy.FREE_FOR_ALL:
+                    pending = await self._queue.get()
+                    if pending is not None:
+                        await self._apply([pending], 0)
+                elif policy is TurnPolicy.ROUND_ROBIN:
+                    await self._round_robin_step()
+                else:
+                    await self._simultaneous_round()
+            # The episode is over: refuse whatever is still queued.
+            while True:
+                pending = await self._queue.get()
+                if pending is not None:
+                    self._fail(pending, EpisodeEndedError("the episode ended before this call"))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bug in the sequencer must not pass silently
+            self._log.exception("sequencer_crashed")
+            raise
+
+    async def _round_robin_step(self) -> None:
+        s = self.session
+        timeout = s.spec.turn_timeout_seconds if self._skips < len(s.seats) else None
+        try:
+            pending = await asyncio.wait_for(self._queue.get(), timeout)
+        except TimeoutError:
+            # Nobody called in time: pass the turn on. After a full lap of skips, wait for the
+            # holder without a clock so an empty session does not spin.
+            self._skips += 1
+            self._advance_turn()
+            return
+        if pending is None:
+            return
+        if pending.seat is not s.seats[self._turn]:
+            self._fail(pending, NotYourTurnError("the turn passed before this call was applied"))
+            return
+        self._skips = 0
+        await self._apply([pending], 0)
+        if s.episode.phase is EpisodePhase.RUNNING:
+            self._advance_turn()
+
+    async def _simultaneous_round(self) -> None:
+        s = self.session
+        batch: dict[str, Pending] = {}
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None
+        while True:
+            live = {seat.agent_id for seat in s.seats if not seat.left}
+            if batch and live <= batch.keys():
+                break
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                break
+            try:
+                pending = await asyncio.wait_for(self._queue.get(), remaining)
+            except TimeoutError:
+                break
+            if pending is None:
+                continue
+            batch[pending.seat.agent_id] = pending
+            if deadline is None:
+                deadline = loop.time() + s.spec.turn_timeout_seconds
+        order = {a: i for i, a in enumerate(s.agent_ids)}
+        await self._apply(sorted(batch.values(), key=lambda p: order[p.seat.agent_id]), self._round)
+        if s.episode.phase is EpisodePhase.RUNNING:
+            self._open_round()
+
+    async def _apply(self, batch: Sequence[Pending], round_no: int) -> None:
+        # Shielded: once calls reach the world they are finished and logged, even if the
+        # sequencer is being stopped, so nothing applied is ever lost.
+        self._inflight = asyncio.create_task(self._apply_logged(batch, round_no))
+        try:
+            await asyncio.shield(self._inflight)
+        finally:
+            if self._inflight.done():
+                self._inflight = None
+
+    async def _apply_logged(self, batch: Sequence[Pending], round_no: int) -> None:
+        s = self.session
+        calls = [(p.seat.agent_id, p.tool, p.args) for p in batch]
+        started = time.perf_counter()
+        async with s.lock:
+            outcomes = await asyncio.to_thread(_apply_sync, s.episode, calls, round_no)
+        entries: list[LogEntry | BaseException] = []
+        for pending, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                entries.append(outcome)
+                continue
+            entries.append(self._record(pending, outcome, round_no))
+        if s.episode.phase is not EpisodePhase.RUNNING:
+            await self._finish()
+        for pending, entry in zip(batch, entries, strict=True):
+            if isinstance(entry, BaseException):
+                if not isinstance(entry, Exception):
+                    raise entry
+                self._fail(pending, entry)
+            elif not pending.future.done():
+                pending.future.set_result(entry)
+        self._log.debug(
+            "applied",
+            calls=len(batch),
+            tick=s.episode.tick,
+            ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+
+    def _record(self, pending: Pending, outcome: tuple[StepResult, Observation], rnd: int) -> LogEntry:
+        s = self.session
+        step, observation = outcome
+        caller = step.agent_id
+        s.calls.append(RecordedCall(caller, step.tool, dict(step.args), rnd))
+        shaping = {k: v for k, v in step.reward.components.items() if k != "grade"}
+        shares = step_rewards(
+            s.spec.attribution, s.spec.team_spirit, s.agent_ids, caller, shaping
+        )
+        rewards = [
+            Reward(agent, step.tick, comps, round(sum(comps.values()), 9), caller)
+            for agent, comps in shares.items()
+        ]
+        output = step.output
+        entry = s.append(
+            step.tick,
+            Applied(
+                step.tick,
+                caller,
+                pending.call_id,
+                step.tool,
+                step.args,
+                step.ok,
+                output.error or "",
+                output.text,
+                output.data,
+                step.minutes,
+                step.clock,
+                rnd,
+                step.phase,
+                observation,
+                next((r for r in rewards if r.agent_id == caller), None),
+            ),
+        )
+        if step.tool == "send_message" and step.ok:
+            to = tuple(str(t) for t in output.data.get("to", ("*",)))
+            s.append(step.tick, Message(step.tick, caller, to, str(output.data.get("text", ""))))
+        for reward in rewards:
+            s.seat(reward.agent_id).reward_total += reward.total
+            s.append(step.tick, reward)
+        self._log.info("call_applied", agent_id=caller, tick=step.tick, tool=step.tool, ok=step.ok)
+        return entry
+
+    async def _finish(self) -> None:
+        s = self.session
+        episode = s.episode
+        grade = episode.grade()
+        without = None
+        if s.spec.attribution is Attribution.DIFFERENCE:
+            without = await asyncio.to_thread(
+                counterfactual_grades,
+                s.spec.scenario_id,
+                s.seed,
+                list(s.calls),
+                s.agent_ids,
+                grade.total,
+                self._runner,
+            )
+        tick = episode.tick
+        for agent, comps in final_rewards(
+            s.spec.attribution, s.agent_ids, grade.total, without
+        ).items():
+            reward = Reward(agent, tick, comps, round(sum(comps.values()), 9))
+            s.seat(agent).reward_total += reward.total
+            s.append(tick, reward)
+        totals = {seat.agent_id: round(seat.reward_total, 9) for seat in s.seats}
+        s.append(tick, Ended(tick, episode.phase, grade, totals))
+        self._log.info("episode_ended", tick=tick, grade=grade.total, phase=episode.phase.value)
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def _advance_turn(self) -> None:
+        self._turn = (self._turn + 1) % len(self.session.seats)
+        self._grant_turn()
+
+    def _grant_turn(self) -> None:
+        s = self.session
+        s.turn_agent_id = s.seats[self._turn].agent_id
+        s.append(
+            s.episode.tick,
+            Turn(s.episode.tick, s.turn_agent_id, 0, s.spec.turn_timeout_seconds),
+        )
+
+    def _open_round(self) -> None:
+        s = self.session
+        self._round += 1
+        s.append(s.episode.tick, Turn(s.episode.tick, "", self._round, s.spec.turn_timeout_seconds))
+
+    def _fail(self, pending: Pending, error: Exception) -> None:
+        if not pending.future.done():
+            pending.future.set_exception(error)
+
+
+def _apply_sync(
+    episode: Episode, calls: Sequence[tuple[str, str, Mapping[str, Any]]], round_no: int
+) -> list[Outcome]:
+    """Apply `calls` in order (as one round when `round_no`); runs in a worker thread."""
+    out: list[Outcome] = []
+    if round_no:
+        episode.begin_round()
+    try:
+        for agent, tool, args in calls:
+            try:
+                step = episode.apply(agent, tool, args)
+                out.append((step, episode.observation()))
+            except Exception as exc:  # reported to that caller; the others still apply
+                out.append(exc)
+    finally:
+        if round_no:
+            episode.end_round()
+    return out

@@ -1,0 +1,228 @@
+"""The service's errors and the one table that maps every error to a gRPC status.
+
+Each refusal becomes a `google.rpc.Status` with an `ErrorInfo` (reason, domain `metasre.dev`)
+and, for bad requests, a `BadRequest` whose field violations name the valid choices. Anything
+not in the table is a bug: INTERNAL, with an incident id and nothing of the internals.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+
+from metasre.simulator import EpisodeOverError, InvalidToolCallError, UnknownToolError
+from metasre.simulator.scenarios.errors import UnknownScenarioError
+
+DOMAIN = "metasre.dev"
+"""The ErrorInfo domain of every error this service raises."""
+
+
+class ServiceError(Exception):
+    """Base class of every error the service raises on purpose.
+
+    Args:
+        message: For the client: what was wrong and what to do.
+        violations: (field, description) pairs for a BadRequest detail.
+        metadata: Extra ErrorInfo metadata (for example the valid choices).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        violations: Sequence[tuple[str, str]] = (),
+        metadata: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.violations = tuple(violations)
+        self.metadata = dict(metadata or {})
+
+
+class SessionNotFoundError(ServiceError):
+    """Raised when a session id names no open session."""
+
+
+class SessionClosedError(ServiceError):
+    """Raised when a call reaches a session that was closed."""
+
+
+class TokenMissingError(ServiceError):
+    """Raised when a call that needs a token carries none."""
+
+
+class TokenInvalidError(ServiceError):
+    """Raised when a token does not belong to the session (or the server) it is presented to."""
+
+
+class NotJoinedError(ServiceError):
+    """Raised when a Connect stream calls a tool before it joined a seat."""
+
+
+class AlreadyJoinedError(ServiceError):
+    """Raised when a Connect stream that holds a seat tries to join again."""
+
+
+class SeatTakenError(ServiceError):
+    """Raised when a join names a seat another stream holds (resume takes a seat back)."""
+
+
+class NotYourTurnError(ServiceError):
+    """Raised when a call arrives out of turn under ROUND_ROBIN or twice in a SIMULTANEOUS round."""
+
+
+class ToolNotAllowedError(ServiceError):
+    """Raised when a seat's role may not use the tool it called."""
+
+
+class EpisodeEndedError(ServiceError):
+    """Raised when a call arrives after the episode ended."""
+
+
+class SessionFullError(ServiceError):
+    """Raised when a session is asked for more seats than a session may have."""
+
+
+class ServerAtCapacityError(ServiceError):
+    """Raised when the server already holds as many sessions as it may."""
+
+
+class ServerDrainingError(ServiceError):
+    """Raised when a call arrives while the server is shutting down."""
+
+
+class SeatIdleError(ServiceError):
+    """Raised when a Connect stream sends nothing for longer than the idle seat limit."""
+
+
+class InvalidRequestError(ServiceError):
+    """Raised when a request's own fields are malformed (an empty id, a bad enum, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRow:
+    """One row of the table: the status code and ErrorInfo reason of an error class."""
+
+    code: grpc.StatusCode
+    reason: str
+
+
+ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
+    SessionNotFoundError: StatusRow(grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND"),
+    UnknownScenarioError: StatusRow(grpc.StatusCode.NOT_FOUND, "SCENARIO_NOT_FOUND"),
+    TokenMissingError: StatusRow(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING"),
+    TokenInvalidError: StatusRow(grpc.StatusCode.PERMISSION_DENIED, "TOKEN_INVALID"),
+    UnknownToolError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_TOOL"),
+    InvalidToolCallError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENTS"),
+    InvalidRequestError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST"),
+    NotYourTurnError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN"),
+    ToolNotAllowedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "TOOL_NOT_ALLOWED"),
+    NotJoinedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "NOT_JOINED"),
+    AlreadyJoinedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_JOINED"),
+    SeatTakenError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "SEAT_TAKEN"),
+    EpisodeEndedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "EPISODE_OVER"),
+    EpisodeOverError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "EPISODE_OVER"),
+    SessionClosedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "SESSION_CLOSED"),
+    SessionFullError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SESSION_FULL"),
+    ServerAtCapacityError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_AT_CAPACITY"),
+    ServerDrainingError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING"),
+    SeatIdleError: StatusRow(grpc.StatusCode.DEADLINE_EXCEEDED, "SEAT_IDLE"),
+}
+"""Error class to status; the first class in an exception's MRO that is here wins."""
+
+_INTERNAL = StatusRow(grpc.StatusCode.INTERNAL, "INTERNAL")
+
+
+def lookup(exc: BaseException) -> StatusRow | None:
+    """The table row of `exc`, or None when it is not a known error (a bug)."""
+    for cls in type(exc).__mro__:
+        row = ERROR_TABLE.get(cls)
+        if row is not None:
+            return row
+    return None
+
+
+def to_status(exc: BaseException) -> tuple[status_pb2.Status, str | None]:
+    """The `google.rpc.Status` for `exc`, and an incident id when it is a bug (else None).
+
+    A bug's status says only "internal error" and the incident id; the caller logs the rest.
+    """
+    row = lookup(exc)
+    incident = None
+    if row is None:
+        row = _INTERNAL
+        incident = secrets.token_hex(6)
+        message = f"internal error (incident {incident}); the server logged the details"
+        violations: tuple[tuple[str, str], ...] = ()
+        metadata: dict[str, str] = {"incident": incident}
+    else:
+        message = str(exc)
+        violations, metadata = _details(exc)
+    info = error_details_pb2.ErrorInfo(reason=row.reason, domain=DOMAIN, metadata=metadata)
+    status = status_pb2.Status(code=_code_number(row.code), message=message)
+    status.details.add().Pack(info)
+    if violations:
+        bad = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(field=f, description=d)
+                for f, d in violations
+            ]
+        )
+        status.details.add().Pack(bad)
+    return status, incident
+
+
+def _details(exc: BaseException) -> tuple[tuple[tuple[str, str], ...], dict[str, str]]:
+    if isinstance(exc, UnknownToolError):
+        choices = ", ".join(exc.choices)
+        return (
+            (("tool", f"unknown tool {exc.tool[:64]!r}; valid choices: {choices}"),),
+            {"tool": exc.tool[:64], "choices": choices},
+        )
+    if isinstance(exc, InvalidToolCallError):
+        return (
+            tuple((f"args.{f}" if f else "args", d) for f, d in exc.violations),
+            {"tool": exc.tool[:64]},
+        )
+    if isinstance(exc, ServiceError):
+        return exc.violations, exc.metadata
+    return (), {}
+
+
+def _code_number(code: grpc.StatusCode) -> int:
+    value = code.value[0]
+    assert isinstance(value, int)
+    return value
+
+
+def status_code(status: status_pb2.Status) -> grpc.StatusCode:
+    """The grpc.StatusCode of a status message."""
+    return next((c for c in grpc.StatusCode if c.value[0] == status.code), grpc.StatusCode.UNKNOWN)
+
+
+__all__ = [
+    "DOMAIN",
+    "ERROR_TABLE",
+    "AlreadyJoinedError",
+    "EpisodeEndedError",
+    "InvalidRequestError",
+    "NotJoinedError",
+    "NotYourTurnError",
+    "SeatIdleError",
+    "SeatTakenError",
+    "ServerAtCapacityError",
+    "ServerDrainingError",
+    "ServiceError",
+    "SessionClosedError",
+    "SessionFullError",
+    "SessionNotFoundError",
+    "StatusRow",
+    "TokenInvalidError",
+    "TokenMissingError",
+    "ToolNotAllowedError",
+    "lookup",
+    "status_code",
+    "to_status",
+]

@@ -1,0 +1,157 @@
+"""The gRPC server: `build_server(config)` wires servicers, health and reflection; `serve` runs it.
+
+Start the sandbox helper (`prepare_sandbox`) before the server: forking a process that runs
+gRPC is unsafe, so the fork server must exist before any gRPC thread does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from metasre.service.config import ServerConfig
+from metasre.service.registry import Registry
+from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
+from metasre.simulator.sandbox import TestRunner, default_runner
+from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc, watch_pb2
+from metasre.v1 import watch_pb2_grpc
+
+log = structlog.get_logger("metasre.service.server")
+
+SERVICE_NAMES = (
+    control_pb2.DESCRIPTOR.services_by_name["ControlService"].full_name,
+    agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name,
+    watch_pb2.DESCRIPTOR.services_by_name["WatchService"].full_name,
+)
+"""The fully qualified names of the services, as health and reflection list them."""
+
+
+def prepare_sandbox() -> TestRunner:
+    """Start the shared sandbox runner's helper and warm it with one tiny run."""
+    runner = default_runner()
+    test = "tests/test_warm.py"
+    runner.run({test: b"def test_warm():\n    assert True\n"}, [test])
+    return runner
+
+
+class MetasreServer:
+    """A built server: start it, read its port, stop it gracefully."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        server: grpc.aio.Server,
+        registry: Registry,
+        health_servicer: health.aio.HealthServicer,
+        port: int,
+    ) -> None:
+        self.config = config
+        self.registry = registry
+        self._server = server
+        self._health = health_servicer
+        self._port = port
+        self._reaper: asyncio.Task[None] | None = None
+        self._stopped = False
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on (the real one when the config said 0)."""
+        return self._port
+
+    @property
+    def address(self) -> str:
+        """host:port to dial."""
+        return f"{self.config.host}:{self._port}"
+
+    async def start(self) -> None:
+        """Start serving and mark every service SERVING."""
+        await self._server.start()
+        for name in ("", *SERVICE_NAMES):
+            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self._reaper = asyncio.create_task(self._reap())
+        log.info("serving", address=self.address, tls=self.config.tls_cert is not None)
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Drain: health goes NOT_SERVING, new work is refused, calls being applied finish,
+        sessions close (their streams end), then the server stops after `grace` seconds.
+        """
+        if self._stopped:
+            return
+        self._stopped = True
+        log.info("draining", sessions=len(self.registry.sessions()))
+        await self._health.enter_graceful_shutdown()
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+        await self.registry.drain()
+        await self._server.stop(self.config.grace_seconds if grace is None else grace)
+        log.info("stopped")
+
+    async def wait_for_termination(self) -> None:
+        """Until the server stops."""
+        await self._server.wait_for_termination()
+
+    async def _reap(self) -> None:
+        limits = self.config.limits
+        period = min(30.0, max(0.5, limits.idle_session_seconds / 4))
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await self.registry.reap_idle()
+            except Exception:  # the reaper must survive a bad session
+                log.exception("reaper_failed")
+
+
+async def build_server(config: ServerConfig, runner: TestRunner | None = None) -> MetasreServer:
+    """A server for `config`, bound but not started (call from a running event loop)."""
+    limits = config.limits
+    options = [
+        ("grpc.max_receive_message_length", limits.max_message_bytes),
+        ("grpc.max_send_message_length", limits.max_message_bytes),
+        ("grpc.so_reuseport", 0),
+    ]
+    server = grpc.aio.server(options=options)
+    registry = Registry(limits, runner)
+    control_pb2_grpc.add_ControlServiceServicer_to_server(
+        ControlServicer(registry, config), server
+    )
+    agent_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(registry, limits), server)
+    watch_pb2_grpc.add_WatchServiceServicer_to_server(WatchServicer(registry, config), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    address = f"{config.host}:{config.port}"
+    if config.tls_cert is not None and config.tls_key is not None:
+        credentials = grpc.ssl_server_credentials(
+            [(config.tls_key.read_bytes(), config.tls_cert.read_bytes())]
+        )
+        port = server.add_secure_port(address, credentials)
+    else:
+        port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"could not bind {address}")
+    return MetasreServer(config, server, registry, health_servicer, port)
+
+
+async def serve(config: ServerConfig, ready: Callable[[MetasreServer], None] | None = None) -> None:
+    """Run a server until SIGTERM or SIGINT, then drain and stop."""
+    server = await build_server(config)
+    await server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        ready(server)
+    await stop.wait()
+    await server.stop()

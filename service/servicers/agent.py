@@ -1,0 +1,297 @@
+"""AgentService: one Connect stream per agent, and the unary CallTool for simple clients."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import structlog
+
+from metasre.service import convert
+from metasre.service.auth import require_token
+from metasre.service.config import Limits
+from metasre.service.coordinator import Coordinator
+from metasre.service.errors import (
+    AlreadyJoinedError,
+    InvalidRequestError,
+    NotJoinedError,
+    SeatIdleError,
+)
+from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.registry import Registry
+from metasre.service.servicers.status import abort, guarded, status_of
+from metasre.service.session import Seat, Session
+from metasre.v1 import agent_pb2
+
+Context = grpc.aio.ServicerContext[Any, Any]
+log = structlog.get_logger("metasre.service.agent")
+
+MAX_CALL_ID = 128
+"""Longest call id accepted, in characters."""
+
+
+class AgentServicer:
+    """The agent plane."""
+
+    def __init__(self, registry: Registry, limits: Limits) -> None:
+        self._registry = registry
+        self._limits = limits
+
+    async def Connect(
+        self, request_iterator: AsyncIterator[agent_pb2.ConnectRequest], context: Context
+    ) -> AsyncIterator[agent_pb2.ConnectResponse]:
+        """Join a seat, then call tools and hear the team; errors come back in-band."""
+        stream = AgentStream(self._registry, self._limits)
+        async for item in stream.run(request_iterator):
+            if isinstance(item, BaseException):
+                await abort(context, item)
+            yield item
+
+    async def CallTool(
+        self, request: agent_pb2.CallToolRequest, context: Context
+    ) -> agent_pb2.CallToolResponse:
+        """One call without a stream."""
+
+        async def op() -> agent_pb2.CallToolResponse:
+            session, coordinator = self._registry.open_session(request.session_id)
+            seat = session.seat_by_token(require_token(request.token))
+            _check_call_id(request.call.call_id)
+            entry = await coordinator.submit(
+                seat,
+                request.call.call_id,
+                request.call.tool,
+                convert.struct_to_dict(request.call.args),
+            )
+            assert isinstance(entry.event, Applied)
+            return agent_pb2.CallToolResponse(result=convert.tool_result_pb(entry.event))
+
+        return await guarded(context, op)
+
+
+def _check_call_id(call_id: str) -> None:
+    if len(call_id) > MAX_CALL_ID:
+        raise InvalidRequestError(
+            f"call_id is {len(call_id)} characters; at most {MAX_CALL_ID}",
+            (("call.call_id", f"at most {MAX_CALL_ID} characters"),),
+        )
+
+
+Item = agent_pb2.ConnectResponse | BaseException | None
+"""What the writer sends: a message, an error that ends the stream, or None to end it."""
+
+
+class AgentStream:
+    """One Connect stream: a reader of requests, a follower of the session log, one writer.
+
+    Everything the agent receives about the session comes from the log, in log order, so its
+    own results and the others' applied calls arrive in tick order. Errors about one request
+    are written as soon as they happen and leave the stream open.
+    """
+
+    def __init__(self, registry: Registry, limits: Limits) -> None:
+        self._registry = registry
+        self._limits = limits
+        self._out: asyncio.Queue[Item] = asyncio.Queue()
+        self._session: Session | None = None
+        self._coordinator: Coordinator | None = None
+        self._seat: Seat | None = None
+        self._follower: asyncio.Task[None] | None = None
+        self._calls: set[asyncio.Task[None]] = set()
+        self._delivered = 0
+        self._progress = asyncio.Event()
+        self._log = log
+
+    async def run(
+        self, requests: AsyncIterator[agent_pb2.ConnectRequest]
+    ) -> AsyncIterator[agent_pb2.ConnectResponse | BaseException]:
+        """The stream's responses until it ends."""
+        reader = asyncio.create_task(self._read(requests))
+        try:
+            while True:
+                item = await self._out.get()
+                if item is None:
+                    return
+                yield item
+                if isinstance(item, BaseException):
+                    return
+        finally:
+            reader.cancel()
+            if self._follower is not None:
+                self._follower.cancel()
+            for task in list(self._calls):
+                task.cancel()
+            if self._session is not None and self._seat is not None:
+                self._session.release(self._seat, self)
+                if self._coordinator is not None:
+                    self._coordinator.wake()
+                self._log.info("seat_released")
+
+    def evict(self) -> None:
+        """Another stream resumed this seat: end this one."""
+        self._out.put_nowait(None)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def _read(self, requests: AsyncIterator[agent_pb2.ConnectRequest]) -> None:
+        iterator = aiter(requests)
+        try:
+            while True:
+                try:
+                    request = await asyncio.wait_for(
+                        anext(iterator), self._limits.idle_seat_seconds
+                    )
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    self._out.put_nowait(
+                        SeatIdleError(
+                            f"no message for {self._limits.idle_seat_seconds:g} s; the seat is "
+                            "free again: resume it with the resume token"
+                        )
+                    )
+                    return
+                self._handle(request)
+            await self._flush()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a broken client stream: end ours
+            self._log.info("stream_read_failed", error=type(exc).__name__)
+        self._out.put_nowait(None)
+
+    async def _flush(self) -> None:
+        """The client half-closed: finish its calls and deliver their results before ending."""
+        if self._calls:
+            await asyncio.gather(*self._calls, return_exceptions=True)
+        if self._session is None:
+            return
+        target = len(self._session.log)
+        while self._delivered < target and self._follower is not None:
+            if self._follower.done():
+                break
+            self._progress.clear()
+            await self._progress.wait()
+
+    def _handle(self, request: agent_pb2.ConnectRequest) -> None:
+        kind = request.WhichOneof("request")
+        call_id = request.call.call_id[:MAX_CALL_ID] if kind == "call" else ""
+        try:
+            if kind == "join":
+                self._join(request.join.session_id, request.join.join_token, resume=False, after=0)
+            elif kind == "resume":
+                self._join(
+                    request.resume.session_id,
+                    request.resume.resume_token,
+                    resume=True,
+                    after=request.resume.after_sequence,
+                )
+            elif kind == "call":
+                self._call(request.call)
+            else:
+                raise InvalidRequestError(
+                    "empty ConnectRequest: set one of join, resume or call",
+                    (("request", "one of join, resume, call"),),
+                )
+        except Exception as exc:
+            self._error(call_id, exc)
+
+    def _error(self, call_id: str, exc: BaseException) -> None:
+        status = status_of(exc, call_id=call_id)
+        self._out.put_nowait(agent_pb2.ConnectResponse(call_id=call_id, error=status))
+
+    def _join(self, session_id: str, token: str, *, resume: bool, after: int) -> None:
+        if self._seat is not None:
+            raise AlreadyJoinedError(
+                f"this stream already holds seat {self._seat.agent_id!r}; open another stream "
+                "for another seat"
+            )
+        session, coordinator = self._registry.open_session(session_id)
+        require_token(token)
+        seat = session.seat_by_token(token, join=not resume, resume=resume)
+        previous = seat.holder
+        session.take(seat, self, force=resume)
+        if isinstance(previous, AgentStream) and previous is not self:
+            previous.evict()
+        self._session, self._coordinator, self._seat = session, coordinator, seat
+        self._log = log.bind(session_id=session.id, agent_id=seat.agent_id)
+        self._log.info("seat_taken", resume=resume)
+        start = len(session.log)
+        if resume and after > 0:
+            start = min(int(after), len(session.log))
+        self._out.put_nowait(
+            agent_pb2.ConnectResponse(
+                joined=agent_pb2.Joined(
+                    session=convert.session_pb(session),
+                    agent_id=seat.agent_id,
+                    role=seat.spec.role,
+                    resume_token=seat.resume_token,
+                    observation=convert.observation_pb(session.episode.observation()),
+                )
+            )
+        )
+        self._delivered = start
+        self._follower = asyncio.create_task(self._follow(session, start))
+
+    def _call(self, call: agent_pb2.ToolCall) -> None:
+        if self._seat is None or self._coordinator is None:
+            raise NotJoinedError("join a seat first: the first message must be join or resume")
+        _check_call_id(call.call_id)
+        args = convert.struct_to_dict(call.args)
+        task = asyncio.create_task(self._submit(self._coordinator, self._seat, call, args))
+        self._calls.add(task)
+        task.add_done_callback(self._calls.discard)
+
+    async def _submit(
+        self, coordinator: Coordinator, seat: Seat, call: agent_pb2.ToolCall, args: Any
+    ) -> None:
+        try:
+            await coordinator.submit(seat, call.call_id, call.tool, args)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._error(call.call_id, exc)
+
+    # -- the log ----------------------------------------------------------------------------
+
+    async def _follow(self, session: Session, start: int) -> None:
+        async for entry in session.follow(start):
+            message = self._view(entry)
+            if message is not None:
+                message.sequence = entry.sequence
+                self._out.put_nowait(message)
+            self._delivered = entry.sequence
+            self._progress.set()
+        self._out.put_nowait(None)
+
+    def _view(self, entry: LogEntry) -> agent_pb2.ConnectResponse | None:
+        """What this agent is told about one log entry, if anything."""
+        assert self._seat is not None
+        me = self._seat.agent_id
+        event = entry.event
+        if isinstance(event, Applied):
+            if event.agent_id == me:
+                return agent_pb2.ConnectResponse(
+                    call_id=event.call_id, result=convert.tool_result_pb(event)
+                )
+            return agent_pb2.ConnectResponse(applied=convert.applied_pb(event))
+        if isinstance(event, Reward):
+            if event.agent_id == me:
+                return agent_pb2.ConnectResponse(reward=convert.reward_pb(event))
+            return None
+        if isinstance(event, Message):
+            if event.reaches(me):
+                return agent_pb2.ConnectResponse(message=convert.message_pb(event))
+            return None
+        if isinstance(event, Turn):
+            if event.agent_id in ("", me):
+                return agent_pb2.ConnectResponse(turn=convert.turn_pb(event))
+            return None
+        if isinstance(event, Started):
+            return agent_pb2.ConnectResponse(episode_start=convert.started_pb(event))
+        if isinstance(event, Ended):
+            return agent_pb2.ConnectResponse(episode_end=convert.ended_pb(event))
+        return None
+
+
+__all__ = ["AgentServicer", "AgentStream"]

@@ -1,0 +1,38 @@
+"""WatchService: a session's log as a stream, replayed from any tick and then live."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from metasre.service import convert
+from metasre.service.auth import check_admin
+from metasre.service.config import ServerConfig
+from metasre.service.registry import Registry
+from metasre.service.servicers.status import abort
+from metasre.v1 import watch_pb2
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+
+class WatchServicer:
+    """Spectators, dashboards and trainers follow sessions here (admin token if configured)."""
+
+    def __init__(self, registry: Registry, config: ServerConfig) -> None:
+        self._registry = registry
+        self._config = config
+
+    async def WatchSession(
+        self, request: watch_pb2.WatchSessionRequest, context: Context
+    ) -> AsyncIterator[watch_pb2.WatchSessionResponse]:
+        """Every event from (episode, from_tick) on, until the session closes."""
+        try:
+            check_admin(tuple(context.invocation_metadata() or ()), self._config.admin_token)
+            session, _ = self._registry.get(request.session_id)
+        except Exception as exc:
+            await abort(context, exc)
+        start = session.index_of(request.episode or session.episode_no, request.from_tick)
+        async for entry in session.follow(start):
+            yield watch_pb2.WatchSessionResponse(event=convert.event_pb(entry))

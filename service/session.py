@@ -1,0 +1,213 @@
+"""A session: one episode at a time, its seats and their tokens, and its event log.
+
+The log is the session's serial order. Agent streams and watchers follow it from any point, so
+every reader sees the same events in the same order, and a reader that joins late replays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+from metasre.service import auth
+from metasre.service.attribution import Attribution, RecordedCall
+from metasre.service.errors import InvalidRequestError, SeatTakenError, TokenInvalidError
+from metasre.service.events import Event, LogEntry
+from metasre.simulator import Episode
+
+
+class TurnPolicy(enum.Enum):
+    """How agents take turns; see the TurnPolicy enum of common.proto."""
+
+    FREE_FOR_ALL = "free_for_all"
+    ROUND_ROBIN = "round_robin"
+    SIMULTANEOUS = "simultaneous"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSpec:
+    """One seat as the session's creator asked for it."""
+
+    agent_id: str
+    role: str = ""
+    allowed_tools: frozenset[str] = frozenset()
+    """Empty: every tool."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSpec:
+    """What a session plays."""
+
+    scenario_id: str
+    seed: int
+    seats: tuple[SeatSpec, ...]
+    policy: TurnPolicy = TurnPolicy.FREE_FOR_ALL
+    attribution: Attribution = Attribution.SHARED
+    team_spirit: float = 0.0
+    """Alpha of MIXED, in [0, 1]."""
+    turn_timeout_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not self.seats:
+            raise InvalidRequestError("a session needs at least one seat", (("seats", "empty"),))
+        ids = [s.agent_id for s in self.seats]
+        for i, agent in enumerate(ids):
+            if not agent or len(agent) > 64 or not agent.isprintable() or agent == "*":
+                raise InvalidRequestError(
+                    f"seat {i}: agent_id must be 1-64 printable characters other than '*', "
+                    f"got {agent[:64]!r}",
+                    ((f"seats[{i}].agent_id", "1-64 printable characters, not '*'"),),
+                )
+        if len(set(ids)) != len(ids):
+            raise InvalidRequestError(
+                f"agent ids must be unique within a session, got {ids}",
+                (("seats", "duplicate agent_id"),),
+            )
+        if not 0.0 <= self.team_spirit <= 1.0:
+            raise InvalidRequestError(
+                f"team_spirit must be in [0, 1], got {self.team_spirit}",
+                (("team_spirit", "a number in [0, 1]"),),
+            )
+
+
+@dataclass(slots=True)
+class Seat:
+    """A seat and the secrets that let an agent take it."""
+
+    spec: SeatSpec
+    join_token: str = field(default_factory=auth.new_token, repr=False)
+    resume_token: str = field(default_factory=auth.new_token, repr=False)
+    holder: object | None = None
+    """The stream holding the seat, if any."""
+    left: bool = False
+    """The seat's stream ended; SIMULTANEOUS rounds stop waiting for it."""
+    reward_total: float = 0.0
+    """Reward credited in the current episode."""
+
+    @property
+    def agent_id(self) -> str:
+        """The seat's agent id."""
+        return self.spec.agent_id
+
+    def may_use(self, tool: str) -> bool:
+        """Whether the seat's role allows `tool`."""
+        return not self.spec.allowed_tools or tool in self.spec.allowed_tools
+
+
+class Session:
+    """One incident played by a fixed set of seats; reset starts a new episode in place."""
+
+    def __init__(self, session_id: str, spec: SessionSpec, episode: Episode) -> None:
+        self.id = session_id
+        self.spec = spec
+        self.seed = spec.seed
+        self.episode = episode
+        self.episode_no = 1
+        self.seats = [Seat(s) for s in spec.seats]
+        self.calls: list[RecordedCall] = []
+        """The current episode's applied calls, for the counterfactual replay."""
+        self.closed = False
+        self.turn_agent_id = ""
+        self.lock = asyncio.Lock()
+        """Held while anything reads or changes the episode (applies run in a thread)."""
+        self.last_active = time.monotonic()
+        self._log: list[LogEntry] = []
+        self._changed = asyncio.Event()
+
+    # -- seats ------------------------------------------------------------------------------
+
+    @property
+    def agent_ids(self) -> list[str]:
+        """Agent ids in seat order."""
+        return [s.agent_id for s in self.seats]
+
+    def seat(self, agent_id: str) -> Seat:
+        """The seat of `agent_id`."""
+        return next(s for s in self.seats if s.agent_id == agent_id)
+
+    def seat_by_token(self, token: str, *, join: bool = True, resume: bool = True) -> Seat:
+        """The seat whose join (or resume) token is `token`.
+
+        Raises:
+            TokenInvalidError: no seat of this session has that token.
+        """
+        for seat in self.seats:
+            if (join and auth.same(token, seat.join_token)) or (
+                resume and auth.same(token, seat.resume_token)
+            ):
+                return seat
+        raise TokenInvalidError(
+            f"the token does not open any seat of session {self.id}; use the token "
+            "CreateSession gave for this session's seat"
+        )
+
+    def take(self, seat: Seat, holder: object, *, force: bool) -> None:
+        """Give `seat` to the stream `holder`; `force` (a resume) takes it from a stale stream.
+
+        Raises:
+            SeatTakenError: another stream holds the seat and this is not a resume.
+        """
+        if seat.holder is not None and seat.holder is not holder and not force:
+            raise SeatTakenError(
+                f"seat {seat.agent_id!r} of session {self.id} is held by another stream; "
+                "to take it back after a dropped stream, resume with the resume token"
+            )
+        seat.holder = holder
+        seat.left = False
+        self.touch()
+
+    def release(self, seat: Seat, holder: object) -> None:
+        """The stream `holder` let go of `seat` (its stream ended)."""
+        if seat.holder is holder:
+            seat.holder = None
+            seat.left = True
+            self.touch()
+
+    def touch(self) -> None:
+        """Mark the session active now (for the idle reaper)."""
+        self.last_active = time.monotonic()
+
+    # -- the log ----------------------------------------------------------------------------
+
+    @property
+    def log(self) -> Sequence[LogEntry]:
+        """Every event so far, oldest first."""
+        return self._log
+
+    def append(self, tick: int, event: Event) -> LogEntry:
+        """Add an event to the log and wake its followers."""
+        entry = LogEntry(len(self._log) + 1, self.episode_no, tick, event)
+        self._log.append(entry)
+        self._wake()
+        return entry
+
+    def close(self) -> None:
+        """Accept nothing more; followers end after the last event."""
+        self.closed = True
+        self._wake()
+
+    def index_of(self, episode: int, tick: int) -> int:
+        """Index of the first entry at or after (episode, tick)."""
+        for i, entry in enumerate(self._log):
+            if (entry.episode, entry.tick) >= (episode, tick):
+                return i
+        return len(self._log)
+
+    async def follow(self, start: int) -> AsyncIterator[LogEntry]:
+        """Entries from index `start` on, waiting for new ones, until the session closes."""
+        index = start
+        while True:
+            while index < len(self._log):
+                yield self._log[index]
+                index += 1
+            if self.closed:
+                return
+            changed = self._changed
+            await changed.wait()
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
