@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from metasre.simulator import noise
 
@@ -15,6 +16,7 @@ def incident_start(scenario_id: str, seed: int) -> datetime:
     return _EPOCH + timedelta(minutes=offset)
 
 
+@lru_cache(maxsize=16384)  # log windows re-render the same minutes on every read
 def stamp(start: datetime, minute: float, second: int = 0) -> str:
     """ISO-8601 UTC timestamp of `minute` (since the page) plus `second` seconds."""
     moment = start + timedelta(minutes=int(minute // 1), seconds=second)

@@ -75,10 +75,9 @@ class LogRenderer:
                     if block.service != service or strength < block.min_strength:
                         continue
                     sec = int(noise.unit(self._seed, stream ^ (index * 31 + block_no), minute) * 50)
+                    when = stamp(self._start, minute, sec)
                     out.extend(
-                        LogLine(
-                            minute, sec, block.level, service, text, stamp(self._start, minute, sec)
-                        )
+                        LogLine(minute, sec, block.level, service, text, when)
                         for text in block.lines
                     )
         for event in self._world.events:
