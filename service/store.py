@@ -1,0 +1,274 @@
+"""The trajectory store: sessions and every logged event in one SQLite file (WAL).
+
+Writes go through one writer thread that commits whatever has queued up in a single transaction
+(group commit), so many sessions share each fsync; a write's future resolves only after its
+transaction is committed, which is what lets the server acknowledge a call only once it is
+stored. Reads use their own connections and never wait for the writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id  TEXT PRIMARY KEY,
+    scenario_id TEXT NOT NULL,
+    seed        INTEGER NOT NULL,
+    config      TEXT NOT NULL,
+    created_at  REAL NOT NULL,
+    closed_at   REAL
+);
+CREATE TABLE IF NOT EXISTS events (
+    session_id TEXT NOT NULL REFERENCES sessions(session_id),
+    sequence   INTEGER NOT NULL,
+    episode    INTEGER NOT NULL,
+    tick       INTEGER NOT NULL,
+    kind       TEXT NOT NULL,
+    agent_id   TEXT NOT NULL,
+    payload    TEXT NOT NULL,
+    PRIMARY KEY (session_id, sequence)
+) WITHOUT ROWID;
+"""
+
+Synchronous = Literal["OFF", "NORMAL", "FULL"]
+
+
+class StoreError(Exception):
+    """Raised when the store cannot write (disk full, read-only file, closed store)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """A stored session."""
+
+    session_id: str
+    scenario_id: str
+    seed: int
+    config: Mapping[str, Any]
+    """Everything needed to rebuild the session: seats, turn policy, attribution, limits."""
+    created_at: float
+    closed_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """A stored log entry."""
+
+    session_id: str
+    sequence: int
+    episode: int
+    tick: int
+    kind: str
+    agent_id: str
+    payload: Mapping[str, Any]
+
+
+_Op = tuple[str, tuple[Any, ...]]
+_STOP = object()
+
+
+class TrajectoryStore:
+    """One SQLite file holding every session and event; see the module docstring."""
+
+    def __init__(
+        self, path: str | Path, *, synchronous: Synchronous = "FULL", max_batch: int = 512
+    ) -> None:
+        self.path = Path(path)
+        self._synchronous = synchronous
+        self._max_batch = max_batch
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._closed = False
+        self._failure: str | None = None
+        self.commits = 0
+        """Transactions committed so far (a batch is one)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Create the schema up front so that a bad path fails here, not on the first write.
+        conn = self._connect()
+        try:
+            conn.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot initialise the store at {self.path}: {exc}") from exc
+        finally:
+            conn.close()
+        self._writer = threading.Thread(target=self._write_loop, name="store-writer", daemon=True)
+        self._writer.start()
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False,
+                                   isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
+        return conn
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def submit(self, ops: Sequence[_Op]) -> Future[None]:
+        """Queue statements to run in one transaction; the future resolves once committed."""
+        if self._closed:
+            raise StoreError(f"the store at {self.path} is closed")
+        done: Future[None] = Future()
+        if self._failure is not None:
+            done.set_exception(StoreError(self._failure))
+            return done
+        self._queue.put((tuple(ops), done))
+        return done
+
+    async def write(self, ops: Sequence[_Op]) -> None:
+        """Run statements in one transaction and wait until they are committed.
+
+        Raises:
+            StoreError: the transaction could not be committed; nothing of it is stored.
+        """
+        await asyncio.wrap_future(self.submit(ops))
+
+    @staticmethod
+    def session_op(row: SessionRow) -> _Op:
+        """The statement that stores a new session."""
+        return ("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
+                (row.session_id, row.scenario_id, row.seed, _dumps(row.config), row.created_at,
+                 row.closed_at))
+
+    @staticmethod
+    def event_op(row: EventRow) -> _Op:
+        """The statement that stores one log entry."""
+        return ("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (row.session_id, row.sequence, row.episode, row.tick, row.kind, row.agent_id,
+                 _dumps(row.payload)))
+
+    @staticmethod
+    def close_op(session_id: str, at: float | None = None) -> _Op:
+        """The statement that marks a session closed."""
+        return ("UPDATE sessions SET closed_at = ? WHERE session_id = ?",
+                (time.time() if at is None else at, session_id))
+
+    def _write_loop(self) -> None:
+        conn: sqlite3.Connection | None = None
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                break
+            batch = [item]
+            while len(batch) < self._max_batch:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is _STOP:
+                    self._queue.put(_STOP)
+                    break
+                batch.append(more)
+            try:
+                if conn is None:
+                    conn = self._connect()
+                self._commit(conn, batch)
+            except (sqlite3.Error, StoreError, OSError) as exc:
+                self._fail_batch(conn, batch, exc)
+        if conn is not None:
+            conn.close()
+
+    def _commit(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        for ops, _ in batch:
+            for sql, params in ops:
+                conn.execute(sql, params)
+        conn.execute("COMMIT")
+        self.commits += 1
+        for _, done in batch:
+            done.set_result(None)
+
+    def _fail_batch(self, conn: sqlite3.Connection | None, batch: list[Any], exc: BaseException,
+                    ) -> None:
+        if conn is not None and conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        if len(batch) > 1 and conn is not None and not _is_disk_error(exc):
+            # One bad statement (a duplicate key, say) must not sink its neighbours: retry alone.
+            for item in batch:
+                try:
+                    self._commit(conn, [item])
+                except (sqlite3.Error, OSError) as single:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    item[1].set_exception(StoreError(f"store write failed: {single}"))
+            return
+        message = f"the store at {self.path} cannot write: {exc}"
+        for _, done in batch:
+            done.set_exception(StoreError(message))
+
+    def close(self) -> None:
+        """Flush what is queued, stop the writer and close the file; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(_STOP)
+        self._writer.join()
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def sessions(self, *, open_only: bool = False) -> list[SessionRow]:
+        """Stored sessions, oldest first."""
+        sql = "SELECT * FROM sessions"
+        if open_only:
+            sql += " WHERE closed_at IS NULL"
+        with self._reader() as conn:
+            rows = conn.execute(sql + " ORDER BY created_at, session_id").fetchall()
+        return [SessionRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5]) for r in rows]
+
+    def events(self, session_id: str, *, after_sequence: int = 0) -> list[EventRow]:
+        """A session's stored events in sequence order."""
+        with self._reader() as conn:
+            rows = conn.execute(
+                "SELECT * FROM events WHERE session_id = ? AND sequence > ? ORDER BY sequence",
+                (session_id, after_sequence)).fetchall()
+        return [EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
+
+    def count_events(self) -> int:
+        """How many events are stored, over all sessions."""
+        with self._reader() as conn:
+            (n,) = conn.execute("SELECT COUNT(*) FROM events").fetchone()
+        return int(n)
+
+    def _reader(self) -> _Reader:
+        return _Reader(self.path)
+
+
+class _Reader:
+    """A short-lived read-only connection (WAL readers never block the writer)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> sqlite3.Connection:
+        self._conn = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, timeout=30)
+        return self._conn
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._conn is not None
+        self._conn.close()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def _is_disk_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(s in text for s in ("disk", "readonly", "read-only", "i/o", "full"))

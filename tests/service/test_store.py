@@ -1,0 +1,126 @@
+"""The SQLite trajectory store: group commits, durability, clear failures."""
+
+import asyncio
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from metasre.service.store import EventRow, SessionRow, StoreError, TrajectoryStore
+
+
+def session(sid: str = "s1") -> SessionRow:
+    return SessionRow(sid, "meta-sre/ad-ranking-crash-v1", 7, {"seats": ["a", "b"]}, 1.0, None)
+
+
+def event(sid: str, seq: int) -> EventRow:
+    return EventRow(sid, seq, 0, seq, "applied", "a", {"tool": "get_alerts", "n": seq})
+
+
+def test_sessions_and_events_round_trip(tmp_path):
+    store = TrajectoryStore(tmp_path / "t.db")
+    try:
+        store.submit([store.session_op(session())]).result()
+        store.submit([store.event_op(event("s1", i)) for i in (1, 2, 3)]).result()
+        store.submit([store.close_op("s1", at=9.0)]).result()
+    finally:
+        store.close()
+    reopened = TrajectoryStore(tmp_path / "t.db")
+    try:
+        (row,) = reopened.sessions()
+        assert row == SessionRow("s1", "meta-sre/ad-ranking-crash-v1", 7, {"seats": ["a", "b"]},
+                                 1.0, 9.0)
+        assert [e.sequence for e in reopened.events("s1", after_sequence=1)] == [2, 3]
+        assert reopened.events("s1")[0].payload == {"tool": "get_alerts", "n": 1}
+        assert reopened.sessions(open_only=True) == []
+    finally:
+        reopened.close()
+
+
+def test_concurrent_writers_share_commits(tmp_path):
+    store = TrajectoryStore(tmp_path / "t.db")
+
+    async def main() -> None:
+        await store.write([store.session_op(session(f"s{i}")) for i in range(20)])
+        await asyncio.gather(*(store.write([store.event_op(event(f"s{i % 20}", i))])
+                               for i in range(1, 401)))
+
+    try:
+        before = store.commits
+        asyncio.run(main())
+        assert store.count_events() == 400
+        # 400 acknowledged writes needed far fewer transactions than writes.
+        assert store.commits - before < 400
+    finally:
+        store.close()
+
+
+def test_a_bad_write_fails_alone_and_its_neighbours_commit(tmp_path):
+    store = TrajectoryStore(tmp_path / "t.db")
+    try:
+        store.submit([store.session_op(session())]).result()
+        store.submit([store.event_op(event("s1", 1))]).result()
+        dup = store.submit([store.event_op(event("s1", 1))])
+        fine = store.submit([store.event_op(event("s1", 2))])
+        with pytest.raises(StoreError):
+            dup.result()
+        fine.result()
+        assert [e.sequence for e in store.events("s1")] == [1, 2]
+    finally:
+        store.close()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through read-only permissions")
+def test_a_read_only_file_fails_writes_with_a_clear_error(tmp_path):
+    path = tmp_path / "t.db"
+    TrajectoryStore(path).close()
+    path.chmod(stat.S_IRUSR)
+    with pytest.raises(StoreError, match="cannot"):
+        TrajectoryStore(path).submit([("SELECT 1", ())]).result()
+
+
+def test_a_store_that_cannot_write_refuses_instead_of_acknowledging(tmp_path):
+    store = TrajectoryStore(tmp_path / "t.db")
+    try:
+        store.submit([store.session_op(session())]).result()
+        # A trigger stands in for a full disk: every insert into events now fails in SQLite.
+        store.submit([("CREATE TRIGGER full BEFORE INSERT ON events BEGIN "
+                       "SELECT RAISE(ABORT, 'database or disk is full'); END", ())]).result()
+        with pytest.raises(StoreError, match="disk is full"):
+            store.submit([store.event_op(event("s1", 1))]).result()
+        assert store.count_events() == 0
+    finally:
+        store.close()
+
+
+def test_every_acknowledged_write_survives_sigkill(tmp_path):
+    path = tmp_path / "t.db"
+    child = textwrap.dedent(f"""
+        import sys
+        from metasre.service.store import EventRow, SessionRow, TrajectoryStore
+        store = TrajectoryStore({str(path)!r})
+        store.submit([store.session_op(SessionRow("s", "x/y-v1", 0, {{}}, 0.0, None))]).result()
+        seq = 0
+        while True:
+            seq += 1
+            store.submit([store.event_op(EventRow("s", seq, 0, seq, "applied", "a", {{}}))]).result()
+            print(seq, flush=True)
+    """)
+    with subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
+                          text=True) as proc:
+        acked = 0
+        assert proc.stdout is not None
+        while acked < 200:
+            acked = int(proc.stdout.readline())
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    store = TrajectoryStore(path)
+    try:
+        stored = [e.sequence for e in store.events("s")]
+        assert stored[:acked] == list(range(1, acked + 1))
+    finally:
+        store.close()
