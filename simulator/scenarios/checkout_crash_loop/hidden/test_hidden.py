@@ -1,7 +1,10 @@
 """Grader checks for checkout-crash-loop: all PASS_TO_PASS (the fix is a restart of
-inventory-service's pods). Startup must still refuse to serve without a primary, checkout must
-still give up within its budget, and the order path must still reserve stock."""
+{{stuck.service}}'s pods, not a code change). Both services must still refuse to serve without
+a mongo-db primary and serve once they find it, {{stuck.other}} must still drop a stale primary
+hint and re-discover the replica set, checkout must still give up within its budget, and the
+order path must still reserve stock."""
 
+import importlib
 import sys
 import types
 
@@ -9,64 +12,118 @@ import shop_common.server
 from checkout_service import CheckoutApp
 from checkout_service import config as checkout_config
 from inventory_service import InMemoryCollection, InventoryApp, StockStore
-from inventory_service import config as inventory_config
 from order_service import InMemoryOrderStore, OrderApp
 from shop_common import InProcessTransport, Request
+
+PRIMARY = "mongo-db-{{members.primary}}.mongo-db:27017"
+STALE = "mongo-db-{{members.stale}}.mongo-db:27017"
 
 
 class _Timeout(Exception):
     pass
 
 
-def _fake_pymongo(hello):
+def _fake_pymongo(hello_for, uris):
+    """A pymongo whose `hello` answer depends on the URI: hello_for(uri) -> dict, or None."""
     module = types.ModuleType("pymongo")
     module.errors = types.SimpleNamespace(ServerSelectionTimeoutError=_Timeout)
 
     class _Admin:
+        def __init__(self, uri):
+            self.uri = uri
+
         def command(self, name):
+            hello = hello_for(self.uri)
             if hello is None:
                 raise _Timeout("No replica set members found yet")
             return hello
 
+    class _Database:
+        def __getitem__(self, name):
+            return InMemoryCollection([])
+
     class MongoClient:
         def __init__(self, uri, **kwargs):
-            self.admin = _Admin()
+            uris.append(uri)
+            self.admin = _Admin(uri)
 
         def __getitem__(self, name):
-            return {"stock": InMemoryCollection([])}
+            return _Database()
 
     module.MongoClient = MongoClient
     return module
 
 
-def _run_main(hello):
-    import inventory_service.main as inventory_main
-    served = []
-    saved = (sys.modules.get("pymongo"), shop_common.server.serve, inventory_config.PRIMARY_HINT_FILE
-             if hasattr(inventory_config, "PRIMARY_HINT_FILE") else None)
-    sys.modules["pymongo"] = _fake_pymongo(hello)
+def _run_main(package, hello_for, hint=None):
+    """Run `package`.main.main() against a fake driver; the hint file is `hint`, in memory."""
+    main_module = importlib.import_module(f"{package}.main")
+    served, written, forgotten, uris = [], [], [], []
+    saved_pymongo = sys.modules.get("pymongo")
+    saved_serve = shop_common.server.serve
+    names = ("_read_hint", "_write_hint", "_forget_hint")
+    saved = {n: getattr(main_module, n) for n in names if hasattr(main_module, n)}
+    sys.modules["pymongo"] = _fake_pymongo(hello_for, uris)
     shop_common.server.serve = lambda app, port=8080: served.append(app)
-    inventory_config.PRIMARY_HINT_FILE = ""
+    main_module._read_hint = lambda: None if forgotten else hint
+    main_module._write_hint = written.append
+    main_module._forget_hint = lambda: forgotten.append(True)
     try:
-        code = inventory_main.main()
+        code = main_module.main()
     finally:
-        if saved[0] is None:
+        if saved_pymongo is None:
             sys.modules.pop("pymongo", None)
         else:
-            sys.modules["pymongo"] = saved[0]
-        shop_common.server.serve = saved[1]
-        inventory_config.PRIMARY_HINT_FILE = saved[2]
-    return code, served
+            sys.modules["pymongo"] = saved_pymongo
+        shop_common.server.serve = saved_serve
+        for n in names:
+            if n in saved:
+                setattr(main_module, n, saved[n])
+            elif hasattr(main_module, n):
+                delattr(main_module, n)
+    return code, served, written, uris
+
+
+def _no_primary(uri):
+    return None
+
+
+def _primary(uri):
+    return {"isWritablePrimary": True, "me": PRIMARY}
+
+
+def _after_election(uri):
+    """The cached member answers directly but was demoted; discovery finds the new primary."""
+    if "directConnection=true" in uri:
+        return {"isWritablePrimary": False, "secondary": True, "me": STALE}
+    return _primary(uri)
 
 
 def test_inventory_refuses_to_serve_without_a_primary():
-    code, served = _run_main(None)
+    code, served, _, _ = _run_main("inventory_service", _no_primary)
     assert code != 0 and not served, f"no primary must exit non-zero, got {code!r}"
 
 
 def test_inventory_serves_once_it_finds_the_primary():
-    code, served = _run_main({"isWritablePrimary": True, "me": "mongo-db-{{primary}}.mongo-db:27017"})
+    code, served, written, _ = _run_main("inventory_service", _primary)
     assert code == 0 and len(served) == 1, (code, served)
+    assert written == [PRIMARY], written
+
+
+def test_orders_refuse_to_serve_without_a_primary():
+    code, served, _, _ = _run_main("order_service", _no_primary)
+    assert code != 0 and not served, f"no primary must exit non-zero, got {code!r}"
+
+
+def test_orders_serve_once_they_find_the_primary():
+    code, served, written, _ = _run_main("order_service", _primary)
+    assert code == 0 and len(served) == 1, (code, served)
+    assert written == [PRIMARY], written
+
+
+def test_other_service_rediscovers_the_primary_after_an_election():
+    code, served, written, uris = _run_main("{{stuck.other_code_dir}}", _after_election, hint=STALE)
+    assert code == 0 and len(served) == 1, f"stale hint {STALE}: exit {code!r}, tried {uris}"
+    assert written[-1:] == [PRIMARY], written
 
 
 def test_checkout_gives_up_within_its_budget():

@@ -4,7 +4,8 @@ Kubernetes runs ``python -m inventory_service.main``. Without a primary the proc
 after STARTUP_PRIMARY_WAIT_S and the pod is restarted with back-off.
 
 The primary found at start is remembered in PRIMARY_HINT_FILE (an emptyDir, so it survives
-container restarts within the pod) and a restarted container connects straight to it.
+container restarts within the pod, and a new pod starts without one); ``_connect`` says how a
+restarted container uses it.
 """
 
 from __future__ import annotations
@@ -39,23 +40,17 @@ def mongo_uri() -> str:
     if hint:
         return f"mongodb://{hint}/?directConnection=true"
     return config.MONGO_URI
-
+{{stuck.inv_connect}}
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     import pymongo  # the driver is only in the container image
 
-    uri = mongo_uri()
-    client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=config.STARTUP_PRIMARY_WAIT_S * 1000)
-    try:
-        hello = client.admin.command("hello")
-    except pymongo.errors.ServerSelectionTimeoutError as exc:
-        log.critical("no mongo-db primary after %ds: %s; exiting", config.STARTUP_PRIMARY_WAIT_S, exc)
+    client, found = _connect(pymongo)
+    if client is None:
+        log.critical("%s; exiting", found)
         return 1
-    if not hello.get("isWritablePrimary"):
-        log.critical("%s is not the rs0 primary (via %s); exiting", hello.get("me"), uri)
-        return 1
-    _write_hint(str(hello.get("me")))
+    _write_hint(found)
     collection = client[config.MONGO_DATABASE][config.STOCK_COLLECTION]
     from shop_common.server import serve
 

@@ -1,0 +1,64 @@
+"""order-service entry point: wait for a mongo-db primary, then serve.
+
+The image's entrypoint runs ``python -m order_service.main`` (it used to start the legacy
+commerce launcher). Without a primary the process exits 1 after STARTUP_PRIMARY_WAIT_S and the
+pod is restarted with back-off.
+
+The primary found at start is remembered in PRIMARY_HINT_FILE (an emptyDir, so it survives
+container restarts within the pod, and a new pod starts without one); ``_connect`` says how a
+restarted container uses it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from order_service import config
+from order_service.handlers import OrderApp
+from order_service.sidecar import SidecarTransport
+from order_service.store import MongoOrderStore
+
+log = logging.getLogger("order-service")
+
+
+def _read_hint() -> str | None:
+    if not config.PRIMARY_HINT_FILE or not os.path.exists(config.PRIMARY_HINT_FILE):
+        return None
+    with open(config.PRIMARY_HINT_FILE, encoding="utf-8") as f:
+        return f.read().strip() or None
+
+
+def _write_hint(host: str) -> None:
+    if config.PRIMARY_HINT_FILE:
+        with open(config.PRIMARY_HINT_FILE, "w", encoding="utf-8") as f:
+            f.write(host)
+
+
+def mongo_uri() -> str:
+    """The cached primary (direct connection) if there is one, else the replica-set seed list."""
+    hint = _read_hint()
+    if hint:
+        return f"mongodb://{hint}/?directConnection=true"
+    return config.MONGO_URI
+{{stuck.ord_connect}}
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    import pymongo  # the driver is only in the container image
+
+    client, found = _connect(pymongo)
+    if client is None:
+        log.critical("%s; exiting", found)
+        return 1
+    _write_hint(found)
+    orders = client[config.MONGO_DATABASE][config.ORDERS_COLLECTION]
+    from shop_common.server import serve
+
+    serve(OrderApp(MongoOrderStore(orders), SidecarTransport(config.SIDECAR_URL)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
