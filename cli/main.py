@@ -142,18 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=50051, help="port (0 picks a free one)")
     p.add_argument("--max-sessions", type=int, default=256, help="sessions open at once")
     p.add_argument("--max-agents-per-session", type=int, default=16, help="seats per session")
-    p.add_argument(
-        "--max-message-bytes", type=int, default=4 * 1024 * 1024, help="largest message"
-    )
+    p.add_argument("--max-message-bytes", type=int, default=4 * 1024 * 1024, help="largest message")
     p.add_argument(
         "--idle-session-seconds", type=float, default=3600.0, help="close idle sessions after"
     )
     p.add_argument(
         "--idle-seat-seconds", type=float, default=900.0, help="end silent streams after"
     )
-    p.add_argument(
-        "--turn-timeout-seconds", type=float, default=30.0, help="default turn timeout"
-    )
+    p.add_argument("--turn-timeout-seconds", type=float, default=30.0, help="default turn timeout")
     p.add_argument("--tls-cert", help="PEM certificate chain (TLS needs --tls-key too)")
     p.add_argument("--tls-key", help="PEM private key")
     p.add_argument(
@@ -162,9 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="environment variable holding the admin token for control calls "
         "(default METASRE_ADMIN_TOKEN; unset means no token needed)",
     )
-    p.add_argument(
-        "--grace-seconds", type=float, default=5.0, help="drain time on shutdown"
-    )
+    p.add_argument("--grace-seconds", type=float, default=5.0, help="drain time on shutdown")
     p.set_defaults(func=_serve)
     return parser
 

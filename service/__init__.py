@@ -1,7 +1,7 @@
 """The gRPC service: sessions of one or more agents around one simulated incident.
 
-    server = await build_server(ServerConfig(port=0))
-    await server.start()
+server = await build_server(ServerConfig(port=0))
+await server.start()
 """
 
 from metasre.service.config import Limits, ServerConfig

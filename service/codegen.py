@@ -28,9 +28,8 @@ def generate(out_root: Path) -> list[Path]:
     Raises:
         RuntimeError: protoc failed; the message holds its exit code.
     """
-    from grpc_tools import protoc  # dev-only dependency, imported when generating
-
     import google.rpc  # the googleapis-common-protos .proto files live beside its modules
+    from grpc_tools import protoc  # dev-only dependency, imported when generating
 
     well_known = resources.files("grpc_tools") / "_proto"
     googleapis = Path(next(iter(google.rpc.__path__))).parent.parent

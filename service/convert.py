@@ -140,7 +140,7 @@ def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> S
 # -- simulator and service values to messages ---------------------------------------------------
 
 
-def phase_pb(phase: EpisodePhase) -> common_pb2.EpisodePhase.ValueType:
+def phase_pb(phase: EpisodePhase) -> common_pb2.EpisodePhase:
     """The wire enum of a phase."""
     return _PHASE_PB[phase]
 
@@ -331,7 +331,7 @@ def session_pb(session: Session) -> common_pb2.SessionInfo:
     )
 
 
-def attribution_pb(attribution: Attribution) -> common_pb2.RewardAttribution.ValueType:
+def attribution_pb(attribution: Attribution) -> common_pb2.RewardAttribution:
     """The wire enum of an attribution mode."""
     return _ATTRIBUTION_PB[attribution]
 

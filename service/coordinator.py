@@ -136,23 +136,25 @@ class Coordinator:
         s = self.session
         s.touch()
         if s.closed or self._task is None:
-            raise self._stop_error if not s.closed else SessionClosedError(
-                f"session {s.id} is closed; create a new session"
+            raise (
+                self._stop_error
+                if not s.closed
+                else SessionClosedError(f"session {s.id} is closed; create a new session")
             )
         if s.episode.phase is not EpisodePhase.RUNNING:
             raise EpisodeEndedError(
                 f"episode {s.episode_no} of session {s.id} is {s.episode.phase.value}; "
                 "ResetSession starts a new one"
             )
+        validate_args(get_tool(tool), args)
         if not seat.may_use(tool):
             allowed = ", ".join(sorted(seat.spec.allowed_tools))
             raise ToolNotAllowedError(
-                f"seat {seat.agent_id!r} (role {seat.spec.role or '-'!r}) may not use {tool[:64]!r}; "
-                f"it may use: {allowed}",
+                f"seat {seat.agent_id!r} (role {seat.spec.role or '-'!r}) may not use "
+                f"{tool[:64]!r}; it may use: {allowed}",
                 (("tool", f"allowed for this role: {allowed}"),),
                 {"allowed": allowed},
             )
-        validate_args(get_tool(tool), args)
         policy = s.spec.policy
         agent = seat.agent_id
         if policy is TurnPolicy.ROUND_ROBIN:
@@ -287,15 +289,15 @@ class Coordinator:
             ms=round((time.perf_counter() - started) * 1000, 2),
         )
 
-    def _record(self, pending: Pending, outcome: tuple[StepResult, Observation], rnd: int) -> LogEntry:
+    def _record(
+        self, pending: Pending, outcome: tuple[StepResult, Observation], rnd: int
+    ) -> LogEntry:
         s = self.session
         step, observation = outcome
         caller = step.agent_id
         s.calls.append(RecordedCall(caller, step.tool, dict(step.args), rnd))
         shaping = {k: v for k, v in step.reward.components.items() if k != "grade"}
-        shares = step_rewards(
-            s.spec.attribution, s.spec.team_spirit, s.agent_ids, caller, shaping
-        )
+        shares = step_rewards(s.spec.attribution, s.spec.team_spirit, s.agent_ids, caller, shaping)
         rewards = [
             Reward(agent, step.tick, comps, round(sum(comps.values()), 9), caller)
             for agent, comps in shares.items()

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
+from google.rpc.error_details_pb2 import BadRequest, ErrorInfo
+from google.rpc.status_pb2 import Status
 
 from metasre.simulator import EpisodeOverError, InvalidToolCallError, UnknownToolError
 from metasre.simulator.scenarios.errors import UnknownScenarioError
@@ -144,7 +145,7 @@ def lookup(exc: BaseException) -> StatusRow | None:
     return None
 
 
-def to_status(exc: BaseException) -> tuple[status_pb2.Status, str | None]:
+def to_status(exc: BaseException) -> tuple[Status, str | None]:
     """The `google.rpc.Status` for `exc`, and an incident id when it is a bug (else None).
 
     A bug's status says only "internal error" and the incident id; the caller logs the rest.
@@ -160,14 +161,13 @@ def to_status(exc: BaseException) -> tuple[status_pb2.Status, str | None]:
     else:
         message = str(exc)
         violations, metadata = _details(exc)
-    info = error_details_pb2.ErrorInfo(reason=row.reason, domain=DOMAIN, metadata=metadata)
-    status = status_pb2.Status(code=_code_number(row.code), message=message)
+    info = ErrorInfo(reason=row.reason, domain=DOMAIN, metadata=metadata)
+    status = Status(code=_code_number(row.code), message=message)
     status.details.add().Pack(info)
     if violations:
-        bad = error_details_pb2.BadRequest(
+        bad = BadRequest(
             field_violations=[
-                error_details_pb2.BadRequest.FieldViolation(field=f, description=d)
-                for f, d in violations
+                BadRequest.FieldViolation(field=f, description=d) for f, d in violations
             ]
         )
         status.details.add().Pack(bad)
@@ -197,7 +197,7 @@ def _code_number(code: grpc.StatusCode) -> int:
     return value
 
 
-def status_code(status: status_pb2.Status) -> grpc.StatusCode:
+def status_code(status: Status) -> grpc.StatusCode:
     """The grpc.StatusCode of a status message."""
     return next((c for c in grpc.StatusCode if c.value[0] == status.code), grpc.StatusCode.UNKNOWN)
 

@@ -10,18 +10,28 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Callable
+from typing import Any, cast
 
 import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+# The asyncio health servicer is not in the grpc_health stubs.
+from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from metasre.service.config import ServerConfig
 from metasre.service.registry import Registry
 from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
 from metasre.simulator.sandbox import TestRunner, default_runner
-from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc, watch_pb2
-from metasre.v1 import watch_pb2_grpc
+from metasre.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
+    control_pb2,
+    control_pb2_grpc,
+    watch_pb2,
+    watch_pb2_grpc,
+)
 
 log = structlog.get_logger("metasre.service.server")
 
@@ -49,7 +59,7 @@ class MetasreServer:
         config: ServerConfig,
         server: grpc.aio.Server,
         registry: Registry,
-        health_servicer: health.aio.HealthServicer,
+        health_servicer: Any,
         port: int,
     ) -> None:
         self.config = config
@@ -79,8 +89,10 @@ class MetasreServer:
         log.info("serving", address=self.address, tls=self.config.tls_cert is not None)
 
     async def stop(self, grace: float | None = None) -> None:
-        """Drain: health goes NOT_SERVING, new work is refused, calls being applied finish,
-        sessions close (their streams end), then the server stops after `grace` seconds.
+        """Drain and stop.
+
+        Health goes NOT_SERVING, new work is refused, calls being applied finish, sessions close
+        (their streams end), then the server stops, giving other calls `grace` seconds.
         """
         if self._stopped:
             return
@@ -110,6 +122,11 @@ class MetasreServer:
                 log.exception("reaper_failed")
 
 
+def _register(add: object) -> Callable[[object, grpc.aio.Server], None]:
+    """A generated add_*_to_server function, typed (the generated _grpc modules have no stubs)."""
+    return cast(Callable[[object, grpc.aio.Server], None], add)
+
+
 async def build_server(config: ServerConfig, runner: TestRunner | None = None) -> MetasreServer:
     """A server for `config`, bound but not started (call from a running event loop)."""
     limits = config.limits
@@ -120,12 +137,16 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
     ]
     server = grpc.aio.server(options=options)
     registry = Registry(limits, runner)
-    control_pb2_grpc.add_ControlServiceServicer_to_server(
+    _register(control_pb2_grpc.add_ControlServiceServicer_to_server)(
         ControlServicer(registry, config), server
     )
-    agent_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(registry, limits), server)
-    watch_pb2_grpc.add_WatchServiceServicer_to_server(WatchServicer(registry, config), server)
-    health_servicer = health.aio.HealthServicer()
+    _register(agent_pb2_grpc.add_AgentServiceServicer_to_server)(
+        AgentServicer(registry, limits), server
+    )
+    _register(watch_pb2_grpc.add_WatchServiceServicer_to_server)(
+        WatchServicer(registry, config), server
+    )
+    health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server

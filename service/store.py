@@ -9,6 +9,7 @@ stored. Reads use their own connections and never wait for the writer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import queue
 import sqlite3
@@ -106,8 +107,9 @@ class TrajectoryStore:
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False,
-                                   isolation_level=None)
+            conn = sqlite3.connect(
+                self.path, timeout=30, check_same_thread=False, isolation_level=None
+            )
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             conn.execute("PRAGMA foreign_keys=ON")
@@ -139,22 +141,41 @@ class TrajectoryStore:
     @staticmethod
     def session_op(row: SessionRow) -> _Op:
         """The statement that stores a new session."""
-        return ("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
-                (row.session_id, row.scenario_id, row.seed, _dumps(row.config), row.created_at,
-                 row.closed_at))
+        return (
+            "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                row.session_id,
+                row.scenario_id,
+                row.seed,
+                _dumps(row.config),
+                row.created_at,
+                row.closed_at,
+            ),
+        )
 
     @staticmethod
     def event_op(row: EventRow) -> _Op:
         """The statement that stores one log entry."""
-        return ("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (row.session_id, row.sequence, row.episode, row.tick, row.kind, row.agent_id,
-                 _dumps(row.payload)))
+        return (
+            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.session_id,
+                row.sequence,
+                row.episode,
+                row.tick,
+                row.kind,
+                row.agent_id,
+                _dumps(row.payload),
+            ),
+        )
 
     @staticmethod
     def close_op(session_id: str, at: float | None = None) -> _Op:
         """The statement that marks a session closed."""
-        return ("UPDATE sessions SET closed_at = ? WHERE session_id = ?",
-                (time.time() if at is None else at, session_id))
+        return (
+            "UPDATE sessions SET closed_at = ? WHERE session_id = ?",
+            (time.time() if at is None else at, session_id),
+        )
 
     def _write_loop(self) -> None:
         conn: sqlite3.Connection | None = None
@@ -191,13 +212,15 @@ class TrajectoryStore:
         for _, done in batch:
             done.set_result(None)
 
-    def _fail_batch(self, conn: sqlite3.Connection | None, batch: list[Any], exc: BaseException,
-                    ) -> None:
+    def _fail_batch(
+        self,
+        conn: sqlite3.Connection | None,
+        batch: list[Any],
+        exc: BaseException,
+    ) -> None:
         if conn is not None and conn.in_transaction:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
         if len(batch) > 1 and conn is not None and not _is_disk_error(exc):
             # One bad statement (a duplicate key, say) must not sink its neighbours: retry alone.
             for item in batch:
@@ -236,7 +259,8 @@ class TrajectoryStore:
         with self._reader() as conn:
             rows = conn.execute(
                 "SELECT * FROM events WHERE session_id = ? AND sequence > ? ORDER BY sequence",
-                (session_id, after_sequence)).fetchall()
+                (session_id, after_sequence),
+            ).fetchall()
         return [EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
 
     def count_events(self) -> int:

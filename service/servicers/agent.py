@@ -216,7 +216,10 @@ class AgentStream:
         self._session, self._coordinator, self._seat = session, coordinator, seat
         self._log = log.bind(session_id=session.id, agent_id=seat.agent_id)
         self._log.info("seat_taken", resume=resume)
-        start = len(session.log)
+        # A join replays the current episode from its start (the page, the turns, every call so
+        # far), so every agent has the whole episode in the same order; a resume picks up after
+        # the last event the agent saw.
+        start = session.index_of(session.episode_no, 0)
         if resume and after > 0:
             start = min(int(after), len(session.log))
         self._out.put_nowait(

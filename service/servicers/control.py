@@ -7,12 +7,12 @@ from typing import Any
 
 import grpc
 
-from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 from metasre.service import convert
 from metasre.service.auth import check_admin
 from metasre.service.config import ServerConfig
 from metasre.service.registry import Registry
 from metasre.service.servicers.status import guarded
+from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 from metasre.simulator import TOOLS, resolve, scenario_ids
 from metasre.v1 import control_pb2
 

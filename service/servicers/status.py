@@ -7,7 +7,7 @@ from typing import Any, NoReturn, TypeVar
 
 import grpc
 import structlog
-from google.rpc import status_pb2
+from google.rpc.status_pb2 import Status
 
 from metasre.service.errors import status_code, to_status
 
@@ -19,7 +19,7 @@ DETAILS_KEY = "grpc-status-details-bin"
 """The trailing metadata key gRPC clients read rich error details from."""
 
 
-def status_of(exc: BaseException, **context: Any) -> status_pb2.Status:
+def status_of(exc: BaseException, **context: Any) -> Status:
     """The status for `exc`; a bug is logged with its incident id and traceback."""
     status, incident = to_status(exc)
     if incident is not None:
@@ -37,9 +37,7 @@ async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException)
     )
 
 
-async def guarded(
-    context: grpc.aio.ServicerContext[Any, Any], op: Callable[[], Awaitable[T]]
-) -> T:
+async def guarded(context: grpc.aio.ServicerContext[Any, Any], op: Callable[[], Awaitable[T]]) -> T:
     """Run a unary call's body; any exception ends the call with its mapped status."""
     try:
         return await op()

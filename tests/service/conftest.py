@@ -177,6 +177,9 @@ class AgentClient:
                 return msg
 
     async def until_end(self) -> agent_pb2.ConnectResponse:
+        for msg in self.received:  # it may have come before an error we waited for
+            if msg.WhichOneof("response") == "episode_end":
+                return msg
         return await self.expect("episode_end")
 
     def applied_order(self) -> list[tuple[int, str, str]]:

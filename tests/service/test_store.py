@@ -32,8 +32,9 @@ def test_sessions_and_events_round_trip(tmp_path):
     reopened = TrajectoryStore(tmp_path / "t.db")
     try:
         (row,) = reopened.sessions()
-        assert row == SessionRow("s1", "meta-sre/ad-ranking-crash-v1", 7, {"seats": ["a", "b"]},
-                                 1.0, 9.0)
+        assert row == SessionRow(
+            "s1", "meta-sre/ad-ranking-crash-v1", 7, {"seats": ["a", "b"]}, 1.0, 9.0
+        )
         assert [e.sequence for e in reopened.events("s1", after_sequence=1)] == [2, 3]
         assert reopened.events("s1")[0].payload == {"tool": "get_alerts", "n": 1}
         assert reopened.sessions(open_only=True) == []
@@ -46,8 +47,9 @@ def test_concurrent_writers_share_commits(tmp_path):
 
     async def main() -> None:
         await store.write([store.session_op(session(f"s{i}")) for i in range(20)])
-        await asyncio.gather(*(store.write([store.event_op(event(f"s{i % 20}", i))])
-                               for i in range(1, 401)))
+        await asyncio.gather(
+            *(store.write([store.event_op(event(f"s{i % 20}", i))]) for i in range(1, 401))
+        )
 
     try:
         before = store.commits
@@ -88,8 +90,15 @@ def test_a_store_that_cannot_write_refuses_instead_of_acknowledging(tmp_path):
     try:
         store.submit([store.session_op(session())]).result()
         # A trigger stands in for a full disk: every insert into events now fails in SQLite.
-        store.submit([("CREATE TRIGGER full BEFORE INSERT ON events BEGIN "
-                       "SELECT RAISE(ABORT, 'database or disk is full'); END", ())]).result()
+        store.submit(
+            [
+                (
+                    "CREATE TRIGGER full BEFORE INSERT ON events BEGIN "
+                    "SELECT RAISE(ABORT, 'database or disk is full'); END",
+                    (),
+                )
+            ]
+        ).result()
         with pytest.raises(StoreError, match="disk is full"):
             store.submit([store.event_op(event("s1", 1))]).result()
         assert store.count_events() == 0
@@ -107,11 +116,11 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path):
         seq = 0
         while True:
             seq += 1
-            store.submit([store.event_op(EventRow("s", seq, 0, seq, "applied", "a", {{}}))]).result()
+            row = EventRow("s", seq, 0, seq, "applied", "a", {{}})
+            store.submit([store.event_op(row)]).result()
             print(seq, flush=True)
     """)
-    with subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
-                          text=True) as proc:
+    with subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True) as proc:
         acked = 0
         assert proc.stdout is not None
         while acked < 200:

@@ -46,7 +46,7 @@ def assert_same_order(clients: dict[str, AgentClient]) -> list[tuple[int, str, s
 
 
 async def test_free_for_all_applies_in_arrival_order_and_all_agents_agree(channel, control):
-    sid, clients = await join_all(channel, control)
+    _, clients = await join_all(channel, control)
     steps = plan()
 
     async def play(agent: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
@@ -75,7 +75,7 @@ async def test_free_for_all_applies_in_arrival_order_and_all_agents_agree(channe
 
 
 async def test_round_robin_takes_turns_in_seat_order(channel, control):
-    sid, clients = await join_all(channel, control, policy=common_pb2.TURN_POLICY_ROUND_ROBIN)
+    _, clients = await join_all(channel, control, policy=common_pb2.TURN_POLICY_ROUND_ROBIN)
     rollback, report = pay_solution()
     # Turn order a, b, c, a, b, c: c rolls back in its second turn, then a reports.
     script = {
@@ -106,11 +106,17 @@ async def test_round_robin_takes_turns_in_seat_order(channel, control):
 
 
 async def test_simultaneous_rounds_resolve_in_seat_order(channel, control):
-    sid, clients = await join_all(channel, control, policy=common_pb2.TURN_POLICY_SIMULTANEOUS)
+    _, clients = await join_all(channel, control, policy=common_pb2.TURN_POLICY_SIMULTANEOUS)
     rollback, report = pay_solution()
     rounds = [
         {"c": ("get_alerts", {}), "b": ("check_dependencies", {}), "a": ("get_alerts", {})},
-        {"b": ("read_logs", {"service": "payment-service"}), "c": rollback, "a": report},
+        {
+            "b": ("read_logs", {"service": "payment-service"}),
+            "c": rollback,
+            "a": ("get_alerts", {}),
+        },
+        # a files the report first (seat order): the episode ends before b and c act.
+        {"b": ("get_alerts", {}), "c": ("get_alerts", {}), "a": report},
     ]
     for number, calls in enumerate(rounds, start=1):
         for agent in calls:
@@ -119,12 +125,14 @@ async def test_simultaneous_rounds_resolve_in_seat_order(channel, control):
         ids = {agent: clients[agent].tool(*calls[agent]) for agent in ("c", "b", "a")}
         for agent, call_id in ids.items():
             reply = await clients[agent].result_or_error(call_id)
-            assert reply.WhichOneof("response") == "result", reply
+            if number == 3 and agent != "a":
+                assert details(reply.error)[0].reason == "EPISODE_OVER"
+            else:
+                assert reply.WhichOneof("response") == "result", reply
     for c in clients.values():
         await c.until_end()
     order = assert_same_order(clients)
-    assert [agent for _, agent, _ in order] == ["a", "b", "c", "a", "b", "c"]
-    # A second call in the same round is refused.
+    assert [agent for _, agent, _ in order] == ["a", "b", "c", "a", "b", "c", "a"]
     for c in clients.values():
         c.close()
 

@@ -1,0 +1,30 @@
+# META-SRE server image: `docker build -t metasre .` then
+# `docker run --rm -p 50051:50051 metasre` (serves on 0.0.0.0:50051 with the embedded store).
+
+# -- build: wheels for the project and its dependencies ------------------------------------
+FROM python:3.11-slim AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY simulator ./simulator
+COPY service ./service
+COPY agents ./agents
+COPY cli ./cli
+COPY protos ./protos
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+# -- runtime: the wheels only, an unprivileged user, a store volume --------------------------
+FROM python:3.11-slim
+RUN useradd --create-home --uid 10001 metasre \
+    && mkdir -p /data && chown metasre:metasre /data
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir --no-index --find-links=/wheels metasre && rm -rf /wheels
+USER metasre
+WORKDIR /home/metasre
+VOLUME ["/data"]
+EXPOSE 50051
+ENV PYTHONUNBUFFERED=1
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+    CMD ["metasre", "health", "--target", "127.0.0.1:50051"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["metasre"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "50051", "--store", "/data/metasre.db"]

@@ -1,0 +1,165 @@
+"""Every row of the error table, each from a real bad request; the stream stays usable."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from grpc_status import rpc_status
+
+from metasre.service import Limits, ServerConfig
+from metasre.service.errors import ERROR_TABLE, to_status
+from metasre.simulator import TOOLS
+from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2
+
+from .conftest import AgentClient, create, details, pay_solution, struct
+
+NOT_FOUND = grpc.StatusCode.NOT_FOUND.value[0]
+FAILED = grpc.StatusCode.FAILED_PRECONDITION.value[0]
+INVALID = grpc.StatusCode.INVALID_ARGUMENT.value[0]
+
+
+@pytest.fixture
+def config() -> ServerConfig:
+    return ServerConfig(
+        port=0, limits=Limits(max_sessions=3, max_agents_per_session=3), grace_seconds=0.5
+    )
+
+
+async def assert_usable(client: AgentClient) -> None:
+    reply = await client.result_or_error(client.tool("get_alerts"))
+    assert reply.WhichOneof("response") == "result", reply
+
+
+def reason(msg: agent_pb2.ConnectResponse) -> str:
+    assert msg.WhichOneof("response") == "error", msg
+    info, _ = details(msg.error)
+    assert info.domain == "metasre.dev"
+    return info.reason
+
+
+async def test_in_band_errors_leave_the_stream_open(channel, control):
+    created = await create(
+        control,
+        ("commander", "investigator"),
+        policy=common_pb2.TURN_POLICY_FREE_FOR_ALL,
+        allowed={"investigator": ["get_alerts", "read_logs"]},
+    )
+    other = await create(control, ("x",))
+    sid = created.session.session_id
+    client = AgentClient(channel)
+
+    # A call before join.
+    refused = await client.result_or_error(client.tool("get_alerts", call_id="early"))
+    assert reason(refused) == "NOT_JOINED" and refused.error.code == FAILED
+    # Unknown session, missing token, a token of another session.
+    client.send(
+        agent_pb2.ConnectRequest(join=agent_pb2.JoinSeat(session_id="nope", join_token="t"))
+    )
+    msg = await client.expect("error")
+    assert reason(msg) == "SESSION_NOT_FOUND" and msg.error.code == NOT_FOUND
+    client.send(agent_pb2.ConnectRequest(join=agent_pb2.JoinSeat(session_id=sid)))
+    msg = await client.expect("error")
+    assert reason(msg) == "TOKEN_MISSING"
+    assert msg.error.code == grpc.StatusCode.UNAUTHENTICATED.value[0]
+    stolen = other.tokens[0].join_token
+    client.send(
+        agent_pb2.ConnectRequest(join=agent_pb2.JoinSeat(session_id=sid, join_token=stolen))
+    )
+    msg = await client.expect("error")
+    assert reason(msg) == "TOKEN_INVALID"
+    assert msg.error.code == grpc.StatusCode.PERMISSION_DENIED.value[0]
+
+    # Now a real join of the investigator, then a second join on the same stream.
+    await client.join(sid, created.tokens[1].join_token)
+    client.send(
+        agent_pb2.ConnectRequest(
+            join=agent_pb2.JoinSeat(session_id=sid, join_token=created.tokens[0].join_token)
+        )
+    )
+    assert reason(await client.expect("error")) == "ALREADY_JOINED"
+    await assert_usable(client)
+
+    # Unknown tool: the violation lists the valid choices.
+    msg = await client.result_or_error(client.tool("rm_rf"))
+    assert reason(msg) == "UNKNOWN_TOOL" and msg.error.code == INVALID
+    (field, description), *_ = details(msg.error)[1]
+    assert field == "tool" and all(name in description for name in TOOLS)
+    # Bad arguments: one violation per field.
+    msg = await client.result_or_error(client.tool("read_logs", {"service": 7, "bogus": 1}))
+    assert reason(msg) == "INVALID_ARGUMENTS" and msg.error.code == INVALID
+    fields = {f for f, _ in details(msg.error)[1]}
+    assert {"args.service", "args.bogus"} <= fields
+    # A tool the role may not use.
+    msg = await client.result_or_error(client.tool("submit_report", pay_solution()[1][1]))
+    assert reason(msg) == "TOOL_NOT_ALLOWED" and msg.error.code == FAILED
+    await assert_usable(client)
+
+    # The commander ends the episode; the investigator's next call is refused.
+    commander = AgentClient(channel)
+    await commander.join(sid, created.tokens[0].join_token)
+    for tool, args in pay_solution():
+        reply = await commander.result_or_error(commander.tool(tool, args))
+        assert reply.WhichOneof("response") == "result"
+    await client.until_end()
+    msg = await client.result_or_error(client.tool("get_alerts"))
+    assert reason(msg) == "EPISODE_OVER" and msg.error.code == FAILED
+    # Still open: a reset starts a new episode and the same stream plays on.
+    await control.ResetSession(control_pb2.ResetSessionRequest(session_id=sid, seed=1))
+    await client.expect("episode_start")
+    await assert_usable(client)
+    client.close()
+    commander.close()
+
+
+async def test_unary_errors_carry_rich_status(channel, control):
+    stub = agent_pb2_grpc.AgentServiceStub(channel)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await control.GetSession(control_pb2.GetSessionRequest(session_id="missing"))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    status = rpc_status.from_call(err.value)
+    assert status is not None and details(status)[0].reason == "SESSION_NOT_FOUND"
+
+    created = await create(control, ("a", "b"), policy=common_pb2.TURN_POLICY_ROUND_ROBIN)
+    sid = created.session.session_id
+    call = agent_pb2.ToolCall(call_id="1", tool="get_alerts", args=struct())
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.CallTool(agent_pb2.CallToolRequest(session_id=sid, call=call))
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.CallTool(
+            agent_pb2.CallToolRequest(session_id=sid, token=created.tokens[1].join_token, call=call)
+        )
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "turn" in (err.value.details() or "")
+    ok = await stub.CallTool(
+        agent_pb2.CallToolRequest(session_id=sid, token=created.tokens[0].join_token, call=call)
+    )
+    assert ok.result.tick == 1
+
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await create(control, ("a", "b", "c", "d"))
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert details(rpc_status.from_call(err.value))[0].reason == "SESSION_FULL"
+    await create(control, ("a",))
+    await create(control, ("a",))  # the third session: at the limit
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await create(control, ("a",))
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert details(rpc_status.from_call(err.value))[0].reason == "SERVER_AT_CAPACITY"
+    await control.CloseSession(control_pb2.CloseSessionRequest(session_id=sid))
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await control.CreateSession(control_pb2.CreateSessionRequest(scenario_id="no-such"))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert details(rpc_status.from_call(err.value))[0].reason == "SCENARIO_NOT_FOUND"
+
+
+def test_a_bug_is_internal_and_leaks_nothing():
+    status, incident = to_status(RuntimeError("secret path /etc/shadow"))
+    assert status.code == grpc.StatusCode.INTERNAL.value[0]
+    assert "secret" not in status.message and incident in status.message
+    assert details(status)[0].reason == "INTERNAL"
+
+
+def test_every_row_of_the_table_has_a_reason():
+    reasons = [row.reason for row in ERROR_TABLE.values()]
+    assert all(r.isupper() for r in reasons)

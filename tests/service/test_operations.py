@@ -1,0 +1,179 @@
+"""Health, reflection, the admin token, garbage from clients, SIGTERM drain, fresh stubs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from metasre.service import Limits, ServerConfig, build_server
+from metasre.service.codegen import PACKAGE_DIR, generate
+from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
+
+from .conftest import TIMEOUT, AgentClient, create, details, struct
+
+
+async def test_health_answers_serving(channel):
+    stub = health_pb2_grpc.HealthStub(channel)
+    for service in ("", "metasre.v1.AgentService", "metasre.v1.ControlService"):
+        reply = await stub.Check(health_pb2.HealthCheckRequest(service=service))
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_reflection_lists_the_services(channel):
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+
+    async def ask():
+        yield reflection_pb2.ServerReflectionRequest(list_services="")
+        yield reflection_pb2.ServerReflectionRequest(
+            file_containing_symbol="metasre.v1.AgentService"
+        )
+
+    replies = [r async for r in stub.ServerReflectionInfo(ask())]
+    names = {s.name for s in replies[0].list_services_response.service}
+    assert {
+        "metasre.v1.ControlService",
+        "metasre.v1.AgentService",
+        "metasre.v1.WatchService",
+        "grpc.health.v1.Health",
+    } <= names
+    assert replies[1].file_descriptor_response.file_descriptor_proto
+
+
+async def test_admin_token_guards_control_calls():
+    server = await build_server(ServerConfig(port=0, admin_token="s3cret", grace_seconds=0.2))
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            control = control_pb2_grpc.ControlServiceStub(channel)
+            request = control_pb2.ListSessionsRequest()
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await control.ListSessions(request)
+            assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await control.ListSessions(request, metadata=(("authorization", "Bearer no"),))
+            assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            good = (("authorization", "Bearer s3cret"),)
+            await create(control, ("a",), metadata=good)
+            listed = await control.ListSessions(request, metadata=good)
+            assert len(listed.sessions) == 1
+    finally:
+        await server.stop(0.2)
+
+
+@pytest.fixture
+def config() -> ServerConfig:
+    return ServerConfig(port=0, limits=Limits(max_message_bytes=64 * 1024), grace_seconds=0.5)
+
+
+async def test_garbage_gets_clear_errors_and_the_server_stays_up(channel, control):
+    created = await create(control, ("a",))
+    sid = created.session.session_id
+    client = AgentClient(channel)
+    await client.join(sid, created.tokens[0].join_token)
+    rng = random.Random(7)
+    for i in range(5):
+        junk = rng.randbytes(200).decode("latin-1")
+        args = {"service": junk, junk[:10]: [junk, {"x": junk}], "lines": rng.random() * 1e300}
+        msg = await client.result_or_error(client.tool("read_logs", args, call_id=f"junk-{i}"))
+        assert msg.WhichOneof("response") in ("error", "result")
+        if msg.WhichOneof("response") == "error":
+            assert details(msg.error)[0].reason in ("INVALID_ARGUMENTS", "UNKNOWN_TOOL")
+    # An empty request and a tool name of random bytes.
+    client.send(agent_pb2.ConnectRequest())
+    assert details((await client.expect("error")).error)[0].reason == "INVALID_REQUEST"
+    msg = await client.result_or_error(client.tool(rng.randbytes(50).decode("latin-1")))
+    assert details(msg.error)[0].reason == "UNKNOWN_TOOL"
+    ok = await client.result_or_error(client.tool("get_alerts"))
+    assert ok.WhichOneof("response") == "result"
+
+    # A message over the limit ends that call with RESOURCE_EXHAUSTED, nothing else.
+    stub = agent_pb2_grpc.AgentServiceStub(channel)
+    huge = agent_pb2.CallToolRequest(
+        session_id=sid,
+        token=created.tokens[0].join_token,
+        call=agent_pb2.ToolCall(tool="read_logs", args=struct({"service": "x" * 200_000})),
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.CallTool(huge)
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    # Bytes that are not a protobuf message at all.
+    raw = channel.unary_unary("/metasre.v1.AgentService/CallTool")
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await raw(b"\xff\xfe garbage \x00\x01" * 10)
+    assert err.value.code() != grpc.StatusCode.OK
+
+    info = await control.GetServerInfo(control_pb2.GetServerInfoRequest())
+    assert info.protocol_version == "metasre.v1"
+    ok = await client.result_or_error(client.tool("get_alerts"))
+    assert ok.result.tick == 2
+    client.close()
+
+
+async def test_sigterm_drains_a_real_server():
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "metasre.cli.main",
+        "serve",
+        "--port",
+        "0",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
+        address = json.loads(line)["address"]
+        async with grpc.aio.insecure_channel(address) as channel:
+            control = control_pb2_grpc.ControlServiceStub(channel)
+            created = await create(control, ("a",))
+            client = AgentClient(channel)
+            await client.join(created.session.session_id, created.tokens[0].join_token)
+            reply = await client.result_or_error(client.tool("get_alerts"))
+            assert reply.result.tick == 1
+            proc.send_signal(signal.SIGTERM)
+            # The stream ends cleanly (OK), then the process exits 0.
+            while (await asyncio.wait_for(client.call.read(), TIMEOUT)) is not grpc.aio.EOF:
+                pass
+            assert await client.call.code() == grpc.StatusCode.OK
+        assert await asyncio.wait_for(proc.wait(), TIMEOUT) == 0
+        logs = (await proc.stderr.read()).decode()
+        events = [json.loads(x)["event"] for x in logs.splitlines() if x.startswith("{")]
+        assert "draining" in events and "stopped" in events
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+def test_generated_stubs_are_fresh(tmp_path: Path):
+    generated = generate(tmp_path)
+    assert generated, "protoc wrote nothing"
+    for path in generated:
+        committed = PACKAGE_DIR / path.name
+        assert committed.exists(), (
+            f"{path.name} is not committed; run python -m metasre.service.codegen"
+        )
+        assert committed.read_bytes() == path.read_bytes(), (
+            f"{path.name} is stale; run python -m metasre.service.codegen"
+        )
+    names = {p.name for p in generated}
+    stale = {
+        p.name
+        for p in PACKAGE_DIR.iterdir()
+        if p.name.endswith(("_pb2.py", "_pb2.pyi", "_pb2_grpc.py"))
+    } - names
+    assert not stale, f"stubs without a proto: {stale}"
