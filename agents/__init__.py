@@ -3,3 +3,16 @@
 Nothing here imports the simulator or the service: agents see exactly what a client in any
 other language sees.
 """
+
+from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
+from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
+
+__all__ = [
+    "AgentConnection",
+    "CallResult",
+    "ClientError",
+    "ConnectionLostError",
+    "EpisodeOverError",
+    "MetasreClient",
+    "SessionHandle",
+]

@@ -55,9 +55,9 @@ class ExpertPolicy:
         deps = {r["service"]: list(r["depends_on"]) for r in graph}
         alerts = _rows(call("get_alerts", {}), "alerts")
         terminal = [str(t) for t in observation.get("terminal", ())]
-        diagnosis = self._diagnose(call, health, deps, alerts, terminal)
+        diagnosis = self.diagnose(call, health, deps, alerts, terminal)
         if diagnosis is None:
-            self._report(
+            self.report(
                 call,
                 Diagnosis(
                     _loudest(alerts, health), "code_bug", "no evidence", "unknown", "code_fix"
@@ -65,12 +65,12 @@ class ExpertPolicy:
             )
             return
         self.diagnosis = diagnosis
-        self._remediate(call, diagnosis)
-        self._report(call, diagnosis)
+        self.remediate(call, diagnosis)
+        self.report(call, diagnosis)
 
     # -- investigation ----------------------------------------------------------------------
 
-    def _diagnose(
+    def diagnose(
         self,
         call: ToolCaller,
         health: Mapping[str, str],
@@ -78,6 +78,7 @@ class ExpertPolicy:
         alerts: Sequence[Mapping[str, Any]],
         terminal: Sequence[str],
     ) -> Diagnosis | None:
+        """Follow the suspects' logs to the root cause; None if no evidence decides."""
         services = sorted(health)
         suspects: list[str] = []
         for line in terminal:  # the terminal names what on-call saw first
@@ -129,7 +130,8 @@ class ExpertPolicy:
 
     # -- remediation ------------------------------------------------------------------------
 
-    def _remediate(self, call: ToolCaller, d: Diagnosis) -> None:
+    def remediate(self, call: ToolCaller, d: Diagnosis) -> None:
+        """Apply the remedy for the diagnosed kind of failure; fills location and remediation."""
         info = call("describe_service", {"service": d.service}).data
         if d.category in _CODE_CATEGORIES:
             self._revert_suspicious_commit(call, d, info)
@@ -220,7 +222,8 @@ class ExpertPolicy:
     # -- report -----------------------------------------------------------------------------
 
     @staticmethod
-    def _report(call: ToolCaller, d: Diagnosis) -> None:
+    def report(call: ToolCaller, d: Diagnosis) -> None:
+        """File the incident report for diagnosis `d`."""
         summary = (
             f"{d.service} failed ({d.category.replace('_', ' ')}); evidence: "
             f"{d.cue.strip()[:300]}. Remediation: {d.remediation} on {d.location}."

@@ -1,0 +1,381 @@
+"""The async client SDK: control calls, and one `AgentConnection` (a Connect stream) per seat.
+
+It uses only the generated stubs, the way a client in any language would:
+
+    async with MetasreClient("127.0.0.1:50051") as client:
+        session = await client.create_session("ad-ranking-crash", seed=7, seats=["solo"])
+        async with client.agent(session.id, session.tokens["solo"]) as agent:
+            print(agent.observation["title"])
+            result = await agent.call("get_alerts")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.protobuf import json_format, struct_pb2
+
+from metasre.agents.errors import ClientError, ConnectionLostError, from_rpc_error, from_status
+from metasre.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
+    common_pb2,
+    control_pb2,
+    control_pb2_grpc,
+    watch_pb2,
+    watch_pb2_grpc,
+)
+
+TURN_POLICIES = ("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS")
+ATTRIBUTIONS = ("SHARED", "INDIVIDUAL", "MIXED", "DIFFERENCE")
+
+
+def to_dict(message: Any) -> dict[str, Any]:
+    """A protobuf message as plain data, with the proto's field names."""
+    data: dict[str, Any] = json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+    return data
+
+
+def to_struct(data: Mapping[str, Any] | None) -> struct_pb2.Struct:
+    """Plain data as a `google.protobuf.Struct`."""
+    s = struct_pb2.Struct()
+    s.update(dict(data or {}))
+    return s
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHandle:
+    """A created session and the join token of each seat."""
+
+    id: str
+    tokens: Mapping[str, str]
+    """agent_id -> join token."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """The result of one of this agent's tool calls."""
+
+    call_id: str
+    tick: int
+    ok: bool
+    text: str
+    data: Mapping[str, Any]
+    error_code: str
+    reward: Mapping[str, Any]
+    """This agent's reward for the call: agent_id, tick, components, total."""
+    observation: Mapping[str, Any]
+    phase: str
+    """EPISODE_PHASE_RUNNING, ..._TERMINATED or ..._TRUNCATED."""
+
+    @property
+    def done(self) -> bool:
+        """True once the episode has ended."""
+        return not self.phase.endswith("RUNNING")
+
+
+@dataclass(slots=True)
+class Inbox:
+    """What the server pushed to this agent besides its own results, in arrival order."""
+
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    rewards: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    episode_end: dict[str, Any] | None = None
+
+
+class MetasreClient:
+    """Control plane calls and agent connections over one channel."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        admin_token: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
+        self.target = target
+        self._metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
+        self._channel = (
+            grpc.aio.secure_channel(target, credentials)
+            if credentials is not None
+            else grpc.aio.insecure_channel(target)
+        )
+        self._control = control_pb2_grpc.ControlServiceStub(self._channel)
+        self._agents = agent_pb2_grpc.AgentServiceStub(self._channel)
+        self._watch = watch_pb2_grpc.WatchServiceStub(self._channel)
+
+    async def __aenter__(self) -> MetasreClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the channel."""
+        await self._channel.close()
+
+    async def _unary(self, method: Any, request: Any) -> Any:
+        try:
+            return await method(request, metadata=self._metadata)
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from None
+
+    async def server_info(self) -> dict[str, Any]:
+        """Protocol version, capabilities and limits."""
+        return to_dict(
+            await self._unary(self._control.GetServerInfo, control_pb2.GetServerInfoRequest())
+        )
+
+    async def list_scenarios(self) -> list[dict[str, Any]]:
+        """The scenarios the server offers."""
+        reply = await self._unary(self._control.ListScenarios, control_pb2.ListScenariosRequest())
+        return [to_dict(s) for s in reply.scenarios]
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool: name, description and the JSON Schema of its arguments."""
+        reply = await self._unary(self._control.ListTools, control_pb2.ListToolsRequest())
+        return [to_dict(t) for t in reply.tools]
+
+    async def create_session(
+        self,
+        scenario_id: str,
+        *,
+        seed: int = 0,
+        seats: Sequence[str | tuple[str, str] | tuple[str, str, Sequence[str]]] = ("agent",),
+        turn_policy: str = "FREE_FOR_ALL",
+        attribution: str = "SHARED",
+        team_spirit: float = 0.0,
+        turn_timeout_seconds: float = 0.0,
+    ) -> SessionHandle:
+        """Create a session; each seat is an agent id, or (agent id, role[, allowed tools])."""
+        seat_pbs = []
+        for seat in seats:
+            agent_id, role, allowed = (
+                (seat, "", ())
+                if isinstance(seat, str)
+                else (seat[0], seat[1], seat[2] if len(seat) > 2 else ())
+            )  # type: ignore[misc]
+            seat_pbs.append(
+                common_pb2.SeatConfig(agent_id=agent_id, role=role, allowed_tools=list(allowed))
+            )
+        request = control_pb2.CreateSessionRequest(
+            scenario_id=scenario_id,
+            seed=seed,
+            seats=seat_pbs,
+            turn_policy=common_pb2.TurnPolicy.Value(f"TURN_POLICY_{turn_policy}"),
+            reward_attribution=common_pb2.RewardAttribution.Value(
+                f"REWARD_ATTRIBUTION_{attribution}"
+            ),
+            team_spirit=team_spirit,
+            limits=common_pb2.SessionLimits(turn_timeout_seconds=turn_timeout_seconds),
+        )
+        reply = await self._unary(self._control.CreateSession, request)
+        return SessionHandle(
+            reply.session.session_id, {t.agent_id: t.join_token for t in reply.tokens}
+        )
+
+    async def get_grade(self, session_id: str) -> dict[str, Any]:
+        """The session's grade (final once the episode ended) and each agent's reward."""
+        return to_dict(
+            await self._unary(
+                self._control.GetGrade, control_pb2.GetGradeRequest(session_id=session_id)
+            )
+        )
+
+    async def close_session(self, session_id: str) -> None:
+        """Close a session and free its seats."""
+        await self._unary(
+            self._control.CloseSession, control_pb2.CloseSessionRequest(session_id=session_id)
+        )
+
+    async def watch(self, session_id: str, *, from_tick: int = 0) -> AsyncIterator[dict[str, Any]]:
+        """Every event of the session from `from_tick`, then live, as plain data."""
+        call = self._watch.WatchSession(
+            watch_pb2.WatchSessionRequest(session_id=session_id, from_tick=from_tick),
+            metadata=self._metadata,
+        )
+        try:
+            async for response in call:
+                yield to_dict(response.event)
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from None
+
+    def agent(self, session_id: str, join_token: str) -> AgentConnection:
+        """A Connect stream for one seat (join it with `async with` or `await join()`)."""
+        return AgentConnection(self._agents, session_id, join_token)
+
+
+class AgentConnection:
+    """One agent's bidirectional stream: its calls, its results, and what the team does."""
+
+    def __init__(self, stub: agent_pb2_grpc.AgentServiceStub, session_id: str, token: str) -> None:
+        self._stub = stub
+        self.session_id = session_id
+        self._token = token
+        self._requests: asyncio.Queue[agent_pb2.ConnectRequest | None] = asyncio.Queue()
+        self._pending: dict[str, asyncio.Future[CallResult]] = {}
+        self._ids = itertools.count(1)
+        self._reader: asyncio.Task[None] | None = None
+        self._joined: asyncio.Future[dict[str, Any]] | None = None
+        self._news = asyncio.Condition()
+        self.news = 0
+        """How many pushes (results, events, errors) have arrived; see `next_news`."""
+        self.inbox = Inbox()
+        self.agent_id = ""
+        self.role = ""
+        self.resume_token = ""
+        self.last_sequence = 0
+        """The sequence number of the last event received: resume from here after a drop."""
+        self.observation: dict[str, Any] = {}
+
+    async def __aenter__(self) -> AgentConnection:
+        await self.join()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def join(self, *, resume: bool = False) -> dict[str, Any]:
+        """Take the seat (or re-attach with the resume token) and wait until the server agrees."""
+        loop = asyncio.get_running_loop()
+        self._joined = loop.create_future()
+        if resume:
+            first = agent_pb2.ConnectRequest(
+                resume=agent_pb2.ResumeSeat(
+                    session_id=self.session_id,
+                    resume_token=self.resume_token,
+                    after_sequence=self.last_sequence,
+                )
+            )
+        else:
+            first = agent_pb2.ConnectRequest(
+                join=agent_pb2.JoinSeat(session_id=self.session_id, join_token=self._token)
+            )
+        self._requests = asyncio.Queue()
+        self._requests.put_nowait(first)
+        stream = self._stub.Connect(self._outgoing())
+        self._reader = asyncio.create_task(self._read(stream))
+        return await self._joined
+
+    async def _outgoing(self) -> AsyncIterator[agent_pb2.ConnectRequest]:
+        while (request := await self._requests.get()) is not None:
+            yield request
+
+    async def call(self, tool: str, args: Mapping[str, Any] | None = None) -> CallResult:
+        """Apply a tool call and wait for its result.
+
+        Raises:
+            ClientError: the server refused it (bad arguments, not your turn, episode over...).
+        """
+        call_id = f"c{next(self._ids)}"
+        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        self._pending[call_id] = future
+        self._requests.put_nowait(
+            agent_pb2.ConnectRequest(
+                call=agent_pb2.ToolCall(call_id=call_id, tool=tool, args=to_struct(args))
+            )
+        )
+        return await future
+
+    async def next_news(self, seen: int, timeout: float | None = None) -> int:
+        """Wait until more than `seen` pushes have arrived; returns the count (maybe on timeout).
+
+        Pass the count you last saw, so nothing that arrived in between is missed.
+        """
+        async with self._news:
+            try:
+                await asyncio.wait_for(self._news.wait_for(lambda: self.news > seen), timeout)
+            except TimeoutError:
+                pass
+            return self.news
+
+    async def _read(self, stream: Any) -> None:
+        try:
+            async for response in stream:
+                self._dispatch(response)
+                await self._announce()
+            lost: ClientError = ConnectionLostError(
+                "the server closed the stream", code="CANCELLED"
+            )
+        except grpc.aio.AioRpcError as exc:
+            lost = from_rpc_error(exc)
+        except asyncio.CancelledError:
+            lost = ConnectionLostError("the connection was closed", code="CANCELLED")
+        if self._joined is not None and not self._joined.done():
+            self._joined.set_exception(lost)
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(lost)
+        self._pending.clear()
+        await self._announce()
+
+    async def _announce(self) -> None:
+        async with self._news:
+            self.news += 1
+            self._news.notify_all()
+
+    def _dispatch(self, response: agent_pb2.ConnectResponse) -> None:
+        if response.sequence:
+            self.last_sequence = response.sequence
+        kind = response.WhichOneof("response")
+        if kind == "joined":
+            joined = response.joined
+            self.agent_id, self.role = joined.agent_id, joined.role
+            self.resume_token = joined.resume_token
+            self.observation = to_dict(joined.observation)
+            if self._joined is not None and not self._joined.done():
+                self._joined.set_result(to_dict(joined))
+        elif kind == "result":
+            r = response.result
+            result = CallResult(
+                r.call_id,
+                r.tick,
+                r.ok,
+                r.text,
+                to_dict(r.data),
+                r.error_code,
+                to_dict(r.reward),
+                to_dict(r.observation),
+                common_pb2.EpisodePhase.Name(r.phase),
+            )
+            self.observation = dict(result.observation) or self.observation
+            future = self._pending.pop(r.call_id, None)
+            if future is not None and not future.done():
+                future.set_result(result)
+        elif kind == "error":
+            error = from_status(response.error, response.call_id)
+            future = self._pending.pop(response.call_id, None)
+            if future is not None and not future.done():
+                future.set_exception(error)
+            elif self._joined is not None and not self._joined.done():
+                self._joined.set_exception(error)
+        elif kind == "applied":
+            self.inbox.applied.append(to_dict(response.applied))
+        elif kind == "message":
+            self.inbox.messages.append(to_dict(response.message))
+        elif kind == "reward":
+            self.inbox.rewards.append(to_dict(response.reward))
+        elif kind == "turn":
+            self.inbox.turns.append(to_dict(response.turn))
+        elif kind == "episode_end":
+            self.inbox.episode_end = to_dict(response.episode_end)
+
+    async def close(self) -> None:
+        """Hang up; the seat stays the agent's for the server's grace period."""
+        self._requests.put_nowait(None)
+        if self._reader is not None:
+            self._reader.cancel()
+            try:
+                await self._reader
+            except asyncio.CancelledError:
+                pass
+            self._reader = None

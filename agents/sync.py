@@ -1,0 +1,153 @@
+"""A thin blocking wrapper over the async client, for scripts and for the sync policies."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
+
+from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
+from metasre.agents.errors import ClientError, EpisodeOverError
+from metasre.agents.policies.base import ToolReply
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """An asyncio event loop on a daemon thread; blocking callers submit coroutines to it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name="metasre-client", daemon=True
+        )
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run `coro` on the loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        """Stop the loop and join its thread."""
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join()
+        self.loop.close()
+
+
+class SyncClient:
+    """Blocking twin of `MetasreClient`."""
+
+    def __init__(self, target: str, *, admin_token: str | None = None) -> None:
+        self._loop = LoopThread()
+
+        async def make() -> MetasreClient:
+            return MetasreClient(target, admin_token=admin_token)
+
+        self.client = self._loop.run(make())
+
+    def __enter__(self) -> SyncClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def create_session(self, scenario_id: str, **kwargs: Any) -> SessionHandle:
+        """See `MetasreClient.create_session`."""
+        return self._loop.run(self.client.create_session(scenario_id, **kwargs))
+
+    def get_grade(self, session_id: str) -> dict[str, Any]:
+        """See `MetasreClient.get_grade`."""
+        return self._loop.run(self.client.get_grade(session_id))
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """See `MetasreClient.list_tools`."""
+        return self._loop.run(self.client.list_tools())
+
+    def close_session(self, session_id: str) -> None:
+        """See `MetasreClient.close_session`."""
+        self._loop.run(self.client.close_session(session_id))
+
+    def agent(self, session_id: str, join_token: str) -> SyncAgent:
+        """A joined agent connection for one seat."""
+        conn = self.client.agent(session_id, join_token)
+        self._loop.run(conn.join())
+        return SyncAgent(self._loop, conn)
+
+    def close(self) -> None:
+        """Close the channel and stop the loop thread."""
+        self._loop.run(self.client.close())
+        self._loop.close()
+
+
+class SyncAgent:
+    """Blocking twin of `AgentConnection`."""
+
+    def __init__(self, loop: LoopThread, conn: AgentConnection) -> None:
+        self._loop = loop
+        self.conn = conn
+
+    @property
+    def observation(self) -> dict[str, Any]:
+        """The latest observation the server sent."""
+        return self.conn.observation
+
+    def call(self, tool: str, args: Mapping[str, Any] | None = None) -> CallResult:
+        """See `AgentConnection.call`."""
+        return self._loop.run(self.conn.call(tool, args))
+
+    def wait_news(self, seen: int, timeout: float | None = None) -> int:
+        """Block until more than `seen` pushes have arrived; returns the count."""
+        return self._loop.run(self.conn.next_news(seen, timeout))
+
+    @property
+    def news(self) -> int:
+        """How many pushes have arrived so far."""
+        return self.conn.news
+
+    def messages(self) -> Sequence[dict[str, Any]]:
+        """Teammates' messages received so far."""
+        return list(self.conn.inbox.messages)
+
+    def close(self) -> None:
+        """Hang up."""
+        self._loop.run(self.conn.close())
+
+
+class WireCaller:
+    """A TeamCaller over the wire: refusals come back as replies, never as exceptions."""
+
+    def __init__(self, agent: SyncAgent) -> None:
+        self.agent = agent
+        self.calls = 0
+
+    def __call__(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
+        """Apply one call as this seat's agent."""
+        self.calls += 1
+        try:
+            r = self.agent.call(tool, args)
+        except EpisodeOverError as exc:
+            return ToolReply(False, str(exc), {}, True, exc.reason)
+        except ClientError as exc:
+            return ToolReply(
+                False, str(exc), {"violations": list(exc.violations)}, False, exc.reason or exc.code
+            )
+        return ToolReply(r.ok, r.text, r.data, r.done, r.error_code or None)
+
+    def wait_message(
+        self, predicate: Callable[[Mapping[str, Any]], bool], timeout: float
+    ) -> Mapping[str, Any] | None:
+        """The first received teammate message matching `predicate`, waiting up to `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = self.agent.news
+            for message in self.agent.messages():
+                if predicate(message):
+                    return message
+            left = deadline - time.monotonic()
+            if left <= 0 or self.agent.conn.inbox.episode_end is not None:
+                return None
+            self.agent.wait_news(seen, left)
