@@ -12,6 +12,7 @@ It uses only the generated stubs, the way a client in any language would:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -292,10 +293,8 @@ class AgentConnection:
         Pass the count you last saw, so nothing that arrived in between is missed.
         """
         async with self._news:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._news.wait_for(lambda: self.news > seen), timeout)
-            except TimeoutError:
-                pass
             return self.news
 
     async def _read(self, stream: Any) -> None:
@@ -374,8 +373,6 @@ class AgentConnection:
         self._requests.put_nowait(None)
         if self._reader is not None:
             self._reader.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
-            except asyncio.CancelledError:
-                pass
             self._reader = None
