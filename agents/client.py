@@ -110,9 +110,11 @@ class MetasreClient:
             if credentials is not None
             else grpc.aio.insecure_channel(target)
         )
-        self._control = control_pb2_grpc.ControlServiceStub(self._channel)
-        self._agents = agent_pb2_grpc.AgentServiceStub(self._channel)
-        self._watch = watch_pb2_grpc.WatchServiceStub(self._channel)
+        # The generated stubs carry no annotations; the calls below are typed by their requests.
+        stubs: Any = (control_pb2_grpc, agent_pb2_grpc, watch_pb2_grpc)
+        self._control = stubs[0].ControlServiceStub(self._channel)
+        self._agents = stubs[1].AgentServiceStub(self._channel)
+        self._watch = stubs[2].WatchServiceStub(self._channel)
 
     async def __aenter__(self) -> MetasreClient:
         return self
@@ -122,7 +124,7 @@ class MetasreClient:
 
     async def close(self) -> None:
         """Close the channel."""
-        await self._channel.close()
+        await self._channel.close(grace=None)
 
     async def _unary(self, method: Any, request: Any) -> Any:
         try:
@@ -158,24 +160,25 @@ class MetasreClient:
         turn_timeout_seconds: float = 0.0,
     ) -> SessionHandle:
         """Create a session; each seat is an agent id, or (agent id, role[, allowed tools])."""
+        if turn_policy not in TURN_POLICIES:
+            raise ValueError(f"turn_policy {turn_policy!r} is not one of {TURN_POLICIES}")
+        if attribution not in ATTRIBUTIONS:
+            raise ValueError(f"attribution {attribution!r} is not one of {ATTRIBUTIONS}")
         seat_pbs = []
         for seat in seats:
-            agent_id, role, allowed = (
-                (seat, "", ())
-                if isinstance(seat, str)
-                else (seat[0], seat[1], seat[2] if len(seat) > 2 else ())
-            )  # type: ignore[misc]
-            seat_pbs.append(
-                common_pb2.SeatConfig(agent_id=agent_id, role=role, allowed_tools=list(allowed))
-            )
+            if isinstance(seat, str):
+                seat_pbs.append(common_pb2.SeatConfig(agent_id=seat))
+            else:
+                allowed = list(seat[2]) if len(seat) > 2 else []
+                seat_pbs.append(
+                    common_pb2.SeatConfig(agent_id=seat[0], role=seat[1], allowed_tools=allowed)
+                )
         request = control_pb2.CreateSessionRequest(
             scenario_id=scenario_id,
             seed=seed,
             seats=seat_pbs,
-            turn_policy=common_pb2.TurnPolicy.Value(f"TURN_POLICY_{turn_policy}"),
-            reward_attribution=common_pb2.RewardAttribution.Value(
-                f"REWARD_ATTRIBUTION_{attribution}"
-            ),
+            turn_policy=f"TURN_POLICY_{turn_policy}",
+            reward_attribution=f"REWARD_ATTRIBUTION_{attribution}",
             team_spirit=team_spirit,
             limits=common_pb2.SessionLimits(turn_timeout_seconds=turn_timeout_seconds),
         )

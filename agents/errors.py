@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import cast
 
 import grpc
 from google.rpc import code_pb2, error_details_pb2, status_pb2
@@ -65,7 +66,8 @@ def from_status(status: status_pb2.Status, call_id: str = "") -> ClientError:
 
 def from_rpc_error(exc: grpc.aio.AioRpcError) -> ClientError:
     """The client error for a failed unary call (rich details from the trailers when present)."""
-    for key, value in exc.trailing_metadata() or ():
+    trailers = cast(Sequence[tuple[str, str | bytes]], exc.trailing_metadata() or ())
+    for key, value in trailers:
         if key == "grpc-status-details-bin" and isinstance(value, bytes):
             status = status_pb2.Status.FromString(value)
             return from_status(status)

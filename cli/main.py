@@ -8,8 +8,11 @@ import logging
 import statistics
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import structlog
+
+from metasre.cli.rollout import add_parsers as add_rollout_parsers
 
 
 def _scenarios(args: argparse.Namespace) -> int:
@@ -35,6 +38,12 @@ def _scenarios(args: argparse.Namespace) -> int:
         for r in rows:
             print(f"{r['id']:<42} {r['severity']} {r['difficulty']:<6} {r['title']}")
     return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from metasre.cli.demo import main as demo
+
+    return demo(args.scenario, args.seed, args.policy, args.store)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -99,6 +108,7 @@ def _serve(args: argparse.Namespace) -> int:
             tls_key=Path(args.tls_key) if args.tls_key else None,
             admin_token=os.environ.get(args.admin_token_env) or None,
             grace_seconds=args.grace_seconds,
+            store_path=None if args.no_store else Path(args.store),
         )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -110,7 +120,47 @@ def _serve(args: argparse.Namespace) -> int:
         # One JSON line on stdout says where to connect (logs go to stderr).
         print(json.dumps({"event": "serving", "address": server.address}), flush=True)
 
-    asyncio.run(serve(config, ready))
+    from metasre.service.store import StoreError
+
+    try:
+        asyncio.run(serve(config, ready))
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    import contextlib
+    from pathlib import Path
+
+    from metasre.service.export import episodes, write_jsonl
+    from metasre.service.store import StoreError, TrajectoryStore
+
+    path = Path(args.store)
+    if not path.is_file():
+        print(f"error: no trajectory store at {path} (metasre serve --store PATH)", file=sys.stderr)
+        return 2
+    try:
+        store = TrajectoryStore(path)
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        with contextlib.ExitStack() as stack:
+            out = (
+                sys.stdout
+                if args.out == "-"
+                else stack.enter_context(open(args.out, "w", encoding="utf-8"))
+            )
+            n = write_jsonl(episodes(store, args.session or (), unfinished=args.all), out)
+    except LookupError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    where = "stdout" if args.out == "-" else args.out
+    print(f"exported {n} episodes from {path} to {where}", file=sys.stderr)
     return 0
 
 
@@ -122,6 +172,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("scenarios", help="list the registered scenarios")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_scenarios)
+    p = sub.add_parser(
+        "demo", help="serve on a free port and watch the scripted team solve an incident over gRPC"
+    )
+    p.add_argument("--scenario", default="payment-bad-deploy", help="scenario id or name")
+    p.add_argument("--seed", type=int, default=0, help="the incident's seed")
+    p.add_argument(
+        "--policy",
+        default="FREE_FOR_ALL",
+        choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
+        help="turn policy",
+    )
+    p.add_argument(
+        "--store",
+        type=Path,
+        default=Path("metasre.db"),
+        help="trajectory store file (default ./metasre.db)",
+    )
+    p.set_defaults(func=_demo)
     p = sub.add_parser(
         "validate",
         help="prove scenarios: start fails, reference and expert "
@@ -159,7 +227,29 @@ def build_parser() -> argparse.ArgumentParser:
         "(default METASRE_ADMIN_TOKEN; unset means no token needed)",
     )
     p.add_argument("--grace-seconds", type=float, default=5.0, help="drain time on shutdown")
+    p.add_argument(
+        "--store",
+        default="metasre.db",
+        help="SQLite trajectory store recording every session and call (default metasre.db in "
+        "the working directory; created if missing)",
+    )
+    p.add_argument("--no-store", action="store_true", help="record nothing (no trajectory store)")
     p.set_defaults(func=_serve)
+    p = sub.add_parser(
+        "export", help="write stored episodes as JSONL, one chat-form trajectory per line"
+    )
+    p.add_argument(
+        "--store", default="metasre.db", help="the trajectory store (default metasre.db)"
+    )
+    p.add_argument("--out", default="-", help="output file, - for stdout (default)")
+    p.add_argument(
+        "--session", action="append", metavar="ID", help="only this session (repeatable)"
+    )
+    p.add_argument(
+        "--all", action="store_true", help="include episodes that never ended (grade null)"
+    )
+    p.set_defaults(func=_export)
+    add_rollout_parsers(sub)  # rollout, llm
     return parser
 
 
@@ -168,7 +258,10 @@ def _configure_logging(verbose: bool, as_json: bool = False) -> None:
     processors: list[structlog.typing.Processor] = [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso"),
-        structlog.processors.dict_tracebacks,
+        # Tracebacks as JSON, without frame locals: those would carry the failing call's tokens.
+        structlog.processors.ExceptionRenderer(
+            structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+        ),
         structlog.processors.JSONRenderer(),
     ]
     structlog.configure(

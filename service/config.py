@@ -1,4 +1,4 @@
-"""The server's settings: address, limits, TLS and the admin token."""
+"""The server's settings: address, limits, TLS, the admin token and the trajectory store."""
 
 from __future__ import annotations
 
@@ -54,6 +54,9 @@ class ServerConfig:
     """When set, control and watch calls need the metadata `authorization: Bearer <token>`."""
     grace_seconds: float = 5.0
     """On shutdown, how long in-flight calls may take to finish."""
+    store_path: Path | None = None
+    """The SQLite trajectory store every session and call is recorded in (created if missing);
+    None records nothing. `metasre serve` defaults to `metasre.db` in the working directory."""
 
     def __post_init__(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):

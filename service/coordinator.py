@@ -3,6 +3,11 @@
 One task per session takes calls from a queue and applies them to the episode in a worker
 thread (a test run awaits a subprocess there), so the event loop, and every other session,
 keeps going. Each applied call gets the next tick; its events go to the session's log in order.
+
+With a trajectory store, each step's entries are flushed (committed) before its calls resolve, so
+CallTool answers and Connect results only ever report stored calls. A store failure fails the
+step's calls and everything queued with STORE_UNAVAILABLE and hands the session to `on_failed`
+(the registry closes it); see `metasre.service.session`.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +33,7 @@ from metasre.service.errors import (
     NotYourTurnError,
     ServiceError,
     SessionClosedError,
+    StoreUnavailableError,
     ToolNotAllowedError,
 )
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
@@ -58,11 +64,18 @@ class Coordinator:
     Args:
         session: The session whose episode it drives.
         runner: The sandbox runner for episodes it makes (reset, counterfactual replays).
+        on_failed: Called once if the store cannot record the session (to close it).
     """
 
-    def __init__(self, session: Session, runner: TestRunner | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        runner: TestRunner | None = None,
+        on_failed: Callable[[Session], None] | None = None,
+    ) -> None:
         self.session = session
         self._runner = runner
+        self._on_failed = on_failed
         self._queue: asyncio.Queue[Pending | None] = asyncio.Queue()
         self._waiting: set[str] = set()
         """Agents with a call submitted and not yet resolved."""
@@ -96,7 +109,9 @@ class Coordinator:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         if self._inflight is not None:
-            await asyncio.shield(self._inflight)
+            # Its calls are resolved either way; a store failure was handled by the sequencer.
+            with contextlib.suppress(StoreUnavailableError):
+                await asyncio.shield(self._inflight)
         while not self._queue.empty():
             pending = self._queue.get_nowait()
             if pending is not None:
@@ -116,6 +131,11 @@ class Coordinator:
             seat.reward_total = 0.0
         self._log.info("episode_reset", episode=s.episode_no, seed=seed)
         self.start()
+        try:
+            await s.flush()
+        except StoreUnavailableError as exc:
+            self._failed(exc)
+            raise
 
     def wake(self) -> None:
         """Let the sequencer look again at who is live (a seat's stream ended)."""
@@ -135,6 +155,8 @@ class Coordinator:
         """
         s = self.session
         s.touch()
+        if s.failure is not None:
+            raise StoreUnavailableError(s.failure)
         if s.closed or self._task is None:
             raise (
                 self._stop_error
@@ -193,6 +215,7 @@ class Coordinator:
                     await self._round_robin_step()
                 else:
                     await self._simultaneous_round()
+                await self.session.flush()  # a turn that passed, a round that opened
             # The episode is over: refuse whatever is still queued.
             while True:
                 pending = await self._queue.get()
@@ -200,18 +223,23 @@ class Coordinator:
                     self._fail(pending, EpisodeEndedError("the episode ended before this call"))
         except asyncio.CancelledError:
             raise
+        except StoreUnavailableError as exc:
+            self._failed(exc)
         except Exception:  # a bug in the sequencer must not pass silently
             self._log.exception("sequencer_crashed")
             raise
 
     async def _round_robin_step(self) -> None:
         s = self.session
-        timeout = s.spec.turn_timeout_seconds if self._skips < len(s.seats) else None
+        # After a full lap of skips with nobody connected, wait without a clock so an empty
+        # session does not spin; a join wakes the sequencer and the clock runs again.
+        connected = any(seat.holder is not None for seat in s.seats)
+        lapped = self._skips >= len(s.seats)
+        timeout = None if lapped and not connected else s.spec.turn_timeout_seconds
         try:
             pending = await asyncio.wait_for(self._queue.get(), timeout)
         except TimeoutError:
-            # Nobody called in time: pass the turn on. After a full lap of skips, wait for the
-            # holder without a clock so an empty session does not spin.
+            # Nobody called in time: pass the turn on.
             self._skips += 1
             self._advance_turn()
             return
@@ -275,6 +303,12 @@ class Coordinator:
             entries.append(self._record(pending, outcome, round_no))
         if s.episode.phase is not EpisodePhase.RUNNING:
             await self._finish()
+        try:
+            await s.flush()
+        except StoreUnavailableError as exc:
+            for pending in batch:
+                self._fail(pending, StoreUnavailableError(str(exc)))
+            raise
         for pending, entry in zip(batch, entries, strict=True):
             if isinstance(entry, BaseException):
                 if not isinstance(entry, Exception):
@@ -376,6 +410,21 @@ class Coordinator:
         s = self.session
         self._round += 1
         s.append(s.episode.tick, Turn(s.episode.tick, "", self._round, s.spec.turn_timeout_seconds))
+
+    def _failed(self, error: StoreUnavailableError) -> None:
+        """The store cannot record the session: refuse everything queued, hand it to on_failed."""
+        if self._stop_error is error or isinstance(self._stop_error, StoreUnavailableError):
+            return
+        self._stop_error = error
+        self._log.error("store_failed", error=str(error))
+        while not self._queue.empty():
+            pending = self._queue.get_nowait()
+            if pending is not None:
+                self._fail(pending, StoreUnavailableError(str(error)))
+        self._waiting.clear()
+        self.session.close()
+        if self._on_failed is not None:
+            self._on_failed(self.session)
 
     def _fail(self, pending: Pending, error: Exception) -> None:
         if not pending.future.done():

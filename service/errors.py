@@ -46,6 +46,10 @@ class SessionNotFoundError(ServiceError):
     """Raised when a session id names no open session."""
 
 
+class SessionIdleError(SessionNotFoundError):
+    """Raised when a session id names a session the server closed for being idle."""
+
+
 class SessionClosedError(ServiceError):
     """Raised when a call reaches a session that was closed."""
 
@@ -98,6 +102,14 @@ class SeatIdleError(ServiceError):
     """Raised when a Connect stream sends nothing for longer than the idle seat limit."""
 
 
+class StoreUnavailableError(ServiceError):
+    """Raised when the trajectory store cannot record a session's events (disk full, I/O error).
+
+    The call it answers was not acknowledged, and its session is closed: see
+    `metasre.service.session.Session.flush`.
+    """
+
+
 class InvalidRequestError(ServiceError):
     """Raised when a request's own fields are malformed (an empty id, a bad enum, ...)."""
 
@@ -112,6 +124,7 @@ class StatusRow:
 
 ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     SessionNotFoundError: StatusRow(grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND"),
+    SessionIdleError: StatusRow(grpc.StatusCode.NOT_FOUND, "SESSION_IDLE"),
     UnknownScenarioError: StatusRow(grpc.StatusCode.NOT_FOUND, "SCENARIO_NOT_FOUND"),
     TokenMissingError: StatusRow(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING"),
     TokenInvalidError: StatusRow(grpc.StatusCode.PERMISSION_DENIED, "TOKEN_INVALID"),
@@ -130,6 +143,7 @@ ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     ServerAtCapacityError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_AT_CAPACITY"),
     ServerDrainingError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING"),
     SeatIdleError: StatusRow(grpc.StatusCode.DEADLINE_EXCEEDED, "SEAT_IDLE"),
+    StoreUnavailableError: StatusRow(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
 }
 """Error class to status; the first class in an exception's MRO that is here wins."""
 
@@ -217,8 +231,10 @@ __all__ = [
     "ServiceError",
     "SessionClosedError",
     "SessionFullError",
+    "SessionIdleError",
     "SessionNotFoundError",
     "StatusRow",
+    "StoreUnavailableError",
     "TokenInvalidError",
     "TokenMissingError",
     "ToolNotAllowedError",

@@ -1,8 +1,13 @@
-"""The server's open sessions: creation within limits, lookup, close, idle reaping and drain."""
+"""The server's open sessions: creation within limits, lookup, close, idle reaping and drain.
+
+With a trajectory store, a session is stored (its config and its first events) before
+CreateSession answers, and its close is stored when it closes.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
 from dataclasses import replace
@@ -16,13 +21,20 @@ from metasre.service.errors import (
     ServerDrainingError,
     SessionClosedError,
     SessionFullError,
+    SessionIdleError,
     SessionNotFoundError,
+    StoreUnavailableError,
 )
+from metasre.service.records import StoreRecorder
 from metasre.service.session import Session, SessionSpec
+from metasre.service.store import TrajectoryStore
 from metasre.simulator import Episode, resolve
 from metasre.simulator.sandbox import TestRunner
 
 log = structlog.get_logger("metasre.service.registry")
+
+REMEMBER_IDLE = 4096
+"""How many sessions closed for idleness the registry remembers, to say so to late callers."""
 
 
 class Registry:
@@ -31,13 +43,24 @@ class Registry:
     Args:
         limits: The server's limits.
         runner: The sandbox runner every episode uses (the shared fork server by default).
+        store: Where sessions and their logs are recorded; None keeps them in memory only.
     """
 
-    def __init__(self, limits: Limits, runner: TestRunner | None = None) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        runner: TestRunner | None = None,
+        store: TrajectoryStore | None = None,
+    ) -> None:
         self.limits = limits
         self.runner = runner
+        self.store = store
         self.draining = False
+        self._recorder = StoreRecorder(store) if store is not None else None
         self._sessions: dict[str, tuple[Session, Coordinator]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        self._idle_closed: dict[str, float] = {}
+        """Ids of sessions closed for idleness (oldest first) and how long each was idle."""
 
     async def create(self, spec: SessionSpec) -> Session:
         """Open a session and start its episode.
@@ -47,6 +70,7 @@ class Registry:
             SessionFullError: more seats than a session may have.
             ServerAtCapacityError: the server holds as many sessions as it may.
             UnknownScenarioError: no such scenario.
+            StoreUnavailableError: the store cannot record the session.
         """
         if self.draining:
             raise ServerDrainingError("the server is shutting down; try another server")
@@ -68,10 +92,19 @@ class Registry:
                 f"the server already holds {len(self._sessions)} sessions, its limit"
             )
         session_id = secrets.token_hex(8)
-        session = Session(session_id, replace(spec, scenario_id=scenario_id), episode)
-        coordinator = Coordinator(session, self.runner)
+        session = Session(
+            session_id, replace(spec, scenario_id=scenario_id), episode, self._recorder
+        )
+        coordinator = Coordinator(session, self.runner, self._failed)
         self._sessions[session_id] = (session, coordinator)
         coordinator.start()
+        try:
+            await session.flush()
+        except StoreUnavailableError as exc:
+            await self.close(session_id, "not created: the trajectory store cannot write")
+            raise StoreUnavailableError(
+                f"the session was not created: the trajectory store cannot write ({exc})"
+            ) from exc
         log.info(
             "session_created",
             session_id=session_id,
@@ -88,9 +121,18 @@ class Registry:
 
         Raises:
             SessionNotFoundError: no open session has that id.
+            SessionIdleError: the session was closed for being idle.
         """
         found = self._sessions.get(session_id)
         if found is None:
+            idle = self._idle_closed.get(session_id)
+            if idle is not None:
+                raise SessionIdleError(
+                    f"session {session_id} was closed after {idle:.1f} s idle (the limit is "
+                    f"{self.limits.idle_session_seconds:g} s with no agent connected); create "
+                    "a new session",
+                    metadata={"idle_session_seconds": f"{self.limits.idle_session_seconds:g}"},
+                )
             raise SessionNotFoundError(
                 f"no open session {session_id[:64]!r}; ListSessions shows the open ones"
             )
@@ -108,13 +150,31 @@ class Registry:
         return [s for s, _ in self._sessions.values()]
 
     async def close(self, session_id: str, reason: str = "closed") -> Session:
-        """Close a session: pending calls fail, streams end, it leaves the registry."""
+        """Close a session: pending calls fail, its close is stored, streams end, it leaves."""
         session, coordinator = self.get(session_id)
         await coordinator.stop(SessionClosedError(f"session {session_id} was {reason}"))
+        try:
+            await session.flush(closing=True)
+        except StoreUnavailableError as exc:
+            log.warning("session_close_not_stored", session_id=session_id, error=str(exc))
         session.close()
         self._sessions.pop(session_id, None)
         log.info("session_closed", session_id=session_id, reason=reason)
         return session
+
+    def _failed(self, session: Session) -> None:
+        """The store cannot record `session` (its coordinator closed it): it leaves at once."""
+        found = self._sessions.pop(session.id, None)
+        if found is None:
+            return
+        log.warning("session_failed", session_id=session.id, error=session.failure)
+        task = asyncio.create_task(self._stop_failed(found[1]), name=f"stop-{session.id}")
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    @staticmethod
+    async def _stop_failed(coordinator: Coordinator) -> None:
+        await coordinator.stop(StoreUnavailableError(coordinator.session.failure or "store failed"))
 
     async def reap_idle(self) -> None:
         """Close sessions idle longer than the limit with no agent connected."""
@@ -125,9 +185,15 @@ class Registry:
                 s.holder is None for s in session.seats
             ):
                 await self.close(session.id, "idle")
+                self._idle_closed[session.id] = idle
+                while len(self._idle_closed) > REMEMBER_IDLE:
+                    del self._idle_closed[next(iter(self._idle_closed))]
 
     async def drain(self) -> None:
         """Refuse new work, let calls being applied finish, then close every session."""
         self.draining = True
         for session in self.sessions():
-            await self.close(session.id, "closed by server shutdown")
+            with contextlib.suppress(SessionNotFoundError):
+                await self.close(session.id, "closed by server shutdown")
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)

@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 from metasre.service.config import ServerConfig
 from metasre.service.registry import Registry
 from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
+from metasre.service.store import TrajectoryStore
 from metasre.simulator.sandbox import TestRunner, default_runner
 from metasre.v1 import (
     agent_pb2,
@@ -71,6 +72,11 @@ class MetasreServer:
         self._stopped = False
 
     @property
+    def store(self) -> TrajectoryStore | None:
+        """The trajectory store, if the server records sessions."""
+        return self.registry.store
+
+    @property
     def port(self) -> int:
         """The port the server listens on (the real one when the config said 0)."""
         return self._port
@@ -86,13 +92,19 @@ class MetasreServer:
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._reaper = asyncio.create_task(self._reap())
-        log.info("serving", address=self.address, tls=self.config.tls_cert is not None)
+        log.info(
+            "serving",
+            address=self.address,
+            tls=self.config.tls_cert is not None,
+            store=str(self.store.path) if self.store is not None else None,
+        )
 
     async def stop(self, grace: float | None = None) -> None:
         """Drain and stop.
 
         Health goes NOT_SERVING, new work is refused, calls being applied finish, sessions close
-        (their streams end), then the server stops, giving other calls `grace` seconds.
+        (their streams end, their close is stored), then the server stops, giving other calls
+        `grace` seconds, and the store is flushed and closed.
         """
         if self._stopped:
             return
@@ -105,6 +117,8 @@ class MetasreServer:
                 await self._reaper
         await self.registry.drain()
         await self._server.stop(self.config.grace_seconds if grace is None else grace)
+        if self.store is not None:
+            await asyncio.to_thread(self.store.close)
         log.info("stopped")
 
     async def wait_for_termination(self) -> None:
@@ -128,15 +142,20 @@ def _register(add: object) -> Callable[[object, grpc.aio.Server], None]:
 
 
 async def build_server(config: ServerConfig, runner: TestRunner | None = None) -> MetasreServer:
-    """A server for `config`, bound but not started (call from a running event loop)."""
+    """A server for `config`, bound but not started (call from a running event loop).
+
+    Raises:
+        StoreError: the trajectory store at `config.store_path` cannot be opened.
+    """
     limits = config.limits
     options = [
         ("grpc.max_receive_message_length", limits.max_message_bytes),
         ("grpc.max_send_message_length", limits.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
+    store = TrajectoryStore(config.store_path) if config.store_path is not None else None
     server = grpc.aio.server(options=options)
-    registry = Registry(limits, runner)
+    registry = Registry(limits, runner, store)
     _register(control_pb2_grpc.add_ControlServiceServicer_to_server)(
         ControlServicer(registry, config), server
     )
@@ -160,6 +179,8 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
     else:
         port = server.add_insecure_port(address)
     if port == 0:
+        if store is not None:
+            store.close()
         raise OSError(f"could not bind {address}")
     return MetasreServer(config, server, registry, health_servicer, port)
 

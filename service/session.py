@@ -2,6 +2,18 @@
 
 The log is the session's serial order. Agent streams and watchers follow it from any point, so
 every reader sees the same events in the same order, and a reader that joins late replays.
+
+With a trajectory store, the log has a durable prefix: entries are appended in memory, and
+`flush` writes everything after the prefix in one transaction (the store groups transactions of
+many sessions into one commit) and only then extends the prefix. Readers (`log`, `follow`) see
+the durable prefix only, so no agent, watcher or trajectory ever hears of an event the store
+does not hold, and a call's result is acknowledged only once it is committed.
+
+If the store cannot write, the session fails closed: the entries past the prefix were applied
+to the in-memory episode but are never shown to anyone, the calls waiting on them fail with
+STORE_UNAVAILABLE, and the session is closed (its streams end with the same status). Carrying
+on in memory would let the episode diverge from its stored trajectory, and retrying the write
+later would apply calls that their agents were told had failed.
 """
 
 from __future__ import annotations
@@ -11,11 +23,18 @@ import enum
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from metasre.service import auth
 from metasre.service.attribution import Attribution, RecordedCall
-from metasre.service.errors import InvalidRequestError, SeatTakenError, TokenInvalidError
+from metasre.service.errors import (
+    InvalidRequestError,
+    SeatTakenError,
+    StoreUnavailableError,
+    TokenInvalidError,
+)
 from metasre.service.events import Event, LogEntry
+from metasre.service.store import StoreError
 from metasre.simulator import Episode
 
 
@@ -97,10 +116,33 @@ class Seat:
         return not self.spec.allowed_tools or tool in self.spec.allowed_tools
 
 
-class Session:
-    """One incident played by a fixed set of seats; reset starts a new episode in place."""
+class Recorder(Protocol):
+    """Where a session's log is made durable: `metasre.service.records.StoreRecorder`."""
 
-    def __init__(self, session_id: str, spec: SessionSpec, episode: Episode) -> None:
+    async def record(
+        self, session: Session, entries: Sequence[LogEntry], *, opening: bool, closing: bool
+    ) -> None:
+        """Commit `entries` (after the session itself when `opening`; then its close).
+
+        Raises:
+            StoreError: nothing was committed.
+        """
+
+
+class Session:
+    """One incident played by a fixed set of seats; reset starts a new episode in place.
+
+    Args:
+        recorder: Makes the log durable (see the module docstring); None keeps it in memory.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        spec: SessionSpec,
+        episode: Episode,
+        recorder: Recorder | None = None,
+    ) -> None:
         self.id = session_id
         self.spec = spec
         self.seed = spec.seed
@@ -114,6 +156,15 @@ class Session:
         self.lock = asyncio.Lock()
         """Held while anything reads or changes the episode (applies run in a thread)."""
         self.last_active = time.monotonic()
+        self.created_at = time.time()
+        self.failure: str | None = None
+        """Why the store could not record the session, once it could not (it is then closed)."""
+        self._recorder = recorder
+        self._opened = recorder is None
+        """The session itself is in the store."""
+        self._durable = 0
+        """How many entries of the log are committed (all of them without a recorder)."""
+        self._flushing = asyncio.Lock()
         self._log: list[LogEntry] = []
         self._changed = asyncio.Event()
 
@@ -174,15 +225,56 @@ class Session:
 
     @property
     def log(self) -> Sequence[LogEntry]:
-        """Every event so far, oldest first."""
-        return self._log
+        """Every durable event so far, oldest first."""
+        return self._log[: self._durable]
 
     def append(self, tick: int, event: Event) -> LogEntry:
-        """Add an event to the log and wake its followers."""
+        """Add an event to the log; followers hear of it once it is durable (see `flush`)."""
         entry = LogEntry(len(self._log) + 1, self.episode_no, tick, event)
         self._log.append(entry)
-        self._wake()
+        if self._recorder is None:
+            self._durable = len(self._log)
+            self._wake()
         return entry
+
+    async def flush(self, *, closing: bool = False) -> None:
+        """Commit every entry appended so far (and the session's close when `closing`).
+
+        Followers hear of the entries once this returns. Cancelling the caller does not stop a
+        write that has begun: the next flush waits for it.
+
+        Raises:
+            StoreUnavailableError: the store cannot write; the session has failed for good.
+        """
+        if self._recorder is None or (
+            self._durable == len(self._log) and self._opened and not closing and not self.failure
+        ):
+            return
+        write = asyncio.ensure_future(self._flush(self._recorder, closing))
+        write.add_done_callback(_retrieve)
+        await asyncio.shield(write)
+
+    async def _flush(self, recorder: Recorder, closing: bool) -> None:
+        async with self._flushing:
+            if self.failure is not None:
+                raise StoreUnavailableError(self.failure)
+            end = len(self._log)
+            if end == self._durable and self._opened and not closing:
+                return
+            try:
+                await recorder.record(
+                    self, self._log[self._durable : end], opening=not self._opened, closing=closing
+                )
+            except StoreError as exc:
+                self.failure = (
+                    f"the trajectory store cannot record session {self.id} ({exc}); the "
+                    "session is closed and nothing after its last acknowledged call was kept: "
+                    "create a new session once the store can write again"
+                )
+                raise StoreUnavailableError(self.failure) from exc
+            self._opened = True
+            self._durable = end
+            self._wake()
 
     def close(self) -> None:
         """Accept nothing more; followers end after the last event."""
@@ -200,7 +292,7 @@ class Session:
         """Entries from index `start` on, waiting for new ones, until the session closes."""
         index = start
         while True:
-            while index < len(self._log):
+            while index < self._durable:
                 yield self._log[index]
                 index += 1
             if self.closed:
@@ -211,3 +303,9 @@ class Session:
     def _wake(self) -> None:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
+
+
+def _retrieve(task: asyncio.Future[None]) -> None:
+    # A flush whose caller was cancelled still ends; its error is the next flush's too.
+    if not task.cancelled():
+        task.exception()

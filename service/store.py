@@ -93,7 +93,10 @@ class TrajectoryStore:
         self._failure: str | None = None
         self.commits = 0
         """Transactions committed so far (a batch is one)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store's folder {self.path.parent}: {exc}") from exc
         # Create the schema up front so that a bad path fails here, not on the first write.
         conn = self._connect()
         try:
@@ -193,6 +196,11 @@ class TrajectoryStore:
                     self._queue.put(_STOP)
                     break
                 batch.append(more)
+            # A future its waiter cancelled before the batch started is dropped with its
+            # statements; the rest are marked running so nothing can cancel them any more.
+            batch = [item for item in batch if item[1].set_running_or_notify_cancel()]
+            if not batch:
+                continue
             try:
                 if conn is None:
                     conn = self._connect()

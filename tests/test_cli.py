@@ -36,3 +36,20 @@ def test_validate_names_an_unknown_scenario_and_exits_non_zero():
     out = metasre("validate", "ad-ranking-crsh")
     assert out.returncode == 2
     assert "ad-ranking-crash" in out.stderr  # the close match
+
+
+def test_demo_serves_plays_the_team_and_prints_the_grade(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "metasre.cli.main", "demo", "--store", str(tmp_path / "d.db")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    assert "investigator -> commander, fixer: Root cause: payment-service" in text
+    assert "rollback_deployment(service=payment-service)" in text
+    total = float(text.split("\nGrade ", 1)[1].split()[0])
+    assert total >= 0.9 and "(resolved)" in text

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import grpc
@@ -18,6 +19,7 @@ from metasre.service.errors import (
     InvalidRequestError,
     NotJoinedError,
     SeatIdleError,
+    StoreUnavailableError,
 )
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.registry import Registry
@@ -44,10 +46,12 @@ class AgentServicer:
     ) -> AsyncIterator[agent_pb2.ConnectResponse]:
         """Join a seat, then call tools and hear the team; errors come back in-band."""
         stream = AgentStream(self._registry, self._limits)
-        async for item in stream.run(request_iterator):
-            if isinstance(item, BaseException):
-                await abort(context, item)
-            yield item
+        # Closed before the status goes out, so the seat is free once the client hears the end.
+        async with contextlib.aclosing(stream.run(request_iterator)) as items:
+            async for item in items:
+                if isinstance(item, BaseException):
+                    await abort(context, item)
+                yield item
 
     async def CallTool(
         self, request: agent_pb2.CallToolRequest, context: Context
@@ -105,7 +109,7 @@ class AgentStream:
 
     async def run(
         self, requests: AsyncIterator[agent_pb2.ConnectRequest]
-    ) -> AsyncIterator[agent_pb2.ConnectResponse | BaseException]:
+    ) -> AsyncGenerator[agent_pb2.ConnectResponse | BaseException, None]:
         """The stream's responses until it ends."""
         reader = asyncio.create_task(self._read(requests))
         try:
@@ -214,6 +218,7 @@ class AgentStream:
         if isinstance(previous, AgentStream) and previous is not self:
             previous.evict()
         self._session, self._coordinator, self._seat = session, coordinator, seat
+        coordinator.wake()  # a ROUND_ROBIN turn waiting without a clock starts one again
         self._log = log.bind(session_id=session.id, agent_id=seat.agent_id)
         self._log.info("seat_taken", resume=resume)
         # A join replays the current episode from its start (the page, the turns, every call so
@@ -265,7 +270,10 @@ class AgentStream:
                 self._out.put_nowait(message)
             self._delivered = entry.sequence
             self._progress.set()
-        self._out.put_nowait(None)
+        # A session the store could not record ends its streams with that status.
+        self._out.put_nowait(
+            StoreUnavailableError(session.failure) if session.failure is not None else None
+        )
 
     def _view(self, entry: LogEntry) -> agent_pb2.ConnectResponse | None:
         """What this agent is told about one log entry, if anything."""

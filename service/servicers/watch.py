@@ -10,6 +10,7 @@ import grpc
 from metasre.service import convert
 from metasre.service.auth import check_admin
 from metasre.service.config import ServerConfig
+from metasre.service.errors import StoreUnavailableError
 from metasre.service.registry import Registry
 from metasre.service.servicers.status import abort
 from metasre.v1 import watch_pb2
@@ -36,3 +37,5 @@ class WatchServicer:
         start = session.index_of(request.episode or session.episode_no, request.from_tick)
         async for entry in session.follow(start):
             yield watch_pb2.WatchSessionResponse(event=convert.event_pb(entry))
+        if session.failure is not None:
+            await abort(context, StoreUnavailableError(session.failure))

@@ -14,10 +14,18 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_status import rpc_status
 
 from metasre.service import Limits, ServerConfig, build_server
 from metasre.service.codegen import PACKAGE_DIR, generate
-from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
+from metasre.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
+    control_pb2,
+    control_pb2_grpc,
+    watch_pb2,
+    watch_pb2_grpc,
+)
 
 from .conftest import TIMEOUT, AgentClient, create, details, struct
 
@@ -66,6 +74,45 @@ async def test_admin_token_guards_control_calls():
             await create(control, ("a",), metadata=good)
             listed = await control.ListSessions(request, metadata=good)
             assert len(listed.sessions) == 1
+    finally:
+        await server.stop(0.2)
+
+
+async def test_admin_token_guards_watch_calls_but_not_agents():
+    server = await build_server(ServerConfig(port=0, admin_token="s3cret", grace_seconds=0.2))
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            good = (("authorization", "Bearer s3cret"),)
+            control = control_pb2_grpc.ControlServiceStub(channel)
+            created = await create(control, ("a",), metadata=good)
+            sid = created.session.session_id
+            watch = watch_pb2_grpc.WatchServiceStub(channel)
+            request = watch_pb2.WatchSessionRequest(session_id=sid)
+            # No token, a wrong one, and the right one without the Bearer scheme.
+            for header, code, reason in (
+                (None, grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING"),
+                ("Bearer no", grpc.StatusCode.PERMISSION_DENIED, "TOKEN_INVALID"),
+                ("s3cret", grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING"),
+            ):
+                metadata = (("authorization", header),) if header else ()
+                refused = watch.WatchSession(request, metadata=metadata)
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await asyncio.wait_for(refused.read(), TIMEOUT)
+                assert err.value.code() == code
+                assert details(rpc_status.from_call(err.value))[0].reason == reason
+            # Agents need only their seat's token; the watcher with the admin token sees the call.
+            client = AgentClient(channel)
+            await client.join(sid, created.tokens[0].join_token)
+            reply = await client.result_or_error(client.tool("get_alerts"))
+            assert reply.result.tick == 1
+            allowed = watch.WatchSession(request, metadata=good)
+            event = (await asyncio.wait_for(allowed.read(), TIMEOUT)).event
+            while event.WhichOneof("event") != "applied":
+                event = (await asyncio.wait_for(allowed.read(), TIMEOUT)).event
+            assert (event.applied.agent_id, event.tick) == ("a", 1)
+            allowed.cancel()
+            client.close()
     finally:
         await server.stop(0.2)
 
@@ -120,7 +167,7 @@ async def test_garbage_gets_clear_errors_and_the_server_stays_up(channel, contro
     client.close()
 
 
-async def test_sigterm_drains_a_real_server():
+async def test_sigterm_drains_a_real_server(tmp_path: Path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -132,6 +179,7 @@ async def test_sigterm_drains_a_real_server():
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=env,
+        cwd=tmp_path,  # whatever the server writes by default stays out of the tree
     )
     try:
         assert proc.stdout is not None and proc.stderr is not None

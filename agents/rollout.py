@@ -1,0 +1,301 @@
+"""Parallel rollouts over the wire: many graded episodes, a summary per scenario.
+
+Sync policies play on worker threads; every worker's calls go through one `SyncClient` (one
+event-loop thread, one channel), so a rollout costs one connection however wide it runs:
+
+    with SyncClient("127.0.0.1:50051") as client:
+        plan = plan_episodes(["meta-sre/payment-bad-deploy-v1"], seeds=range(10), episodes=20)
+        report = run_rollout(client, solo_player(lambda seed: ExpertPolicy()), plan, parallel=8)
+    print(report.summaries[0].success_rate)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from metasre.agents.policies.base import Policy
+from metasre.agents.sync import SyncClient, WireCaller
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeSpec:
+    """One episode to play."""
+
+    index: int
+    """Position in the plan, from 0."""
+    scenario_id: str
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """What a player reports about the episode it just played."""
+
+    session_id: str
+    steps: int
+    """Calls the session applied (refused calls are not steps)."""
+    minutes: float
+    """Simulated minutes from the page to the last call."""
+
+
+class EpisodePlayer(Protocol):
+    """Creates a session for `spec`, plays it to the end, and says how it went."""
+
+    def __call__(self, client: SyncClient, spec: EpisodeSpec) -> Played:
+        """Play one episode through `client` (called from many threads at once)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeResult:
+    """One played episode and its grade."""
+
+    index: int
+    scenario_id: str
+    seed: int
+    session_id: str
+    graded: bool
+    """True when the episode ended and the server returned its final grade."""
+    resolved: bool
+    grade: float
+    steps: int
+    minutes: float
+    """Simulated minutes."""
+    wall_seconds: float
+    """Real time from creating the session to its grade."""
+    started: float
+    """Start, in seconds since the rollout began."""
+    components: Mapping[str, float] = field(default_factory=dict)
+    """Grade component name -> its score."""
+    error: str = ""
+    """Why the episode could not be played or graded (empty when it was)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioSummary:
+    """The figures of one scenario's episodes (or of all of them, as `TOTAL`)."""
+
+    scenario_id: str
+    episodes: int
+    graded: int
+    success_rate: float
+    """Share of the episodes whose grade says resolved."""
+    grade_mean: float
+    grade_stdev: float
+    """Population standard deviation of the grades (0 for one episode)."""
+    steps_mean: float
+    minutes_mean: float
+    """Mean simulated minutes."""
+    wall_seconds: float
+    """From the first of these episodes starting to the last one ending."""
+    episodes_per_second: float
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutReport:
+    """Every episode, and the summary per scenario plus a total."""
+
+    agent: str
+    parallel: int
+    wall_seconds: float
+    results: Sequence[EpisodeResult]
+    summaries: Sequence[ScenarioSummary]
+    """One per scenario in plan order, then `TOTAL`."""
+
+    @property
+    def total(self) -> ScenarioSummary:
+        """The summary over all episodes."""
+        return self.summaries[-1]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for `--json`."""
+        return {
+            "agent": self.agent,
+            "parallel": self.parallel,
+            "episodes": len(self.results),
+            "wall_seconds": self.wall_seconds,
+            "episodes_per_second": self.total.episodes_per_second,
+            "scenarios": [asdict(s) for s in self.summaries[:-1]],
+            "total": asdict(self.total),
+            "results": [asdict(r) for r in self.results],
+        }
+
+
+def parse_seeds(text: str) -> list[int]:
+    """Seeds from `0-9` (a range), `10` (a count: 0-9) or a comma list of either (`1,5-7`).
+
+    Raises:
+        ValueError: the text is none of those.
+    """
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise ValueError(f"no seeds in {text!r}; use a range like 0-9 or a count like 10")
+    seeds: list[int] = []
+    try:
+        if len(parts) == 1 and "-" not in parts[0]:
+            count = int(parts[0])
+            if count < 1:
+                raise ValueError
+            return list(range(count))
+        for part in parts:
+            low, _, high = part.partition("-")
+            first, last = int(low), int(high or low)
+            if first < 0 or last < first:
+                raise ValueError
+            seeds += range(first, last + 1)
+    except ValueError:
+        raise ValueError(
+            f"bad seeds {text!r}: expected a range like 0-9, a count like 10 or a list like 1,5-7"
+        ) from None
+    return list(dict.fromkeys(seeds))
+
+
+def plan_episodes(
+    scenario_ids: Sequence[str], seeds: Sequence[int], episodes: int | None = None
+) -> list[EpisodeSpec]:
+    """Episodes over every (scenario, seed) pair, cycling when `episodes` asks for more.
+
+    Pairs are taken seed by seed across the scenarios, so a short plan still covers every
+    scenario; the plan is then ordered scenario by scenario, which makes each scenario's wall
+    time mean something.
+    """
+    if not scenario_ids or not seeds:
+        raise ValueError("a rollout needs at least one scenario and one seed")
+    n = len(scenario_ids) * len(seeds) if episodes is None else episodes
+    if n < 1:
+        raise ValueError(f"episodes must be at least 1, got {n}")
+    pairs = [
+        (i % len(scenario_ids), seeds[(i // len(scenario_ids)) % len(seeds)]) for i in range(n)
+    ]
+    pairs.sort(key=lambda p: p[0])  # stable: seeds keep their order within a scenario
+    return [EpisodeSpec(i, scenario_ids[s], seed) for i, (s, seed) in enumerate(pairs)]
+
+
+def solo_player(make_policy: Callable[[int], Policy], agent_id: str = "agent") -> EpisodePlayer:
+    """A player that seats one policy (made per episode from the seed) in its own session."""
+
+    def play(client: SyncClient, spec: EpisodeSpec) -> Played:
+        session = client.create_session(spec.scenario_id, seed=spec.seed, seats=[agent_id])
+        agent = client.agent(session.id, session.tokens[agent_id])
+        try:
+            make_policy(spec.seed).play(WireCaller(agent), agent.observation)
+            return played(session.id, agent.observation)
+        finally:
+            agent.close()
+
+    return play
+
+
+def played(session_id: str, observation: Mapping[str, Any]) -> Played:
+    """`Played` from the latest observation a seat received."""
+    budget = int(observation.get("step_budget", 0))
+    return Played(
+        session_id,
+        budget - int(observation.get("steps_left", budget)),
+        float(observation.get("minute", 0.0)),
+    )
+
+
+def run_rollout(
+    client: SyncClient,
+    player: EpisodePlayer,
+    plan: Sequence[EpisodeSpec],
+    *,
+    parallel: int = 8,
+    agent: str = "",
+    on_result: Callable[[EpisodeResult], None] | None = None,
+    close_sessions: bool = True,
+) -> RolloutReport:
+    """Play `plan` with up to `parallel` episodes at once and summarise it.
+
+    An episode that fails (the server refuses, the policy raises) is recorded with its error and
+    the rollout goes on. `on_result` is called from the calling thread, once per episode, in
+    completion order.
+    """
+    if parallel < 1:
+        raise ValueError(f"parallel must be at least 1, got {parallel}")
+    origin = time.perf_counter()
+
+    def one(spec: EpisodeSpec) -> EpisodeResult:
+        start = time.perf_counter()
+        session_id, steps, minutes = "", 0, 0.0
+        try:
+            p = player(client, spec)
+            session_id, steps, minutes = p.session_id, p.steps, p.minutes
+            answer = client.get_grade(session_id)
+            grade = answer.get("grade", {})
+            graded = bool(grade.get("final"))
+            error = "" if graded else "the episode did not end: its grade is provisional"
+        except Exception as exc:  # one episode's failure is a row in the table, not a crash
+            grade, graded, error = {}, False, f"{type(exc).__name__}: {exc}"
+        finally:
+            if close_sessions and session_id:
+                # Already closed, or the server is going away: nothing left to free.
+                with contextlib.suppress(Exception):
+                    client.close_session(session_id)
+        end = time.perf_counter()
+        return EpisodeResult(
+            index=spec.index,
+            scenario_id=spec.scenario_id,
+            seed=spec.seed,
+            session_id=session_id,
+            graded=graded,
+            resolved=bool(grade.get("resolved")),
+            grade=float(grade.get("total", 0.0)),
+            steps=steps,
+            minutes=minutes,
+            wall_seconds=end - start,
+            started=start - origin,
+            components={
+                str(c["name"]): float(c.get("score", 0.0)) for c in grade.get("components", ())
+            },
+            error=error,
+        )
+
+    results: list[EpisodeResult] = []
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="rollout") as pool:
+        futures = [pool.submit(one, spec) for spec in plan]
+        for future in as_completed(futures):
+            result = future.result()
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    wall = time.perf_counter() - origin
+    results.sort(key=lambda r: r.index)
+    order = list(dict.fromkeys(s.scenario_id for s in plan))
+    summaries = [summarise(sid, [r for r in results if r.scenario_id == sid]) for sid in order]
+    summaries.append(summarise("TOTAL", results, wall))
+    return RolloutReport(agent, parallel, wall, results, summaries)
+
+
+def summarise(
+    scenario_id: str, results: Iterable[EpisodeResult], wall: float | None = None
+) -> ScenarioSummary:
+    """The summary of `results`; `wall` overrides the span they cover."""
+    rows = list(results)
+    if not rows:
+        return ScenarioSummary(scenario_id, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    grades = [r.grade for r in rows]
+    span = (
+        wall
+        if wall is not None
+        else max(r.started + r.wall_seconds for r in rows) - min(r.started for r in rows)
+    )
+    return ScenarioSummary(
+        scenario_id=scenario_id,
+        episodes=len(rows),
+        graded=sum(r.graded for r in rows),
+        success_rate=sum(r.resolved for r in rows) / len(rows),
+        grade_mean=statistics.fmean(grades),
+        grade_stdev=statistics.pstdev(grades),
+        steps_mean=statistics.fmean(r.steps for r in rows),
+        minutes_mean=statistics.fmean(r.minutes for r in rows),
+        wall_seconds=span,
+        episodes_per_second=len(rows) / span if span > 0 else 0.0,
+    )

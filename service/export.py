@@ -1,0 +1,184 @@
+"""Stored trajectories as training data: one JSON object per episode, in chat form.
+
+Each episode becomes::
+
+    {"session_id", "episode", "scenario_id", "seed", "turn_policy", "reward_attribution",
+     "agents": [{"agent_id", "role", "allowed_tools"}],
+     "finished", "phase", "grade": {"total", "resolved", "components": [...], ...} | null,
+     "agent_rewards": {agent_id: total},
+     "messages": [
+        {"role": "system", "content": <the page: the initial observation as text>},
+        {"role": "assistant", "name": <agent_id>, "content": null,
+         "tool_calls": [{"id": <call id>, "type": "function",
+                         "function": {"name": <tool>, "arguments": "<JSON>"}}]},
+        {"role": "tool", "tool_call_id": <call id>, "name": <tool>, "content": <result text>},
+        ...],
+     "steps": [{"tick", "agent_id", "call_id", "tool", "round", "ok", "error_code", "minutes",
+                "clock", "reward"}],
+     "rewards": [{"tick", "agent_id", "components", "total", "source_agent_id"}]}
+
+`messages` is the OpenAI chat-completions shape (every call an assistant turn named after its
+agent, then the tool's answer), so a trainer can feed it to a chat template as is. `steps` lines
+up one to one with the assistant messages and keeps what the chat form has no place for: the
+tick, the SIMULTANEOUS round, whether the world accepted the call. Tool call ids are the agents'
+own call ids when those are unique within the episode, else `call-<tick>`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, TextIO
+
+from metasre.service.attribution import RecordedCall
+from metasre.service.store import EventRow, SessionRow, TrajectoryStore
+
+
+def episodes(
+    store: TrajectoryStore,
+    session_ids: Sequence[str] = (),
+    *,
+    unfinished: bool = False,
+) -> Iterator[dict[str, Any]]:
+    """Every stored episode (of `session_ids` if given), oldest session first.
+
+    Args:
+        store: The trajectory store.
+        session_ids: Only these sessions, in this order (default: every session).
+        unfinished: Include episodes that never ended (no grade): a session closed or a server
+            killed mid-episode.
+
+    Raises:
+        LookupError: a session id in `session_ids` is not in the store.
+    """
+    sessions = store.sessions()
+    if session_ids:
+        known = {s.session_id: s for s in sessions}
+        missing = [sid for sid in session_ids if sid not in known]
+        if missing:
+            raise LookupError(f"no session {', '.join(missing)} in the store at {store.path}")
+        sessions = [known[sid] for sid in dict.fromkeys(session_ids)]
+    for session in sessions:
+        for record in session_episodes(session, store.events(session.session_id)):
+            if unfinished or record["finished"]:
+                yield record
+
+
+def session_episodes(session: SessionRow, events: Iterable[EventRow]) -> list[dict[str, Any]]:
+    """The episodes of one stored session, in order."""
+    by_episode: dict[int, list[EventRow]] = {}
+    for event in events:
+        by_episode.setdefault(event.episode, []).append(event)
+    return [
+        episode_record(session, number, rows)
+        for number, rows in sorted(by_episode.items())
+        if any(r.kind == "started" for r in rows)
+    ]
+
+
+def episode_record(session: SessionRow, episode: int, events: Sequence[EventRow]) -> dict[str, Any]:
+    """One episode in the chat form of the module docstring."""
+    config = session.config
+    started = next(e.payload for e in events if e.kind == "started")
+    ended = next((e.payload for e in events if e.kind == "ended"), None)
+    applied = [e.payload for e in events if e.kind == "applied"]
+    call_ids = [str(a["call_id"]) for a in applied]
+    unique = all(call_ids) and len(set(call_ids)) == len(call_ids)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": started["observation"]["text"]}]
+    steps = []
+    for call in applied:
+        tool_call_id = str(call["call_id"]) if unique else f"call-{call['tick']}"
+        messages.append(
+            {
+                "role": "assistant",
+                "name": call["agent_id"],
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": tool_call_id,
+                        "type": "function",
+                        "function": {
+                            "name": call["tool"],
+                            "arguments": json.dumps(call["args"], ensure_ascii=False),
+                        },
+                    }
+                ],
+            }
+        )
+        text = call["text"] or (f"error: {call['error_code']}" if call["error_code"] else "")
+        messages.append(
+            {"role": "tool", "tool_call_id": tool_call_id, "name": call["tool"], "content": text}
+        )
+        reward = call["reward"]
+        steps.append(
+            {
+                "tick": call["tick"],
+                "agent_id": call["agent_id"],
+                "call_id": call["call_id"],
+                "tool": call["tool"],
+                "round": call["round"],
+                "ok": call["ok"],
+                "error_code": call["error_code"],
+                "minutes": call["minutes"],
+                "clock": call["clock"],
+                "reward": None if reward is None else reward["total"],
+            }
+        )
+    return {
+        "session_id": session.session_id,
+        "episode": episode,
+        "scenario_id": session.scenario_id,
+        "seed": started["seed"],
+        "turn_policy": config["turn_policy"],
+        "reward_attribution": config["reward_attribution"],
+        "team_spirit": config["team_spirit"],
+        "agents": [
+            {"agent_id": s["agent_id"], "role": s["role"], "allowed_tools": s["allowed_tools"]}
+            for s in config["seats"]
+        ],
+        "finished": ended is not None,
+        "phase": ended["phase"] if ended is not None else "running",
+        "grade": ended["grade"] if ended is not None else None,
+        "agent_rewards": ended["agent_rewards"] if ended is not None else {},
+        "messages": messages,
+        "steps": steps,
+        "rewards": [
+            {
+                "tick": r["tick"],
+                "agent_id": r["agent_id"],
+                "components": r["components"],
+                "total": r["total"],
+                "source_agent_id": r["source_agent_id"],
+            }
+            for r in (e.payload for e in events if e.kind == "reward")
+        ],
+    }
+
+
+def calls_of(record: Mapping[str, Any]) -> list[RecordedCall]:
+    """An exported episode's calls, from its chat messages, ready for `attribution.replay`."""
+    rounds = [int(s["round"]) for s in record["steps"]]
+    calls: list[RecordedCall] = []
+    for message in record["messages"]:
+        if message["role"] != "assistant":
+            continue
+        for tool_call in message["tool_calls"]:
+            function = tool_call["function"]
+            calls.append(
+                RecordedCall(
+                    message["name"],
+                    function["name"],
+                    json.loads(function["arguments"]),
+                    rounds[len(calls)],
+                )
+            )
+    return calls
+
+
+def write_jsonl(records: Iterable[Mapping[str, Any]], out: TextIO) -> int:
+    """Write one JSON object per line; returns how many."""
+    n = 0
+    for record in records:
+        out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        n += 1
+    return n

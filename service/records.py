@@ -1,0 +1,205 @@
+"""Sessions and log entries as the trajectory store keeps them: plain JSON, no protobuf.
+
+`session_config` holds everything needed to rebuild a session and replay it (`spec_from_config`
+reads it back); `event_record` turns one log entry into the (kind, agent_id, payload) of a stored
+event. The payload keys are the fields of the entry types in `metasre.service.events`, with the
+observation and the grade as nested objects, so a stored trajectory reads like the wire protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from metasre.service.attribution import Attribution
+from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
+from metasre.service.store import EventRow, SessionRow, TrajectoryStore
+from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
+from metasre.simulator import Grade, Observation
+
+KINDS = ("applied", "reward", "message", "turn", "started", "ended")
+"""The `kind` column of stored events."""
+
+
+class StoreRecorder:
+    """Records sessions in a `TrajectoryStore`: the `Recorder` of `metasre.service.session`.
+
+    Each `record` is one transaction, and the store commits the transactions of many sessions
+    together, so sessions never wait for each other's writes one by one.
+    """
+
+    def __init__(self, store: TrajectoryStore) -> None:
+        self.store = store
+
+    async def record(
+        self, session: Session, entries: Sequence[LogEntry], *, opening: bool, closing: bool
+    ) -> None:
+        """Commit `entries`, after the session's row when `opening`, then its close."""
+        store = self.store
+        ops = []
+        if opening:
+            spec = session.spec
+            row = SessionRow(
+                session.id,
+                spec.scenario_id,
+                spec.seed,
+                session_config(spec),
+                session.created_at,
+                None,
+            )
+            ops.append(store.session_op(row))
+        ops += [store.event_op(event_row(session.id, e)) for e in entries]
+        if closing:
+            ops.append(store.close_op(session.id))
+        await store.write(ops)
+
+
+def session_config(spec: SessionSpec) -> dict[str, Any]:
+    """Everything needed to rebuild the session `spec` describes (see `spec_from_config`)."""
+    return {
+        "scenario_id": spec.scenario_id,
+        "seed": spec.seed,
+        "seats": [
+            {
+                "agent_id": s.agent_id,
+                "role": s.role,
+                "allowed_tools": sorted(s.allowed_tools),
+            }
+            for s in spec.seats
+        ],
+        "turn_policy": spec.policy.value,
+        "reward_attribution": spec.attribution.value,
+        "team_spirit": spec.team_spirit,
+        "limits": {"turn_timeout_seconds": spec.turn_timeout_seconds},
+        "protocol_version": PROTOCOL_VERSION,
+        "server_version": SERVER_VERSION,
+    }
+
+
+def spec_from_config(config: Mapping[str, Any]) -> SessionSpec:
+    """The SessionSpec a stored session config describes."""
+    return SessionSpec(
+        scenario_id=str(config["scenario_id"]),
+        seed=int(config["seed"]),
+        seats=tuple(
+            SeatSpec(str(s["agent_id"]), str(s["role"]), frozenset(s["allowed_tools"]))
+            for s in config["seats"]
+        ),
+        policy=TurnPolicy(config["turn_policy"]),
+        attribution=Attribution(config["reward_attribution"]),
+        team_spirit=float(config["team_spirit"]),
+        turn_timeout_seconds=float(config["limits"]["turn_timeout_seconds"]),
+    )
+
+
+def event_row(session_id: str, entry: LogEntry) -> EventRow:
+    """The stored form of one log entry."""
+    kind, agent_id, payload = event_record(entry)
+    return EventRow(session_id, entry.sequence, entry.episode, entry.tick, kind, agent_id, payload)
+
+
+def event_record(entry: LogEntry) -> tuple[str, str, dict[str, Any]]:
+    """(kind, agent_id, payload) of one log entry; agent_id is empty for episode events."""
+    event = entry.event
+    if isinstance(event, Applied):
+        return (
+            "applied",
+            event.agent_id,
+            {
+                "tick": event.tick,
+                "agent_id": event.agent_id,
+                "call_id": event.call_id,
+                "tool": event.tool,
+                "args": dict(event.args),
+                "ok": event.ok,
+                "error_code": event.error_code,
+                "text": event.text,
+                "data": dict(event.data),
+                "minutes": event.minutes,
+                "clock": event.clock,
+                "round": event.round,
+                "phase": event.phase.value,
+                "observation": observation_record(event.observation),
+                "reward": None if event.reward is None else reward_record(event.reward),
+            },
+        )
+    if isinstance(event, Reward):
+        return "reward", event.agent_id, reward_record(event)
+    if isinstance(event, Message):
+        return (
+            "message",
+            event.sender,
+            {"tick": event.tick, "sender": event.sender, "to": list(event.to), "text": event.text},
+        )
+    if isinstance(event, Turn):
+        return (
+            "turn",
+            event.agent_id,
+            {
+                "tick": event.tick,
+                "agent_id": event.agent_id,
+                "round": event.round,
+                "timeout_seconds": event.timeout_seconds,
+            },
+        )
+    if isinstance(event, Started):
+        return (
+            "started",
+            "",
+            {
+                "episode": event.episode,
+                "seed": event.seed,
+                "observation": observation_record(event.observation),
+            },
+        )
+    assert isinstance(event, Ended)
+    return (
+        "ended",
+        "",
+        {
+            "tick": event.tick,
+            "phase": event.phase.value,
+            "grade": grade_record(event.grade),
+            "agent_rewards": dict(event.agent_rewards),
+        },
+    )
+
+
+def reward_record(reward: Reward) -> dict[str, Any]:
+    """A reward update as plain data."""
+    return {
+        "tick": reward.tick,
+        "agent_id": reward.agent_id,
+        "components": dict(reward.components),
+        "total": reward.total,
+        "source_agent_id": reward.source_agent_id,
+    }
+
+
+def observation_record(obs: Observation) -> dict[str, Any]:
+    """An observation as plain data, with `text`: what an LLM agent is shown."""
+    out = obs.to_dict()
+    out["text"] = obs.render()
+    return out
+
+
+def grade_record(grade: Grade) -> dict[str, Any]:
+    """A grade as plain data, components with the value each adds to the total."""
+    return {
+        "total": grade.total,
+        "resolved": grade.resolved,
+        "final": grade.final,
+        "components": [
+            {
+                "name": c.name,
+                "score": c.score,
+                "weight": c.weight,
+                "value": c.value,
+                "detail": c.detail,
+            }
+            for c in grade.components
+        ],
+        "fail_to_pass": dict(grade.fail_to_pass),
+        "pass_to_pass": dict(grade.pass_to_pass),
+    }

@@ -1,0 +1,308 @@
+"""The LLM agent against a stand-in chat-completions endpoint and a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from metasre.agents.llm import (
+    ChatEndpoint,
+    LLMConfig,
+    LLMEndpointError,
+    LLMPolicy,
+    function_tools,
+)
+from metasre.agents.policies import ToolReply
+from metasre.agents.sync import SyncClient, WireCaller
+
+PAY = "meta-sre/payment-bad-deploy-v1"
+Script = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class StandIn:
+    """An OpenAI-compatible endpoint on 127.0.0.1:0 answering from a script."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stand_in.requests.append(body)
+                stand_in.headers.append(dict(self.headers))
+                if self.path != "/v1/chat/completions":
+                    self.send_error(404)
+                    return
+                status, reply = 200, stand_in.script(body)
+                if "error" in reply:
+                    status = reply.pop("status", 500)
+                data = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> StandIn:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def completion(*calls: tuple[str, Any], content: str | None = None) -> dict[str, Any]:
+    """A chat-completions reply; a call's arguments are sent verbatim when already a string."""
+    tool_calls = [
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": a if isinstance(a, str) else json.dumps(a)},
+        }
+        for i, (name, a) in enumerate(calls)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "stand-in",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
+
+
+def sre_script(body: dict[str, Any]) -> dict[str, Any]:
+    """A plausible model, including its mistakes; it reads the tool messages it was sent."""
+    turn = sum(m["role"] == "assistant" for m in body["messages"])
+    tool_texts = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+    steps: list[Callable[[], dict[str, Any]]] = [
+        lambda: completion(("get_alerts", {})),
+        lambda: completion(("describe_service", '{"service": "payment-service"')),  # cut off
+        lambda: completion(("roll_back_everything", {"now": True})),  # no such tool
+        lambda: completion(("read_logs", {"servic": "payment-service"})),  # fails the schema
+        lambda: completion(("describe_service", {"service": "payment-service"})),
+        lambda: completion(content="The release v2.4.2 looks bad; I will roll it back."),
+        lambda: completion(("rollback_deployment", {"service": "payment-service"})),
+        lambda: completion(("submit_report", report(tool_texts))),
+    ]
+    return steps[turn]()
+
+
+def report(tool_texts: list[str]) -> dict[str, Any]:
+    described = next(t for t in tool_texts if t.startswith("payment-service:"))
+    version = re.search(r"version (\S+),", described)
+    assert version, described
+    return {
+        "root_cause_service": "payment-service",
+        "root_cause_location": f"deployment:payment-service@{version.group(1)}",
+        "category": "bad_deployment",
+        "remediation": "rollback_deployment",
+        "summary": f"Release {version.group(1)} of payment-service crash-looped; rolled it back.",
+    }
+
+
+@pytest.fixture
+def stand_in() -> Iterator[StandIn]:
+    with StandIn(sre_script) as s:
+        yield s
+
+
+def _play(address: str, config: LLMConfig, seed: int = 0) -> tuple[LLMPolicy, dict, list]:
+    with SyncClient(address) as client:
+        tools = client.list_tools()
+        session = client.create_session(PAY, seed=seed, seats=["llm"])
+        agent = client.agent(session.id, session.tokens["llm"])
+        policy = LLMPolicy(config, tools)
+        policy.play(WireCaller(agent), agent.observation)
+        agent.close()
+        return policy, client.get_grade(session.id), tools
+
+
+async def test_the_llm_agent_completes_an_episode_through_its_own_mistakes(server, stand_in):
+    config = LLMConfig(base_url=stand_in.base_url, model="stand-in-7b", api_key="sk-test")
+    policy, grade, tools = await asyncio.to_thread(_play, server.address, config)
+
+    assert grade["grade"]["final"] and grade["grade"]["resolved"], grade
+    assert grade["grade"]["total"] >= 0.9
+    assert policy.stats.stop_reason == "episode_over"
+    assert policy.stats.malformed == 3 and policy.stats.nudges == 1
+
+    tool_messages = [m["content"] for m in policy.messages if m["role"] == "tool"]
+    bad_json, unknown, bad_schema = tool_messages[1:4]
+    assert bad_json.startswith("ERROR") and "not valid JSON" in bad_json
+    assert "UNKNOWN_TOOL" in unknown and "rollback_deployment" in unknown  # the valid choices
+    assert "INVALID_ARGUMENTS" in bad_schema and "args.service" in bad_schema
+
+    # The model was sent every tool's schema as a function, the system prompt and the page.
+    first = stand_in.requests[0]
+    assert first["model"] == "stand-in-7b"
+    sent = {t["function"]["name"]: t for t in first["tools"]}
+    assert set(sent) == {t["name"] for t in tools}
+    assert all(t["type"] == "function" for t in first["tools"])
+    schema = sent["submit_report"]["function"]["parameters"]
+    assert "bad_deployment" in schema["properties"]["category"]["enum"]
+    assert schema["properties"]["summary"]["minLength"] == 20  # an int, not 20.0
+    system, page = first["messages"][:2]
+    assert system["role"] == "system" and "submit_report ends the episode" in system["content"]
+    assert page["role"] == "user" and "payment-service" in page["content"]
+    assert stand_in.headers[0]["Authorization"] == "Bearer sk-test"
+
+    # Every tool message answers the call it belongs to, and the nudge was sent once.
+    last = stand_in.requests[-1]["messages"]
+    asked = {c["id"] for m in last if m["role"] == "assistant" for c in m.get("tool_calls", ())}
+    answered = [m["tool_call_id"] for m in last if m["role"] == "tool"]
+    assert set(answered) <= asked and len(answered) == 6
+    assert sum("no tool call" in str(m.get("content")) for m in last if m["role"] == "user") == 1
+
+
+class ScriptedCaller:
+    """A ToolCaller that answers every call with `reply` and records it."""
+
+    def __init__(self, reply: ToolReply) -> None:
+        self.reply = reply
+        self.calls: list[tuple[str, dict]] = []
+
+    def __call__(self, tool: str, args: Any) -> ToolReply:
+        self.calls.append((tool, dict(args)))
+        return self.reply
+
+
+TOOLS = [
+    {
+        "name": "get_alerts",
+        "description": "Alerts firing now.",
+        "input_schema": {"type": "object", "properties": {}, "additionalProperties": False},
+    }
+]
+
+
+def test_the_step_limit_stops_a_model_that_never_reports():
+    with StandIn(lambda body: completion(("get_alerts", {}))) as s:
+        policy = LLMPolicy(LLMConfig(base_url=s.base_url, model="m", max_steps=3), TOOLS)
+        caller = ScriptedCaller(ToolReply(True, "no alerts"))
+        policy.play(caller, {"text": "page"})
+    assert policy.stats.stop_reason == "step_limit" and len(s.requests) == 3
+    assert len(caller.calls) == 3
+
+
+def test_a_model_that_stops_calling_tools_is_nudged_once_then_left():
+    with StandIn(lambda body: completion(content="I think it is fine.")) as s:
+        policy = LLMPolicy(LLMConfig(base_url=s.base_url, model="m"), TOOLS)
+        policy.play(ScriptedCaller(ToolReply(True, "")), {"text": "page"})
+    assert policy.stats.stop_reason == "no_tool_call" and len(s.requests) == 2
+
+
+def test_arguments_sent_as_an_object_and_calls_without_ids_are_accepted():
+    # Some local servers send arguments as an object and omit call ids.
+    def script(body: dict[str, Any]) -> dict[str, Any]:
+        reply = completion(("get_alerts", {}))
+        call = reply["choices"][0]["message"]["tool_calls"][0]
+        call["function"]["arguments"] = {}
+        del call["id"]
+        return reply
+
+    with StandIn(script) as s:
+        policy = LLMPolicy(LLMConfig(base_url=s.base_url, model="m", max_steps=2), TOOLS)
+        policy.play(ScriptedCaller(ToolReply(True, "none", done=False)), {"text": "page"})
+    second = s.requests[1]["messages"]
+    (echoed,) = second[2]["tool_calls"]
+    assert echoed["function"]["arguments"] == "{}" and second[3]["tool_call_id"] == echoed["id"]
+
+
+def test_an_endpoint_error_names_the_url_and_what_to_check():
+    with StandIn(lambda body: {"error": {"message": "bad key"}, "status": 401}) as s:
+        endpoint = ChatEndpoint(LLMConfig(base_url=s.base_url, model="m", retries=0))
+        with pytest.raises(LLMEndpointError, match=r"HTTP 401.*bad key.*API key"):
+            endpoint.complete([{"role": "user", "content": "hi"}], [])
+
+
+def test_server_errors_are_retried():
+    answers = iter([{"error": {"message": "busy"}, "status": 503}, completion(content="ok")])
+    with StandIn(lambda body: next(answers)) as s:
+        endpoint = ChatEndpoint(LLMConfig(base_url=s.base_url, model="m", retries=1))
+        assert endpoint.complete([{"role": "user", "content": "hi"}], [])["content"] == "ok"
+    assert len(s.requests) == 2
+
+
+def test_config_comes_from_flags_then_the_environment():
+    env = {
+        "OPENAI_BASE_URL": "http://openai.example/v1",
+        "METASRE_LLM_BASE_URL": "http://vllm:8000/v1",
+        "METASRE_LLM_MODEL": "qwen",
+        "OPENAI_API_KEY": "sk-env",
+    }
+    config = LLMConfig.from_env(environ=env)
+    assert (config.base_url, config.model, config.api_key) == (
+        "http://vllm:8000/v1",
+        "qwen",
+        "sk-env",
+    )
+    assert "sk-env" not in repr(config)
+    flagged = LLMConfig.from_env(base_url="http://x/v1", model="m", api_key="", environ=env)
+    assert (flagged.base_url, flagged.model, flagged.api_key) == ("http://x/v1", "m", "")
+    with pytest.raises(ValueError, match="METASRE_LLM_BASE_URL"):
+        LLMConfig.from_env(environ={"METASRE_LLM_MODEL": "m"})
+    with pytest.raises(ValueError, match="METASRE_LLM_MODEL"):
+        LLMConfig.from_env(environ={"OPENAI_BASE_URL": "http://x/v1"})
+
+
+def test_function_tools_wrap_each_schema():
+    (tool,) = function_tools(TOOLS)
+    assert tool == {
+        "type": "function",
+        "function": {
+            "name": "get_alerts",
+            "description": "Alerts firing now.",
+            "parameters": TOOLS[0]["input_schema"],
+        },
+    }
+
+
+def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in):
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "metasre.cli.main",
+            "llm",
+            "--scenario",
+            "payment-bad-deploy",
+            "--model",
+            "stand-in",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "METASRE_LLM_BASE_URL": stand_in.base_url},
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = json.loads(out.stdout)
+    assert result["grade"]["final"] and result["grade"]["total"] >= 0.9
+    assert result["malformed_calls"] == 3 and result["stop_reason"] == "episode_over"

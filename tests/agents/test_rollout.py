@@ -1,0 +1,153 @@
+"""Rollouts: planning, the runner over a real server, and `metasre rollout` as a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+
+from metasre.agents.policies import RandomPolicy
+from metasre.agents.rollout import (
+    EpisodeResult,
+    RolloutReport,
+    parse_seeds,
+    plan_episodes,
+    run_rollout,
+    solo_player,
+    summarise,
+)
+from metasre.agents.sync import SyncClient
+from metasre.cli.rollout import print_table, resolve_scenarios
+from metasre.simulator import scenario_ids
+
+
+def metasre(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "metasre.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_a_rollout_of_54_expert_episodes_grades_every_one_and_reports_the_table():
+    out = metasre("rollout", "--episodes", "54", "--parallel", "8", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads(out.stdout)
+    assert report["episodes"] == 54 and report["agent"] == "expert" and report["parallel"] == 8
+    assert all(r["graded"] and not r["error"] for r in report["results"])
+    rows = {s["scenario_id"]: s for s in report["scenarios"]}
+    assert set(rows) == set(scenario_ids())
+    for row in rows.values():
+        assert row["episodes"] == row["graded"] == 6
+        assert row["success_rate"] == 1.0 and row["grade_mean"] >= 0.9
+        assert row["grade_stdev"] >= 0 and row["steps_mean"] > 0 and row["minutes_mean"] > 0
+        assert row["wall_seconds"] > 0 and row["episodes_per_second"] > 0
+    total = report["total"]
+    assert total["episodes"] == 54 and total["episodes_per_second"] > 0
+    # Six seeds per scenario, the first six.
+    seeds = {r["seed"] for r in report["results"]}
+    assert seeds == set(range(6))
+
+
+def test_the_table_names_every_scenario_and_the_total(capsys):
+    rows = [
+        EpisodeResult(i, sid, 0, f"s{i}", True, i % 2 == 0, 0.5 + 0.1 * i, 5, 3.0, 0.1, 0.1 * i)
+        for i, sid in enumerate(["meta-sre/a-v1", "meta-sre/a-v1", "meta-sre/b-v1"])
+    ]
+    summaries = [summarise("meta-sre/a-v1", rows[:2]), summarise("meta-sre/b-v1", rows[2:])]
+    report = RolloutReport("expert", 2, 0.5, rows, [*summaries, summarise("TOTAL", rows, 0.5)])
+    print_table(report)
+    table = capsys.readouterr().out
+    assert "meta-sre/a-v1" in table and "meta-sre/b-v1" in table and "TOTAL" in table
+    assert "0.550 ± 0.050" in table  # scenario a: grades 0.5 and 0.6
+    assert "6.0" in table  # TOTAL episodes per second: 3 in 0.5 s
+
+
+async def test_the_random_baseline_over_the_wire_is_graded_and_fails(server):
+    plan = plan_episodes(["meta-sre/payment-bad-deploy-v1", "meta-sre/ad-ranking-crash-v1"], [0, 1])
+
+    def run() -> RolloutReport:
+        with SyncClient(server.address) as client:
+            return run_rollout(client, solo_player(RandomPolicy), plan, parallel=4, agent="random")
+
+    report = await asyncio.to_thread(run)
+    assert [r.index for r in report.results] == [0, 1, 2, 3]
+    assert all(r.graded for r in report.results), [r.error for r in report.results]
+    assert report.total.success_rate == 0.0 and report.total.grade_mean < 0.5
+    assert [s.scenario_id for s in report.summaries] == [
+        "meta-sre/payment-bad-deploy-v1",
+        "meta-sre/ad-ranking-crash-v1",
+        "TOTAL",
+    ]
+
+
+async def test_a_failing_episode_is_a_row_with_its_error_not_a_crash(server):
+    plan = plan_episodes(["meta-sre/no-such-scenario-v1"], [0])
+
+    def run() -> RolloutReport:
+        with SyncClient(server.address) as client:
+            return run_rollout(client, solo_player(RandomPolicy), plan, parallel=1)
+
+    (result,) = (await asyncio.to_thread(run)).results
+    assert not result.graded and "NOT_FOUND" in result.error
+
+
+def test_plans_cover_every_scenario_before_repeating_a_seed():
+    plan = plan_episodes(["a", "b", "c"], [7, 8], episodes=4)
+    assert [(p.scenario_id, p.seed) for p in plan] == [("a", 7), ("a", 8), ("b", 7), ("c", 7)]
+    assert [p.index for p in plan] == [0, 1, 2, 3]
+    assert len(plan_episodes(["a"], [0, 1], episodes=5)) == 5  # cycles
+    assert len(plan_episodes(["a", "b"], [0, 1, 2])) == 6  # one per pair by default
+    with pytest.raises(ValueError):
+        plan_episodes([], [0])
+
+
+@pytest.mark.parametrize(
+    ("text", "seeds"),
+    [("0-3", [0, 1, 2, 3]), ("3", [0, 1, 2]), ("1,5-6", [1, 5, 6]), ("4-4", [4]), ("2,2", [2])],
+)
+def test_seeds_parse_as_ranges_counts_and_lists(text, seeds):
+    assert parse_seeds(text) == seeds
+
+
+@pytest.mark.parametrize("text", ["", "0", "5-2", "x", "-1"])
+def test_bad_seeds_say_what_is_expected(text):
+    with pytest.raises(ValueError, match=r"range like 0-9|no seeds"):
+        parse_seeds(text)
+
+
+def test_scenarios_resolve_by_id_name_or_all():
+    offered = ["meta-sre/payment-bad-deploy-v1", "meta-sre/ad-ranking-crash-v1"]
+    assert resolve_scenarios(None, offered) == offered
+    assert resolve_scenarios(["all"], offered) == offered
+    assert resolve_scenarios(["ad-ranking-crash", offered[0]], offered) == offered[::-1]
+    assert resolve_scenarios(["payment-bad-deploy-v1"], offered) == offered[:1]
+    with pytest.raises(LookupError, match="did you mean payment-bad-deploy"):
+        resolve_scenarios(["payment-bad-deplo"], offered)
+
+
+def test_the_command_refuses_bad_input_with_exit_code_2():
+    out = metasre("rollout", "--scenario", "payment-bad-deplo", "--episodes", "1")
+    assert out.returncode == 2 and "payment-bad-deploy" in out.stderr
+    out = metasre("rollout", "--seeds", "9-2")
+    assert out.returncode == 2 and "range like 0-9" in out.stderr
+
+
+async def test_the_team_rolls_out_with_three_seats_per_episode(server):
+    from metasre.cli.rollout import team_player
+
+    plan = plan_episodes(["meta-sre/payment-bad-deploy-v1", "meta-sre/user-service-oom-v1"], [3])
+
+    def run() -> RolloutReport:
+        with SyncClient(server.address) as client:
+            player = team_player([t["name"] for t in client.list_tools()])
+            return run_rollout(client, player, plan, parallel=2, agent="team")
+
+    report = await asyncio.to_thread(run)
+    assert all(r.graded for r in report.results), [r.error for r in report.results]
+    assert report.total.success_rate == 1.0 and report.total.grade_mean >= 0.9
