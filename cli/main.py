@@ -40,6 +40,24 @@ def _scenarios(args: argparse.Namespace) -> int:
     return 0
 
 
+def _health(args: argparse.Namespace) -> int:
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    with grpc.insecure_channel(args.target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)  # type: ignore[no-untyped-call]
+        try:
+            reply = stub.Check(
+                health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
+            )
+        except grpc.RpcError as exc:
+            print(f"unhealthy: {exc.code().name}: {exc.details()}", file=sys.stderr)
+            return 1
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    print(status)
+    return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
+
+
 def _demo(args: argparse.Namespace) -> int:
     from metasre.cli.demo import main as demo
 
@@ -190,6 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="trajectory store file (default ./metasre.db)",
     )
     p.set_defaults(func=_demo)
+    p = sub.add_parser("health", help="ask a server's gRPC health service; exit 0 if serving")
+    p.add_argument("--target", default="127.0.0.1:50051", help="host:port of the server")
+    p.add_argument("--service", default="", help="service name ('' for the whole server)")
+    p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait")
+    p.set_defaults(func=_health)
     p = sub.add_parser(
         "validate",
         help="prove scenarios: start fails, reference and expert "

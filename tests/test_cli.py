@@ -53,3 +53,28 @@ def test_demo_serves_plays_the_team_and_prints_the_grade(tmp_path):
     assert "rollback_deployment(service=payment-service)" in text
     total = float(text.split("\nGrade ", 1)[1].split()[0])
     assert total >= 0.9 and "(resolved)" in text
+
+
+def test_health_reports_a_serving_server_and_fails_without_one(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    down = metasre("health", "--target", f"127.0.0.1:{free}", "--timeout", "1")
+    assert down.returncode == 1 and "unhealthy" in down.stderr
+    with subprocess.Popen(
+        [sys.executable, "-m", "metasre.cli.main", "serve", "--port", "0", "--no-store"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=tmp_path,
+    ) as server:
+        try:
+            assert server.stdout is not None
+            serving = json.loads(server.stdout.readline())
+            up = metasre("health", "--target", serving["address"])
+            assert up.returncode == 0 and up.stdout.strip() == "SERVING"
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
