@@ -45,7 +45,7 @@ def _health(args: argparse.Namespace) -> int:
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     with grpc.insecure_channel(args.target) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)  # type: ignore[no-untyped-call]
+        stub = health_pb2_grpc.HealthStub(channel)
         try:
             reply = stub.Check(
                 health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
