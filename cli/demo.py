@@ -10,33 +10,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from metasre.agents import MetasreClient
-from metasre.agents.policies.team import ROLES, play_team
-from metasre.agents.sync import SyncClient, WireCaller
+from metasre.agents.sync import SyncClient
+from metasre.agents.team_session import play_seated_team, team_seats
 from metasre.service import ServerConfig, build_server
 from metasre.service.server import prepare_sandbox
-
-REPORT_ONLY_BY_COMMANDER = [
-    "view_file",
-    "list_files",
-    "edit_lines",
-    "read_logs",
-    "query_metrics",
-    "get_alerts",
-    "check_dependencies",
-    "describe_service",
-    "run_tests",
-    "git_log",
-    "git_show",
-    "git_blame",
-    "git_diff",
-    "rollback_migration",
-    "rollback_deployment",
-    "restart_service",
-    "scale_service",
-    "ask_hint",
-    "send_message",
-]
-"""Tools of the investigator and the fixer: everything but submit_report."""
 
 
 def _args(args: Mapping[str, Any]) -> str:
@@ -114,16 +91,7 @@ class PlayByPlay:
 
 def _team(address: str, session_id: str, tokens: Mapping[str, str]) -> None:
     with SyncClient(address) as client:
-        agents = {role: client.agent(session_id, tokens[role]) for role in ROLES}
-        try:
-            play_team(
-                {r: WireCaller(a) for r, a in agents.items()},
-                agents["commander"].observation,
-                {r: r for r in ROLES},
-            )
-        finally:
-            for a in agents.values():
-                a.close()
+        play_seated_team(client, session_id, tokens)
 
 
 async def run_demo(scenario: str, seed: int, policy: str, store: Path | None, out: TextIO) -> int:
@@ -134,11 +102,7 @@ async def run_demo(scenario: str, seed: int, policy: str, store: Path | None, ou
     narrator = PlayByPlay(out)
     try:
         async with MetasreClient(server.address) as client:
-            seats: list[tuple[str, str] | tuple[str, str, list[str]]] = [
-                ("commander", "commander"),
-                ("investigator", "investigator", REPORT_ONLY_BY_COMMANDER),
-                ("fixer", "fixer", REPORT_ONLY_BY_COMMANDER),
-            ]
+            seats = team_seats([str(t["name"]) for t in await client.list_tools()])
             session = await client.create_session(
                 scenario, seed=seed, seats=seats, turn_policy=policy
             )

@@ -197,39 +197,22 @@ def make_player(agent: str, client: SyncClient, args: argparse.Namespace) -> Epi
         tools = client.list_tools()
         return solo_player(lambda seed: LLMPolicy(config, tools), "llm")
     if agent == "team":
-        return team_player([t["name"] for t in client.list_tools()])
+        return team_player()
     raise ValueError(f"unknown agent {agent!r}; choose from {', '.join(AGENTS)}")
 
 
-def team_player(tool_names: Sequence[str]) -> EpisodePlayer:
+def team_player() -> EpisodePlayer:
     """Seats the scripted team (commander, investigator, fixer); only the commander reports."""
-    try:
-        from metasre.agents.policies.team import ROLES, play_team
-    except ImportError as exc:  # the team lands separately; say so plainly
-        raise RuntimeError(f"team not available: {exc}") from None
     from metasre.agents.rollout import played
-    from metasre.agents.sync import WireCaller
-
-    others = [t for t in tool_names if t != REPORT_TOOL]
+    from metasre.agents.team_session import play_team_session
 
     def play(client: SyncClient, spec: EpisodeSpec) -> Played:
-        seats: list[Any] = [(r, r) if r == "commander" else (r, r, others) for r in ROLES]
-        session = client.create_session(spec.scenario_id, seed=spec.seed, seats=seats)
-        agents = {r: client.agent(session.id, session.tokens[r]) for r in ROLES}
-        try:
-            play_team(
-                {r: WireCaller(a) for r, a in agents.items()},
-                agents["commander"].observation,
-                {r: r for r in ROLES},
-            )
-            # The seat that saw the latest tick holds the episode's final step count.
-            return max(
-                (played(session.id, a.observation) for a in agents.values()),
-                key=lambda p: (p.steps, p.minutes),
-            )
-        finally:
-            for a in agents.values():
-                a.close()
+        run = play_team_session(client, spec.scenario_id, spec.seed)
+        # The seat that saw the latest tick holds the episode's final step count.
+        return max(
+            (played(run.session_id, obs) for obs in run.observations.values()),
+            key=lambda p: (p.steps, p.minutes),
+        )
 
     return play
 

@@ -6,6 +6,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+# The report's vocabulary as the protocol documents it (submit_report's JSON Schema); agents
+# keep their own copy because they see only the wire.
+CATEGORIES: tuple[str, ...] = (
+    "code_bug",
+    "data_corruption",
+    "resource_leak",
+    "bad_migration",
+    "security",
+    "bad_deployment",
+    "capacity",
+    "crash_loop",
+)
+REMEDIATIONS: tuple[str, ...] = (
+    "code_fix",
+    "rollback_deployment",
+    "rollback_migration",
+    "restart_service",
+    "scale_service",
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ToolReply:

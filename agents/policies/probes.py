@@ -6,18 +6,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from metasre.agents.policies.base import ToolCaller
-
-CATEGORIES = (
-    "code_bug",
-    "data_corruption",
-    "resource_leak",
-    "bad_migration",
-    "security",
-    "bad_deployment",
-    "capacity",
-    "crash_loop",
-)
+from metasre.agents.policies.base import CATEGORIES, ToolCaller
 
 
 def _loudest(observation: Mapping[str, Any]) -> str:

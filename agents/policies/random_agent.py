@@ -6,25 +6,8 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from metasre.agents.policies.base import ToolCaller
+from metasre.agents.policies.base import CATEGORIES, REMEDIATIONS, ToolCaller
 
-CATEGORIES = (
-    "code_bug",
-    "data_corruption",
-    "resource_leak",
-    "bad_migration",
-    "security",
-    "bad_deployment",
-    "capacity",
-    "crash_loop",
-)
-REMEDIATIONS = (
-    "code_fix",
-    "rollback_deployment",
-    "rollback_migration",
-    "restart_service",
-    "scale_service",
-)
 _TOOLS = (
     "view_file",
     "list_files",

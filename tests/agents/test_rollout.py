@@ -145,7 +145,7 @@ async def test_the_team_rolls_out_with_three_seats_per_episode(server):
 
     def run() -> RolloutReport:
         with SyncClient(server.address) as client:
-            player = team_player([t["name"] for t in client.list_tools()])
+            player = team_player()
             return run_rollout(client, player, plan, parallel=2, agent="team")
 
     report = await asyncio.to_thread(run)

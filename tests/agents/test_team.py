@@ -4,52 +4,15 @@ import asyncio
 
 import pytest
 
-from metasre.agents.policies.team import ROLES, play_team
-from metasre.agents.sync import SyncClient, WireCaller
+from metasre.agents.sync import SyncClient
+from metasre.agents.team_session import play_team_session, team_seats
 from metasre.simulator import scenario_ids
 
-ALL_BUT_REPORT = [
-    "view_file",
-    "list_files",
-    "edit_lines",
-    "read_logs",
-    "query_metrics",
-    "get_alerts",
-    "check_dependencies",
-    "describe_service",
-    "run_tests",
-    "git_log",
-    "git_show",
-    "git_blame",
-    "git_diff",
-    "rollback_migration",
-    "rollback_deployment",
-    "restart_service",
-    "scale_service",
-    "ask_hint",
-    "send_message",
-]
 
-
-def play(address: str, scenario: str, seed: int) -> tuple[dict, list[dict]]:
+def play(address: str, scenario: str, seed: int) -> tuple[dict, list]:
     with SyncClient(address) as client:
-        # Only the commander may file the report: the role permissions are enforced server-side.
-        seats = [
-            ("commander", "commander"),
-            ("investigator", "investigator", ALL_BUT_REPORT),
-            ("fixer", "fixer", ALL_BUT_REPORT),
-        ]
-        session = client.create_session(scenario, seed=seed, seats=seats)
-        agents = {role: client.agent(session.id, session.tokens[role]) for role in ROLES}
-        play_team(
-            {r: WireCaller(a) for r, a in agents.items()},
-            agents["commander"].observation,
-            {r: r for r in ROLES},
-        )
-        messages = [m for a in agents.values() for m in a.messages()]
-        for a in agents.values():
-            a.close()
-        return client.get_grade(session.id), messages
+        run = play_team_session(client, scenario, seed)
+        return client.get_grade(run.session_id), list(run.messages)
 
 
 @pytest.mark.parametrize("scenario", scenario_ids())
@@ -59,3 +22,9 @@ async def test_the_team_solves_every_scenario_by_talking(server, scenario):
     senders = {m["from_agent_id"] for m in messages}
     assert senders == {"commander", "investigator", "fixer"}
     assert any(m["text"].startswith("Root cause:") for m in messages)
+
+
+def test_only_the_commander_may_file_the_report():
+    seats = dict((s[0], s) for s in team_seats(["read_logs", "submit_report"]))
+    assert len(seats["commander"]) == 2  # no restriction
+    assert seats["fixer"][2] == ["read_logs"] and seats["investigator"][2] == ["read_logs"]
