@@ -278,6 +278,8 @@ class Episode:
             self._terminal.append(
                 f"$ run_tests {arg_dict['suite']}  # " + output.text.partition("\n")[0]
             )
+        if spec_tool.kind in ("change", "operate"):
+            self._telemetry.invalidate()
         cured, returned = self._update_faults()
         components = self._shaper.components(
             CallFacts(tool, arg_dict, output.ok, output.data, cured, returned)
@@ -439,6 +441,8 @@ class Episode:
         for fault in self._faults:
             was_cured = fault.cured_at() is not None
             transition = fault.update(self._world, self._code_checks_fail, self._clock)
+            if transition is not None:
+                self._telemetry.invalidate()
             if transition == "off":
                 cured += 1
             elif transition == "on" and was_cured:

@@ -23,6 +23,7 @@ _NOISE: dict[Metric, float] = {
     "business": 0.04,
 }
 _CAPPED: frozenset[Metric] = frozenset({"cpu", "memory", "error_rate"})
+_CACHE_LIMIT = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +52,7 @@ class Telemetry:
     and the fault and world history, so any window can be queried at any time.
     """
 
-    __slots__ = ("_faults", "_seed", "_services", "_streams", "_world")
+    __slots__ = ("_cache", "_faults", "_seed", "_services", "_streams", "_world")
 
     def __init__(
         self, spec: ScenarioSpec, seed: int, world: World, faults: Sequence[Fault]
@@ -61,9 +62,27 @@ class Telemetry:
         self._faults = tuple(faults)
         self._services: dict[str, ServiceSpec] = {s.name: s for s in spec.services}
         self._streams = {(s.name, m): noise.key(s.name, m) for s in spec.services for m in METRICS}
+        # Values repeat across calls (every observation re-reads the dashboard and the alerts'
+        # history), so they are memoised until the world or a fault changes; bounded so an
+        # idle episode costs little.
+        self._cache: dict[tuple[str, str, int], float] = {}
+
+    def invalidate(self) -> None:
+        """Forget memoised values: call after any change to the world or a fault's course."""
+        self._cache.clear()
 
     def value(self, service: str, metric: Metric, minute: int) -> float:
         """The value of one signal at one minute."""
+        key = (service, metric, minute)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        if len(self._cache) >= _CACHE_LIMIT:
+            self._cache.clear()
+        value = self._cache[key] = self._compute(service, metric, minute)
+        return value
+
+    def _compute(self, service: str, metric: Metric, minute: int) -> float:
         base = float(getattr(self._services[service].baseline, metric))
         state = self._world.services[service]
         if metric == "cpu" and state.replicas > 0:
