@@ -1,0 +1,538 @@
+"""The five benchmark sections; each returns table rows and the raw figures for --json."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bench.common import Row, ServerProcess, echo_connection, median, pct
+from metasre.agents.client import AgentConnection, MetasreClient
+from metasre.agents.errors import ClientError
+
+CHEAP_SCENARIO = "meta-sre/migration-cascade-v1"  # 40 steps: 13 calls per agent of 3
+
+
+@dataclass(frozen=True, slots=True)
+class Sizes:
+    """How big each section runs (flags scale them up)."""
+
+    transport_rounds: int = 3
+    transport_sessions: int = 16
+    agents: int = 3
+    resets: int = 1000
+    test_runs: int = 15
+    rollout_seeds: int = 4
+    rollout_parallel: tuple[int, ...] = (1, 8, 32)
+    scale_sessions: int = 1000
+    scale_seconds: float = 8.0
+    scale_think_seconds: float = 1.0
+
+
+def cheap_calls(scenario_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """read_logs, get_alerts and view_file with arguments valid in `scenario_id`."""
+    from metasre.simulator import Episode
+
+    episode = Episode.make(scenario_id, 0)
+    service = episode.instance.spec.ground_truth.service
+    code = next(
+        p for p in episode.workspace.walk() if p.endswith(".py") and not p.startswith("tests/")
+    )
+    return [
+        ("read_logs", {"service": service}),
+        ("get_alerts", {}),
+        ("view_file", {"path": code}),
+    ]
+
+
+async def _call_loop(
+    agent: AgentConnection,
+    calls: list[tuple[str, dict[str, Any]]],
+    n: int,
+    latencies: list[float],
+    offset: int,
+) -> int:
+    errors = 0
+    for i in range(n):
+        tool, args = calls[(i + offset) % len(calls)]
+        start = time.perf_counter()
+        try:
+            await agent.call(tool, args)
+        except ClientError:
+            errors += 1
+            break
+        latencies.append((time.perf_counter() - start) * 1000)
+    return errors
+
+
+# -- 1. transport ---------------------------------------------------------------------------------
+
+
+async def _transport_round(
+    address: str, echo: bool, sessions: int, agents: int, quota: int, calls: Any
+) -> tuple[float, list[float], int]:
+    """One round: set up `sessions` x `agents` streams (untimed), then all call `quota` times."""
+    async with MetasreClient(address) as client:
+        conns: list[AgentConnection] = []
+        ids: list[str] = []
+        if echo:
+            channel = client._channel
+            conns = [echo_connection(channel, i) for i in range(sessions * agents)]
+            await asyncio.gather(*(c.join() for c in conns))
+        else:
+            seats = [f"a{i}" for i in range(agents)]
+            for _ in range(sessions):
+                handle = await client.create_session(CHEAP_SCENARIO, seats=seats)
+                ids.append(handle.id)
+                conns += [client.agent(handle.id, handle.tokens[s]) for s in seats]
+            await asyncio.gather(*(c.join() for c in conns))
+        latencies: list[float] = []
+        start = time.perf_counter()
+        errors = await asyncio.gather(
+            *(_call_loop(c, calls, quota, latencies, i) for i, c in enumerate(conns))
+        )
+        wall = time.perf_counter() - start
+        for c in conns:
+            await c.close()
+        for sid in ids:
+            await client.close_session(sid)
+    return wall, latencies, sum(errors)
+
+
+async def transport(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
+    calls = cheap_calls(CHEAP_SCENARIO)
+    quota = 39 // sizes.agents
+    out: dict[str, Any] = {}
+    with ServerProcess("echo") as echo, ServerProcess("metasre", store=True) as meta:
+        walls = {"echo": 0.0, "metasre": 0.0}
+        lat: dict[str, list[float]] = {"echo": [], "metasre": []}
+        cpu = {"echo": 0.0, "metasre": 0.0}
+        errors = 0
+        # Warm both (imports, channels, code paths), then alternate rounds so load hits both.
+        for server, is_echo in ((echo, True), (meta, False)):
+            await _transport_round(server.address, is_echo, 2, sizes.agents, 3, calls)
+        for _ in range(sizes.transport_rounds):
+            for name, server, is_echo in (("echo", echo, True), ("metasre", meta, False)):
+                cpu0 = server.cpu_seconds()
+                wall, latencies, errs = await _transport_round(
+                    server.address,
+                    is_echo,
+                    sizes.transport_sessions,
+                    sizes.agents,
+                    quota,
+                    calls,
+                )
+                walls[name] += wall
+                cpu[name] += server.cpu_seconds() - cpu0
+                lat[name] += latencies
+                errors += errs
+    rate = {k: len(lat[k]) / walls[k] for k in walls}
+    ratio = rate["metasre"] / rate["echo"]
+    for k in walls:
+        out[k] = {
+            "calls": len(lat[k]),
+            "calls_per_s": rate[k],
+            "p50_ms": median(lat[k]),
+            "p99_ms": pct(lat[k], 0.99),
+            "server_cpu_ms_per_call": cpu[k] / max(1, len(lat[k])) * 1000,
+            "server_cpu_share": cpu[k] / walls[k],
+        }
+    out["ratio"] = ratio
+    out["errors"] = errors
+    streams = f"{sizes.transport_sessions}x{sizes.agents}"
+    rows = [
+        Row(
+            "transport",
+            f"throughput, {streams} streams (calls/s)",
+            rate["metasre"],
+            "calls/s",
+            rate["echo"],
+            ratio,
+            ">= 0.5 x echo",
+            ratio >= 0.5,
+        ),
+        Row(
+            "transport",
+            "latency p50 (ms)",
+            out["metasre"]["p50_ms"],
+            "ms",
+            out["echo"]["p50_ms"],
+            out["metasre"]["p50_ms"] / max(out["echo"]["p50_ms"], 1e-9),
+        ),
+        Row(
+            "transport",
+            "latency p99 (ms)",
+            out["metasre"]["p99_ms"],
+            "ms",
+            out["echo"]["p99_ms"],
+            out["metasre"]["p99_ms"] / max(out["echo"]["p99_ms"], 1e-9),
+        ),
+    ]
+    return rows, out
+
+
+# -- 2. reset -------------------------------------------------------------------------------------
+
+
+async def _create_and_join(client: MetasreClient, scenario: str, n: int, workers: int) -> None:
+    queue = list(range(n))
+
+    async def worker() -> None:
+        while queue:
+            seed = queue.pop()
+            handle = await client.create_session(scenario, seed=seed % 5, seats=["a"])
+            conn = client.agent(handle.id, handle.tokens["a"])
+            await conn.join()
+            await conn.close()  # the session stays open, idle, with nobody connected
+
+    await asyncio.gather(*(worker() for _ in range(workers)))
+
+
+async def reset(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
+    n = sizes.resets
+    with ServerProcess("echo") as echo, ServerProcess("metasre", store=True) as meta:
+        async with MetasreClient(meta.address) as client:
+            await _create_and_join(client, CHEAP_SCENARIO, 20, 4)  # warm every code path
+            await asyncio.sleep(0.2)
+            rss0, cpu0 = meta.rss_kib(), meta.cpu_seconds()
+            start = time.perf_counter()
+            await _create_and_join(client, CHEAP_SCENARIO, n, 8)
+            wall = time.perf_counter() - start
+            cpu = meta.cpu_seconds() - cpu0
+            await asyncio.sleep(0.5)  # let the store writer and the streams settle
+            rss = meta.rss_kib() - rss0
+        # The same number of stream opens and joins against the echo server, side by side.
+        async with MetasreClient(echo.address) as client:
+            for i in range(20):
+                c = echo_connection(client._channel, i)
+                await c.join()
+                await c.close()
+            ecpu0 = echo.cpu_seconds()
+            estart = time.perf_counter()
+            for i in range(n):
+                c = echo_connection(client._channel, i)
+                await c.join()
+                await c.close()
+            ewall = time.perf_counter() - estart
+            ecpu = echo.cpu_seconds() - ecpu0
+    ms = cpu / n * 1000
+    kib = rss / n
+    out = {
+        "sessions": n,
+        "server_cpu_ms_per_reset": ms,
+        "client_wall_ms_per_reset": wall / n * 1000,
+        "rss_kib_per_idle_session": kib,
+        "echo_server_cpu_ms_per_join": ecpu / n * 1000,
+        "echo_client_wall_ms_per_join": ewall / n * 1000,
+    }
+    rows = [
+        Row(
+            "reset",
+            f"server CPU per CreateSession+join, {n} sessions (ms)",
+            ms,
+            "ms",
+            out["echo_server_cpu_ms_per_join"],
+            ms / max(out["echo_server_cpu_ms_per_join"], 1e-9),
+            "< 1 ms",
+            ms < 1.0,
+        ),
+        Row(
+            "reset",
+            "client wall per CreateSession+join, 8 at once (ms)",
+            out["client_wall_ms_per_reset"],
+            "ms",
+            out["echo_client_wall_ms_per_join"],
+            out["client_wall_ms_per_reset"] / max(out["echo_client_wall_ms_per_join"], 1e-9),
+        ),
+        Row(
+            "reset",
+            "server RSS per idle session (KiB)",
+            kib,
+            "KiB",
+            target="< 100 KB",
+            holds=kib * 1024 < 100_000,
+        ),
+    ]
+    return rows, out
+
+
+# -- 3. test runs ---------------------------------------------------------------------------------
+
+SUITE_SCENARIOS = {
+    "unit": "meta-sre/ad-ranking-crash-v1",
+    "integration": "meta-sre/checkout-crash-loop-v1",
+    "load": "meta-sre/db-connection-leak-v1",
+    "security": "meta-sre/pii-exposure-v1",
+}
+
+
+def test_runs(sizes: Sizes, fork_runner: Any) -> tuple[list[Row], dict[str, Any]]:
+    from metasre.simulator import Episode
+    from metasre.simulator.sandbox import CachingRunner, SubprocessRunner
+
+    caching = CachingRunner(fork_runner)
+    fresh = SubprocessRunner()
+    rows: list[Row] = []
+    out: dict[str, Any] = {}
+    edit = 0
+
+    def cold_run(runner: Any, scenario: str, suite: str) -> tuple[float, int]:
+        nonlocal edit
+        edit += 1
+        ep = Episode.make(scenario, 0, runner)
+        code = next(
+            p for p in ep.workspace.walk() if p.endswith(".py") and not p.startswith("tests/")
+        )
+        ep.apply(
+            "bench",
+            "edit_lines",
+            {"path": code, "action": "insert", "start_line": 1, "content": f"# bench {edit}"},
+        )
+        start = time.perf_counter()
+        step = ep.apply("bench", "run_tests", {"suite": suite})
+        ms = (time.perf_counter() - start) * 1000
+        data = step.output.data
+        return ms, int(data.get("passed", 0)) + int(data.get("failed", 0))
+
+    try:
+        for suite, scenario in SUITE_SCENARIOS.items():
+            cold_run(caching, scenario, suite)  # warm the bytecode of unchanged files
+            cold_ms: list[float] = []
+            fresh_ms: list[float] = []
+            tests = 0
+            for i in range(sizes.test_runs):
+                ms, tests = cold_run(caching, scenario, suite)
+                cold_ms.append(ms)
+                if i % 3 == 0:  # the fresh interpreter is far slower; sample it a third as often
+                    fresh_ms.append(cold_run(fresh, scenario, suite)[0])
+            ep = Episode.make(scenario, 0, caching)
+            ep.apply("bench", "run_tests", {"suite": suite})
+            cached_ms = []
+            for _ in range(20):
+                start = time.perf_counter()
+                ep.apply("bench", "run_tests", {"suite": suite})
+                cached_ms.append((time.perf_counter() - start) * 1000)
+            cold = median(cold_ms)
+            out[suite] = {
+                "scenario": scenario,
+                "tests": tests,
+                "cold_median_ms": cold,
+                "cold_p90_ms": pct(cold_ms, 0.9),
+                "cached_median_ms": median(cached_ms),
+                "fresh_interpreter_median_ms": median(fresh_ms),
+            }
+            small = suite == "unit"
+            rows.append(
+                Row(
+                    "test runs",
+                    f"run_tests {suite} ({tests} tests) cold, median (ms)",
+                    cold,
+                    "ms",
+                    median(fresh_ms),
+                    median(fresh_ms) / cold,
+                    "< 10 ms (small suite)" if small else "",
+                    cold < 10.0 if small else None,
+                )
+            )
+            rows.append(
+                Row(
+                    "test runs",
+                    f"run_tests {suite} cached, median (ms)",
+                    median(cached_ms),
+                    "ms",
+                    cold,
+                    cold / max(median(cached_ms), 1e-9),
+                )
+            )
+    finally:
+        fresh.close()
+    return rows, out
+
+
+# -- 4. rollouts ----------------------------------------------------------------------------------
+
+
+def rollouts(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
+    from metasre.agents.policies import ExpertPolicy
+    from metasre.agents.rollout import plan_episodes, run_rollout, solo_player
+    from metasre.agents.sync import SyncClient
+    from metasre.cli.inprocess import EpisodeCaller
+    from metasre.cli.rollout import team_player
+    from metasre.simulator import Episode, scenario_ids
+
+    ids = scenario_ids()
+    plan = plan_episodes(ids, list(range(sizes.rollout_seeds)))
+    rows: list[Row] = []
+    out: dict[str, Any] = {"episodes": len(plan), "scenarios": len(ids)}
+
+    # The same episodes with no wire at all, in this process, one at a time: the reference.
+    start = time.perf_counter()
+    for spec in plan:
+        ep = Episode.make(spec.scenario_id, spec.seed)
+        ExpertPolicy().play(EpisodeCaller(ep), ep.observation().to_dict())
+        assert ep.grade().final
+    local = len(plan) / (time.perf_counter() - start)
+    out["expert_in_process_eps"] = local
+    rows.append(Row("rollouts", "expert, in process, no wire (episodes/s)", local, "ep/s"))
+
+    with ServerProcess("metasre", store=True) as meta, SyncClient(meta.address) as client:
+        players: dict[str, Callable[..., Any]] = {
+            "expert": solo_player(lambda seed: ExpertPolicy(), "expert"),
+            "team": team_player(),
+        }
+        # warm-up: one episode of each
+        for player in players.values():
+            run_rollout(client, player, plan[:2], parallel=2)
+        for name, player in players.items():
+            for parallel in sizes.rollout_parallel:
+                report = run_rollout(client, player, plan, parallel=parallel, agent=name)
+                graded = sum(r.graded for r in report.results)
+                eps = graded / report.wall_seconds
+                out[f"{name}_p{parallel}"] = {
+                    "episodes": len(report.results),
+                    "graded": graded,
+                    "resolved": sum(r.resolved for r in report.results),
+                    "wall_s": report.wall_seconds,
+                    "graded_eps": eps,
+                    "errors": [r.error for r in report.results if r.error][:3],
+                }
+                best = name == "expert" and parallel == max(sizes.rollout_parallel)
+                rows.append(
+                    Row(
+                        "rollouts",
+                        f"{name}, parallel {parallel}: graded episodes/s ({graded}/{len(plan)})",
+                        eps,
+                        "ep/s",
+                        local if name == "expert" else None,
+                        eps / local if name == "expert" else None,
+                        ">= 20 ep/s" if best else "",
+                        eps >= 20 if best else None,
+                    )
+                )
+    return rows, out
+
+
+# -- 5. scale -------------------------------------------------------------------------------------
+
+
+async def scale(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
+    n = sizes.scale_sessions
+    agents = sizes.agents
+    calls = cheap_calls(CHEAP_SCENARIO)
+    out: dict[str, Any] = {"sessions": n, "agents_per_session": agents}
+    with ServerProcess("metasre", store=True, max_sessions=n + 16) as meta:
+        rss_empty = meta.rss_kib()
+        async with MetasreClient(meta.address) as client:
+            # Unloaded reference: one agent, calls one after another.
+            handle = await client.create_session(CHEAP_SCENARIO, seats=["solo"])
+            async with client.agent(handle.id, handle.tokens["solo"]) as solo:
+                idle_lat: list[float] = []
+                await _call_loop(solo, calls, 36, idle_lat, 0)
+            await client.close_session(handle.id)
+            seats = [f"a{i}" for i in range(agents)]
+            conns: list[list[AgentConnection]] = []
+            queue = list(range(n))
+
+            async def make() -> None:
+                while queue:
+                    queue.pop()
+                    h = await client.create_session(CHEAP_SCENARIO, seats=seats)
+                    group = [client.agent(h.id, h.tokens[s]) for s in seats]
+                    await asyncio.gather(*(c.join() for c in group))
+                    conns.append(group)
+
+            start = time.perf_counter()
+            await asyncio.gather(*(make() for _ in range(16)))
+            setup = time.perf_counter() - start
+            await asyncio.sleep(1.0)
+            rss_connected = meta.rss_kib()
+            # 10% of the agents are active, spread over the sessions; each thinks between calls.
+            total = n * agents
+            active = [conns[i % n][(i // n) % agents] for i in range(max(1, total // 10))]
+            latencies: list[float] = []
+            deadline = time.perf_counter() + sizes.scale_seconds
+            rng = random.Random(7)
+
+            async def act(agent: AgentConnection, k: int) -> None:
+                await asyncio.sleep(rng.uniform(0, sizes.scale_think_seconds))
+                i = 0
+                while time.perf_counter() < deadline and i < 36 // agents:
+                    tool, args = calls[(i + k) % len(calls)]
+                    t0 = time.perf_counter()
+                    try:
+                        await agent.call(tool, args)
+                    except ClientError:
+                        return
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                    i += 1
+                    await asyncio.sleep(rng.expovariate(1 / sizes.scale_think_seconds))
+
+            cpu0, client0 = meta.cpu_seconds(), time.process_time()
+            start = time.perf_counter()
+            await asyncio.gather(*(act(a, k) for k, a in enumerate(active)))
+            active_wall = time.perf_counter() - start
+            cpu = meta.cpu_seconds() - cpu0
+            client_cpu = time.process_time() - client0
+            rss_active = meta.rss_kib()
+            for group in conns:
+                for c in group:
+                    await c.close()
+    gc.collect()
+    peak = max(rss_connected, rss_active)
+    p99 = pct(latencies, 0.99)
+    idle_p50 = median(idle_lat)
+    out.update(
+        {
+            "setup_s": setup,
+            "rss_empty_mib": rss_empty / 1024,
+            "rss_connected_mib": rss_connected / 1024,
+            "rss_active_mib": rss_active / 1024,
+            "active_agents": len(active),
+            "calls": len(latencies),
+            "calls_per_s": len(latencies) / active_wall,
+            "server_cpu_share": cpu / active_wall,
+            "client_cpu_share": client_cpu / active_wall,
+            "p50_ms": median(latencies),
+            "p99_ms": p99,
+            "unloaded_p50_ms": idle_p50,
+            "unloaded_p99_ms": pct(idle_lat, 0.99),
+        }
+    )
+    rows = [
+        Row(
+            "scale",
+            f"server RSS, {n} sessions x {agents} agents connected (MiB)",
+            peak / 1024,
+            "MiB",
+            rss_empty / 1024,
+            peak / max(rss_empty, 1),
+            "< 1 GiB",
+            peak < 1024 * 1024,
+        ),
+        Row(
+            "scale",
+            f"cheap-call p50, {len(active)} agents active (ms)",
+            out["p50_ms"],
+            "ms",
+            idle_p50,
+            out["p50_ms"] / max(idle_p50, 1e-9),
+        ),
+        Row(
+            "scale",
+            f"cheap-call p99, {out['calls_per_s']:.0f} calls/s offered (ms)",
+            p99,
+            "ms",
+            out["unloaded_p99_ms"],
+            p99 / max(out["unloaded_p99_ms"], 1e-9),
+            "< 50 ms",
+            p99 < 50,
+        ),
+    ]
+    return rows, out
+
+
+__all__ = ["Sizes", "reset", "rollouts", "scale", "test_runs", "transport"]
