@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import secrets
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,13 +103,14 @@ class MetasreClient:
         *,
         admin_token: str | None = None,
         credentials: grpc.ChannelCredentials | None = None,
+        options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         self.target = target
         self._metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
         self._channel = (
-            grpc.aio.secure_channel(target, credentials)
+            grpc.aio.secure_channel(target, credentials, options)
             if credentials is not None
-            else grpc.aio.insecure_channel(target)
+            else grpc.aio.insecure_channel(target, options)
         )
         # The generated stubs carry no annotations; the calls below are typed by their requests.
         stubs: Any = (control_pb2_grpc, agent_pb2_grpc, watch_pb2_grpc)
@@ -228,7 +230,10 @@ class AgentConnection:
         self._requests: asyncio.Queue[agent_pb2.ConnectRequest | None] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[CallResult]] = {}
         self._ids = itertools.count(1)
+        self._prefix = secrets.token_hex(4)
+        """Call ids are unique per connection: the server dedupes a seat's calls by call_id."""
         self._reader: asyncio.Task[None] | None = None
+        self._stream: Any = None
         self._joined: asyncio.Future[dict[str, Any]] | None = None
         self._news = asyncio.Condition()
         self.news = 0
@@ -266,21 +271,37 @@ class AgentConnection:
             )
         self._requests = asyncio.Queue()
         self._requests.put_nowait(first)
-        stream = self._stub.Connect(self._outgoing())
+        stream = self._stream = self._stub.Connect(self._outgoing())
         self._reader = asyncio.create_task(self._read(stream))
-        return await self._joined
+        try:
+            return await self._joined
+        except BaseException:
+            # Refused (a wrong token, a seat taken...): end the stream rather than leave it
+            # open on the server until its idle limit.
+            self._requests.put_nowait(None)
+            raise
 
     async def _outgoing(self) -> AsyncIterator[agent_pb2.ConnectRequest]:
         while (request := await self._requests.get()) is not None:
             yield request
 
-    async def call(self, tool: str, args: Mapping[str, Any] | None = None) -> CallResult:
+    def new_call_id(self) -> str:
+        """A call id no other call of this connection has used."""
+        return f"{self._prefix}-{next(self._ids)}"
+
+    async def call(
+        self, tool: str, args: Mapping[str, Any] | None = None, *, call_id: str | None = None
+    ) -> CallResult:
         """Apply a tool call and wait for its result.
+
+        A call whose connection dropped may or may not have been applied: resume
+        (`join(resume=True)`) and call again with the same `call_id`; the server applies it at
+        most once and answers a repeat with the original result.
 
         Raises:
             ClientError: the server refused it (bad arguments, not your turn, episode over...).
         """
-        call_id = f"c{next(self._ids)}"
+        call_id = call_id or self.new_call_id()
         future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
         self._requests.put_nowait(
@@ -371,8 +392,20 @@ class AgentConnection:
         elif kind == "episode_end":
             self.inbox.episode_end = to_dict(response.episode_end)
 
+    async def abort(self) -> None:
+        """Drop the stream with no goodbye, as a crashed agent or a broken network would.
+
+        The server keeps the seat for its grace period: `join(resume=True)` takes it back.
+        """
+        if self._stream is not None:
+            self._stream.cancel()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+            self._reader = None
+
     async def close(self) -> None:
-        """Hang up; the seat stays the agent's for the server's grace period."""
+        """Hang up (in order: the server frees the seat at once)."""
         self._requests.put_nowait(None)
         if self._reader is not None:
             self._reader.cancel()

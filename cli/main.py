@@ -121,6 +121,7 @@ def _serve(args: argparse.Namespace) -> int:
                 idle_session_seconds=args.idle_session_seconds,
                 idle_seat_seconds=args.idle_seat_seconds,
                 turn_timeout_seconds=args.turn_timeout_seconds,
+                seat_grace_seconds=args.seat_grace_seconds,
             ),
             tls_cert=Path(args.tls_cert) if args.tls_cert else None,
             tls_key=Path(args.tls_key) if args.tls_key else None,
@@ -182,6 +183,12 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _loadtest(args: argparse.Namespace) -> int:
+    from metasre.cli.loadtest import main as loadtest
+
+    return loadtest(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser."""
     parser = argparse.ArgumentParser(prog="metasre", description=__doc__)
@@ -241,6 +248,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--idle-seat-seconds", type=float, default=900.0, help="end silent streams after"
     )
     p.add_argument("--turn-timeout-seconds", type=float, default=30.0, help="default turn timeout")
+    p.add_argument(
+        "--seat-grace-seconds",
+        type=float,
+        default=60.0,
+        help="how long a dropped stream's seat waits for its agent to resume (0: not at all)",
+    )
     p.add_argument("--tls-cert", help="PEM certificate chain (TLS needs --tls-key too)")
     p.add_argument("--tls-key", help="PEM private key")
     p.add_argument(
@@ -272,6 +285,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--all", action="store_true", help="include episodes that never ended (grade null)"
     )
     p.set_defaults(func=_export)
+    p = sub.add_parser(
+        "loadtest",
+        help="hundreds of concurrent sessions against a fresh server: errors, grades, memory, "
+        "latency",
+    )
+    p.add_argument("--sessions", type=int, default=200, help="sessions in the main wave")
+    p.add_argument("--warmup", type=int, default=50, help="sessions before the RSS baseline")
+    p.add_argument("--seed", type=int, default=0, help="seed of the agents' choices")
+    p.add_argument("--drop-rate", type=float, default=0.05, help="calls whose stream drops")
+    p.add_argument("--bad-rate", type=float, default=0.2, help="sessions sending bad requests")
+    p.add_argument("--rss-tolerance-mb", type=float, default=40.0, help="RSS growth allowed")
+    p.add_argument(
+        "--rss-tolerance-pct", type=float, default=25.0, help="or this %% of the baseline"
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_loadtest)
     add_rollout_parsers(sub)  # rollout, llm
     return parser
 

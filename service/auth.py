@@ -1,10 +1,18 @@
 """Secrets: join tokens per seat, resume tokens, and the admin token of control calls.
 
 Tokens come from `secrets`, are compared with `hmac.compare_digest`, and are never logged.
+
+Seat tokens are never stored: a session keeps (and the trajectory store records) only their
+SHA-256 digests, which is enough to check a presented token after a restart. A seat's resume
+token is an HMAC of its join token under a per-session key (`resume_token_for`), so a server
+rebuilt from the store can hand it out again on a join without ever having stored it; the key
+alone, or the store alone, opens no seat.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import secrets
 from collections.abc import Sequence
@@ -18,6 +26,27 @@ TOKEN_BYTES = 24
 def new_token() -> str:
     """A fresh unguessable token (URL-safe text)."""
     return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def digest(token: str) -> str:
+    """The SHA-256 of a token, hex: what is kept in place of the token itself."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def matches(given: str, expected_digest: str) -> bool:
+    """Whether `given` is the token whose digest is `expected_digest` (constant time)."""
+    return hmac.compare_digest(digest(given), expected_digest)
+
+
+def new_key() -> bytes:
+    """A fresh per-session key for `resume_token_for`."""
+    return secrets.token_bytes(32)
+
+
+def resume_token_for(key: bytes, join_token: str) -> str:
+    """The resume token of the seat whose join token is `join_token` (URL-safe text)."""
+    mac = hmac.new(key, b"metasre resume token\0" + join_token.encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()[:TOKEN_BYTES]).decode().rstrip("=")
 
 
 def same(given: str, expected: str | None) -> bool:

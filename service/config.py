@@ -22,8 +22,12 @@ class Limits:
     """Seconds without a message from an agent before its Connect stream is ended."""
     turn_timeout_seconds: float = 30.0
     """Default seconds an agent may hold the turn, or a simultaneous round may wait."""
+    seat_grace_seconds: float = 60.0
+    """Seconds a seat whose stream dropped (not closed) stays its agent's, for a resume; 0: none."""
 
     def __post_init__(self) -> None:
+        if self.seat_grace_seconds < 0:
+            raise ValueError(f"seat_grace_seconds must be >= 0, got {self.seat_grace_seconds}")
         for name in (
             "max_sessions",
             "max_agents_per_session",

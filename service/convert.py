@@ -216,8 +216,8 @@ def reward_pb(reward: Reward) -> common_pb2.RewardUpdate:
     )
 
 
-def applied_pb(event: Applied) -> common_pb2.AppliedCall:
-    """An AppliedCall message."""
+def applied_pb(event: Applied, data: struct_pb2.Struct | None = None) -> common_pb2.AppliedCall:
+    """An AppliedCall message; `data` is `dict_to_struct(event.data)` if already built."""
     return common_pb2.AppliedCall(
         tick=event.tick,
         agent_id=event.agent_id,
@@ -227,22 +227,22 @@ def applied_pb(event: Applied) -> common_pb2.AppliedCall:
         ok=event.ok,
         error_code=event.error_code,
         text=event.text,
-        data=dict_to_struct(event.data),
+        data=dict_to_struct(event.data) if data is None else data,
         minutes=event.minutes,
         clock=event.clock,
         round=event.round,
     )
 
 
-def tool_result_pb(event: Applied) -> agent_pb2.ToolResult:
-    """The caller's ToolResult for its applied call."""
+def tool_result_pb(event: Applied, data: struct_pb2.Struct | None = None) -> agent_pb2.ToolResult:
+    """The caller's ToolResult for its applied call; `data` as in `applied_pb`."""
     return agent_pb2.ToolResult(
         call_id=event.call_id,
         tick=event.tick,
         ok=event.ok,
         error_code=event.error_code,
         text=event.text,
-        data=dict_to_struct(event.data),
+        data=dict_to_struct(event.data) if data is None else data,
         observation=observation_pb(event.observation),
         reward=reward_pb(event.reward) if event.reward is not None else None,
         phase=phase_pb(event.phase),

@@ -129,6 +129,7 @@ class Coordinator:
         s.calls.clear()
         for seat in s.seats:
             seat.reward_total = 0.0
+            seat.results.clear()
         self._log.info("episode_reset", episode=s.episode_no, seed=seed)
         self.start()
         try:
@@ -136,6 +137,24 @@ class Coordinator:
         except StoreUnavailableError as exc:
             self._failed(exc)
             raise
+
+    def resume(self, turn: int, round_no: int, *, pass_turn: bool) -> None:
+        """Carry on a session rebuilt from the store (`metasre.service.recovery`).
+
+        Its log and episode are in place; `turn` is the seat whose turn the log last granted
+        (ROUND_ROBIN), `round_no` the last round opened (SIMULTANEOUS). `pass_turn`: a call was
+        applied in that turn or round and the crash came before the next was granted.
+        """
+        s = self.session
+        self._turn, self._round, self._skips = turn, round_no, 0
+        if s.spec.policy is TurnPolicy.ROUND_ROBIN:
+            s.turn_agent_id = s.seats[turn].agent_id
+        if pass_turn and s.episode.phase is EpisodePhase.RUNNING:
+            if s.spec.policy is TurnPolicy.ROUND_ROBIN:
+                self._advance_turn()
+            elif s.spec.policy is TurnPolicy.SIMULTANEOUS:
+                self._open_round()
+        self._task = asyncio.create_task(self._run(), name=f"sequencer-{s.id}")
 
     def wake(self) -> None:
         """Let the sequencer look again at who is live (a seat's stream ended)."""
@@ -163,6 +182,15 @@ class Coordinator:
                 if not s.closed
                 else SessionClosedError(f"session {s.id} is closed; create a new session")
             )
+        if call_id:
+            # A repeated call_id (a retry after a reconnect or a restart) is never applied
+            # twice: it gets the original's result, or waits for the original.
+            done = seat.results.get(call_id)
+            if done is not None:
+                return done
+            original = seat.queued.get(call_id)
+            if original is not None:
+                return await asyncio.shield(original)
         if s.episode.phase is not EpisodePhase.RUNNING:
             raise EpisodeEndedError(
                 f"episode {s.episode_no} of session {s.id} is {s.episode.phase.value}; "
@@ -195,11 +223,21 @@ class Coordinator:
             )
         future: asyncio.Future[LogEntry] = asyncio.get_running_loop().create_future()
         self._waiting.add(agent)
-        self._queue.put_nowait(Pending(seat, call_id, tool, dict(args), future))
-        try:
-            return await future
-        finally:
+        if call_id:
+            seat.queued[call_id] = future
+
+        def resolved(done: asyncio.Future[LogEntry]) -> None:
+            # Once resolved, not when the caller stops waiting: a dropped stream's call stays
+            # queued (and is applied), and its agent's retry waits for it.
             self._waiting.discard(agent)
+            if seat.queued.get(call_id) is done:
+                del seat.queued[call_id]
+            if not done.cancelled():
+                done.exception()
+
+        future.add_done_callback(resolved)
+        self._queue.put_nowait(Pending(seat, call_id, tool, dict(args), future))
+        return await asyncio.shield(future)
 
     # -- the sequencer ----------------------------------------------------------------------
 
@@ -294,7 +332,12 @@ class Coordinator:
         calls = [(p.seat.agent_id, p.tool, p.args) for p in batch]
         started = time.perf_counter()
         async with s.lock:
-            outcomes = await asyncio.to_thread(_apply_sync, s.episode, calls, round_no)
+            if _quick(s.episode, calls):
+                # A read-only look that cannot end the episode takes about a millisecond of
+                # CPU: handing it to a thread costs more than it saves (wake-ups, GIL).
+                outcomes = _apply_sync(s.episode, calls, round_no)
+            else:
+                outcomes = await asyncio.to_thread(_apply_sync, s.episode, calls, round_no)
         entries: list[LogEntry | BaseException] = []
         for pending, outcome in zip(batch, outcomes, strict=True):
             if isinstance(outcome, BaseException):
@@ -357,6 +400,8 @@ class Coordinator:
                 next((r for r in rewards if r.agent_id == caller), None),
             ),
         )
+        if pending.call_id:
+            pending.seat.results[pending.call_id] = entry
         if step.tool == "send_message" and step.ok:
             to = tuple(str(t) for t in output.data.get("to", ("*",)))
             s.append(step.tick, Message(step.tick, caller, to, str(output.data.get("text", ""))))
@@ -429,6 +474,30 @@ class Coordinator:
     def _fail(self, pending: Pending, error: Exception) -> None:
         if not pending.future.done():
             pending.future.set_exception(error)
+
+
+QUICK_TOOLS = frozenset(
+    {
+        "list_files",
+        "view_file",
+        "read_logs",
+        "query_metrics",
+        "get_alerts",
+        "check_dependencies",
+        "describe_service",
+        "git_log",
+        "git_show",
+        "git_blame",
+        "git_diff",
+        "send_message",
+    }
+)
+"""Tools applied on the event loop: no test run, no sandbox, about a millisecond each."""
+
+
+def _quick(episode: Episode, calls: Sequence[tuple[str, str, Mapping[str, Any]]]) -> bool:
+    # The call that uses the last step is graded (hidden tests run): that one goes to a thread.
+    return len(calls) == 1 and calls[0][1] in QUICK_TOOLS and episode.steps_left > 1
 
 
 def _apply_sync(

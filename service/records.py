@@ -44,7 +44,7 @@ class StoreRecorder:
                 session.id,
                 spec.scenario_id,
                 spec.seed,
-                session_config(spec),
+                {**session_config(spec), "auth": auth_record(session)},
                 session.created_at,
                 None,
             )
@@ -75,6 +75,34 @@ def session_config(spec: SessionSpec) -> dict[str, Any]:
         "protocol_version": PROTOCOL_VERSION,
         "server_version": SERVER_VERSION,
     }
+
+
+def auth_record(session: Session) -> dict[str, Any]:
+    """What checks a session's seat tokens after a restart: digests and the resume-token key.
+
+    No token is in it, and none can be made from it without the seat's join token (see
+    `metasre.service.auth`). Not part of exported trajectories.
+    """
+    return {
+        "token_digest": "sha256",
+        "resume_key": session.token_key.hex(),
+        "seats": [
+            {"agent_id": s.agent_id, "join_sha256": s.join_digest, "resume_sha256": s.resume_digest}
+            for s in session.seats
+        ],
+    }
+
+
+def keys_from_config(config: Mapping[str, Any]) -> tuple[bytes, list[tuple[str, str]]]:
+    """The resume-token key and each seat's (join, resume) token digests, in seat order.
+
+    Raises:
+        KeyError: the config holds no keys (a session stored by an older server).
+    """
+    auth = config["auth"]
+    return bytes.fromhex(auth["resume_key"]), [
+        (str(s["join_sha256"]), str(s["resume_sha256"])) for s in auth["seats"]
+    ]
 
 
 def spec_from_config(config: Mapping[str, Any]) -> SessionSpec:
@@ -178,10 +206,24 @@ def reward_record(reward: Reward) -> dict[str, Any]:
 
 
 def observation_record(obs: Observation) -> dict[str, Any]:
-    """An observation as plain data, with `text`: what an LLM agent is shown."""
-    out = obs.to_dict()
+    """An observation as plain data, with `text`: what an LLM agent is shown.
+
+    The same data as `obs.to_dict()`, built field by field: `dataclasses.asdict` deep-copies
+    every value and costs a quarter of a millisecond per applied call.
+    """
+    out = _flat(obs)
+    out["alerts"] = [_flat(a) for a in obs.alerts]
+    out["services"] = [_flat(s) for s in obs.services]
     out["text"] = obs.render()
     return out
+
+
+def _flat(value: Any) -> dict[str, Any]:
+    # The observation's parts are slotted dataclasses of str, numbers and tuples of str.
+    return {
+        name: list(v) if isinstance(v := getattr(value, name), tuple) else v
+        for name in value.__slots__
+    }
 
 
 def grade_record(grade: Grade) -> dict[str, Any]:

@@ -26,8 +26,9 @@ from metasre.service.errors import (
     StoreUnavailableError,
 )
 from metasre.service.records import StoreRecorder
+from metasre.service.recovery import RecoveryError, rebuild
 from metasre.service.session import Session, SessionSpec
-from metasre.service.store import TrajectoryStore
+from metasre.service.store import StoreError, TrajectoryStore
 from metasre.simulator import Episode, resolve
 from metasre.simulator.sandbox import TestRunner
 
@@ -116,6 +117,44 @@ class Registry:
         )
         return session
 
+    async def recover(self) -> int:
+        """Rebuild every session the store holds open (the last server died); how many were.
+
+        Run once at startup, before serving; see `metasre.service.recovery`. A session that
+        cannot be rebuilt faithfully is closed in the store (its trajectory stays exportable).
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        store = self.store
+        if store is None or self._recorder is None:
+            return 0
+        recovered = 0
+        for row in await asyncio.to_thread(store.sessions, open_only=True):
+            started = time.perf_counter()
+            events = await asyncio.to_thread(store.events, row.session_id)
+            try:
+                session, coordinator = await rebuild(
+                    row, events, self._recorder, self.runner, self._failed
+                )
+            except (RecoveryError, StoreUnavailableError) as exc:
+                log.error("session_not_recovered", session_id=row.session_id, error=str(exc))
+                with contextlib.suppress(StoreError):
+                    await store.write([store.close_op(row.session_id)])
+                continue
+            self._sessions[session.id] = (session, coordinator)
+            recovered += 1
+            log.info(
+                "session_recovered",
+                session_id=session.id,
+                scenario_id=session.spec.scenario_id,
+                episode=session.episode_no,
+                tick=session.episode.tick,
+                events=len(events),
+                ms=round((time.perf_counter() - started) * 1000, 1),
+            )
+        return recovered
+
     def get(self, session_id: str) -> tuple[Session, Coordinator]:
         """The session and its coordinator.
 
@@ -182,7 +221,7 @@ class Registry:
         for session in self.sessions():
             idle = now - session.last_active
             if idle > self.limits.idle_session_seconds and all(
-                s.holder is None for s in session.seats
+                s.holder is None and not s.kept for s in session.seats
             ):
                 await self.close(session.id, "idle")
                 self._idle_closed[session.id] = idle

@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 from metasre.service.config import ServerConfig
 from metasre.service.registry import Registry
 from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
+from metasre.service.servicers.undecodable import RejectUndecodable
 from metasre.service.store import TrajectoryStore
 from metasre.simulator.sandbox import TestRunner, default_runner
 from metasre.v1 import (
@@ -87,7 +88,10 @@ class MetasreServer:
         return f"{self.config.host}:{self._port}"
 
     async def start(self) -> None:
-        """Start serving and mark every service SERVING."""
+        """Rebuild the sessions the store holds open, then serve and mark every service SERVING."""
+        recovered = await self.registry.recover()
+        if recovered:
+            log.info("sessions_recovered", sessions=recovered)
         await self._server.start()
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -154,7 +158,7 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
         ("grpc.so_reuseport", 0),
     ]
     store = TrajectoryStore(config.store_path) if config.store_path is not None else None
-    server = grpc.aio.server(options=options)
+    server = grpc.aio.server(options=options, interceptors=[RejectUndecodable()])
     registry = Registry(limits, runner, store)
     _register(control_pb2_grpc.add_ControlServiceServicer_to_server)(
         ControlServicer(registry, config), server

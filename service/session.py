@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -94,22 +94,37 @@ class SessionSpec:
 
 @dataclass(slots=True)
 class Seat:
-    """A seat and the secrets that let an agent take it."""
+    """A seat and the digests of the secrets that let an agent take it (see `auth`)."""
 
     spec: SeatSpec
-    join_token: str = field(default_factory=auth.new_token, repr=False)
-    resume_token: str = field(default_factory=auth.new_token, repr=False)
+    join_digest: str = field(repr=False)
+    resume_digest: str = field(repr=False)
+    join_token: str | None = field(default=None, repr=False)
+    """The join token itself, only until CreateSession has answered with it (never stored)."""
     holder: object | None = None
     """The stream holding the seat, if any."""
     left: bool = False
     """The seat's stream ended; SIMULTANEOUS rounds stop waiting for it."""
+    kept_until: float | None = None
+    """After a dropped stream: until when (monotonic) the seat waits for its agent to resume."""
+    expiry: asyncio.TimerHandle | None = field(default=None, repr=False)
+    """Frees the seat when `kept_until` passes (cancelled by a resume or the session's close)."""
     reward_total: float = 0.0
     """Reward credited in the current episode."""
+    results: dict[str, LogEntry] = field(default_factory=dict, repr=False)
+    """The current episode's applied calls of this seat by call_id: a repeated id gets these."""
+    queued: dict[str, asyncio.Future[LogEntry]] = field(default_factory=dict, repr=False)
+    """Calls submitted and not yet resolved, by call_id: a repeat waits for the original."""
 
     @property
     def agent_id(self) -> str:
         """The seat's agent id."""
         return self.spec.agent_id
+
+    @property
+    def kept(self) -> bool:
+        """Whether a dropped stream's grace period still holds the seat for its agent."""
+        return self.kept_until is not None and time.monotonic() < self.kept_until
 
     def may_use(self, tool: str) -> bool:
         """Whether the seat's role allows `tool`."""
@@ -148,7 +163,9 @@ class Session:
         self.seed = spec.seed
         self.episode = episode
         self.episode_no = 1
-        self.seats = [Seat(s) for s in spec.seats]
+        self.token_key = auth.new_key()
+        """Derives each seat's resume token from its join token (`auth.resume_token_for`)."""
+        self.seats = [self._new_seat(s) for s in spec.seats]
         self.calls: list[RecordedCall] = []
         """The current episode's applied calls, for the counterfactual replay."""
         self.closed = False
@@ -179,6 +196,21 @@ class Session:
         """The seat of `agent_id`."""
         return next(s for s in self.seats if s.agent_id == agent_id)
 
+    def _new_seat(self, spec: SeatSpec) -> Seat:
+        join = auth.new_token()
+        resume = auth.resume_token_for(self.token_key, join)
+        return Seat(spec, auth.digest(join), auth.digest(resume), join)
+
+    def restore_keys(self, token_key: bytes, digests: Sequence[tuple[str, str]]) -> None:
+        """Take the stored token key and (join, resume) digests of a recovered session's seats."""
+        self.token_key = token_key
+        for seat, (join, resume) in zip(self.seats, digests, strict=True):
+            seat.join_digest, seat.resume_digest, seat.join_token = join, resume, None
+
+    def resume_token_for(self, join_token: str) -> str:
+        """The resume token of the seat `join_token` opens (check the join token first)."""
+        return auth.resume_token_for(self.token_key, join_token)
+
     def seat_by_token(self, token: str, *, join: bool = True, resume: bool = True) -> Seat:
         """The seat whose join (or resume) token is `token`.
 
@@ -186,8 +218,8 @@ class Session:
             TokenInvalidError: no seat of this session has that token.
         """
         for seat in self.seats:
-            if (join and auth.same(token, seat.join_token)) or (
-                resume and auth.same(token, seat.resume_token)
+            if (join and auth.matches(token, seat.join_digest)) or (
+                resume and auth.matches(token, seat.resume_digest)
             ):
                 return seat
         raise TokenInvalidError(
@@ -206,22 +238,67 @@ class Session:
                 f"seat {seat.agent_id!r} of session {self.id} is held by another stream; "
                 "to take it back after a dropped stream, resume with the resume token"
             )
+        if seat.holder is None and seat.kept and not force:
+            assert seat.kept_until is not None
+            raise SeatTakenError(
+                f"seat {seat.agent_id!r} of session {self.id} is kept for its agent, whose "
+                f"stream dropped, for {seat.kept_until - time.monotonic():.1f} s more: resume "
+                "it with the resume token (a join is accepted once that time has passed)"
+            )
         seat.holder = holder
         seat.left = False
+        seat.kept_until = None
+        if seat.expiry is not None:
+            seat.expiry.cancel()
+            seat.expiry = None
         self.touch()
 
-    def release(self, seat: Seat, holder: object) -> None:
-        """The stream `holder` let go of `seat` (its stream ended)."""
-        if seat.holder is holder:
-            seat.holder = None
+    def release(
+        self,
+        seat: Seat,
+        holder: object,
+        grace: float = 0.0,
+        on_expiry: Callable[[], None] | None = None,
+    ) -> None:
+        """The stream `holder` let go of `seat` (its stream ended).
+
+        With `grace` (a dropped stream), the seat stays its agent's for that many seconds: a
+        join is refused, the resume token takes it back, SIMULTANEOUS rounds keep waiting for
+        it and the session is not idle; then it is free and `on_expiry` runs.
+        """
+        if seat.holder is not holder:
+            return
+        seat.holder = None
+        self.touch()
+        if grace <= 0:
             seat.left = True
-            self.touch()
+            return
+        until = seat.kept_until = time.monotonic() + grace
+
+        def expire() -> None:
+            seat.expiry = None
+            if seat.holder is None and seat.kept_until == until:
+                seat.kept_until = None
+                seat.left = True
+                if on_expiry is not None:
+                    on_expiry()
+
+        if seat.expiry is not None:
+            seat.expiry.cancel()
+        seat.expiry = asyncio.get_running_loop().call_later(grace, expire)
 
     def touch(self) -> None:
         """Mark the session active now (for the idle reaper)."""
         self.last_active = time.monotonic()
 
     # -- the log ----------------------------------------------------------------------------
+
+    def restore(self, entries: Sequence[LogEntry]) -> None:
+        """Load a recovered session's stored log: all of it is already durable."""
+        self._log = list(entries)
+        self._opened = True
+        self._durable = len(self._log)
+        self._wake()
 
     @property
     def log(self) -> Sequence[LogEntry]:
@@ -279,6 +356,10 @@ class Session:
     def close(self) -> None:
         """Accept nothing more; followers end after the last event."""
         self.closed = True
+        for seat in self.seats:  # a closed session waits for nobody (and is not kept alive)
+            if seat.expiry is not None:
+                seat.expiry.cancel()
+                seat.expiry = None
         self._wake()
 
     def index_of(self, episode: int, tick: int) -> int:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import grpc
 import structlog
+from google.protobuf import struct_pb2
 
 from metasre.service import convert
 from metasre.service.auth import require_token
@@ -40,12 +42,13 @@ class AgentServicer:
     def __init__(self, registry: Registry, limits: Limits) -> None:
         self._registry = registry
         self._limits = limits
+        self._views = SharedViews()
 
     async def Connect(
         self, request_iterator: AsyncIterator[agent_pb2.ConnectRequest], context: Context
     ) -> AsyncIterator[agent_pb2.ConnectResponse]:
         """Join a seat, then call tools and hear the team; errors come back in-band."""
-        stream = AgentStream(self._registry, self._limits)
+        stream = AgentStream(self._registry, self._limits, self._views)
         # Closed before the status goes out, so the seat is free once the client hears the end.
         async with contextlib.aclosing(stream.run(request_iterator)) as items:
             async for item in items:
@@ -82,6 +85,58 @@ def _check_call_id(call_id: str) -> None:
         )
 
 
+class SharedViews:
+    """The wire form of recent log entries, built once and shared by every stream that sends it.
+
+    Every follower of a session sends each applied call to its caller (a result) or to each
+    teammate (the same AppliedCall for all of them), so converting per stream would build the
+    same messages once per seat. Entries are keyed by identity: all followers read the same
+    LogEntry objects from the session's log; the cache holds each entry, so ids are not reused
+    while they are cached.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        # Followers send an entry within moments of its append, so a few hundred recent entries
+        # share nearly everything; a bigger cache only keeps closed sessions' entries (each with
+        # its observation and data) alive: 4096 held ~60 MB after a load test's sessions closed.
+        self._size = size
+        self._views: OrderedDict[
+            int, tuple[LogEntry, struct_pb2.Struct, agent_pb2.ConnectResponse | None]
+        ] = OrderedDict()
+
+    def _get(
+        self, entry: LogEntry, event: Applied
+    ) -> tuple[LogEntry, struct_pb2.Struct, agent_pb2.ConnectResponse | None]:
+        found = self._views.get(id(entry))
+        if found is None or found[0] is not entry:
+            found = (entry, convert.dict_to_struct(event.data), None)
+            self._views[id(entry)] = found
+            if len(self._views) > self._size:
+                self._views.popitem(last=False)
+        return found
+
+    def result(self, entry: LogEntry, event: Applied) -> agent_pb2.ConnectResponse:
+        """The caller's ToolResult (built per send: sent once)."""
+        _, data, _ = self._get(entry, event)
+        return agent_pb2.ConnectResponse(
+            call_id=event.call_id,
+            result=convert.tool_result_pb(event, data),
+            sequence=entry.sequence,
+        )
+
+    def applied(self, entry: LogEntry, event: Applied) -> agent_pb2.ConnectResponse:
+        """The teammates' AppliedCall, one message for all of them (do not modify it)."""
+        found = self._get(entry, event)
+        if found[2] is None:
+            message = agent_pb2.ConnectResponse(
+                applied=convert.applied_pb(event, found[1]), sequence=entry.sequence
+            )
+            found = (found[0], found[1], message)
+            self._views[id(entry)] = found
+        assert found[2] is not None
+        return found[2]
+
+
 Item = agent_pb2.ConnectResponse | BaseException | None
 """What the writer sends: a message, an error that ends the stream, or None to end it."""
 
@@ -94,9 +149,12 @@ class AgentStream:
     are written as soon as they happen and leave the stream open.
     """
 
-    def __init__(self, registry: Registry, limits: Limits) -> None:
+    def __init__(
+        self, registry: Registry, limits: Limits, views: SharedViews | None = None
+    ) -> None:
         self._registry = registry
         self._limits = limits
+        self._views = views if views is not None else SharedViews()
         self._out: asyncio.Queue[Item] = asyncio.Queue()
         self._session: Session | None = None
         self._coordinator: Coordinator | None = None
@@ -104,6 +162,10 @@ class AgentStream:
         self._follower: asyncio.Task[None] | None = None
         self._calls: set[asyncio.Task[None]] = set()
         self._delivered = 0
+        self._start = 0
+        """The follower sends log entries after this sequence number."""
+        self._orderly = False
+        """The stream ends in order (client half-close, idle limit, evicted), not dropped."""
         self._progress = asyncio.Event()
         self._log = log
 
@@ -127,13 +189,17 @@ class AgentStream:
             for task in list(self._calls):
                 task.cancel()
             if self._session is not None and self._seat is not None:
-                self._session.release(self._seat, self)
-                if self._coordinator is not None:
-                    self._coordinator.wake()
-                self._log.info("seat_released")
+                # A dropped stream keeps the seat for its agent for the grace period.
+                grace = 0.0 if self._orderly else self._limits.seat_grace_seconds
+                wake = self._coordinator.wake if self._coordinator is not None else None
+                self._session.release(self._seat, self, grace, wake)
+                if wake is not None:
+                    wake()
+                self._log.info("seat_released", kept_seconds=grace)
 
     def evict(self) -> None:
         """Another stream resumed this seat: end this one."""
+        self._orderly = True
         self._out.put_nowait(None)
 
     # -- requests ---------------------------------------------------------------------------
@@ -147,8 +213,10 @@ class AgentStream:
                         anext(iterator), self._limits.idle_seat_seconds
                     )
                 except StopAsyncIteration:
+                    self._orderly = True
                     break
                 except TimeoutError:
+                    self._orderly = True
                     self._out.put_nowait(
                         SeatIdleError(
                             f"no message for {self._limits.idle_seat_seconds:g} s; the seat is "
@@ -194,7 +262,7 @@ class AgentStream:
                 self._call(request.call)
             else:
                 raise InvalidRequestError(
-                    "empty ConnectRequest: set one of join, resume or call",
+                    "empty or unreadable ConnectRequest: set one of join, resume or call",
                     (("request", "one of join, resume, call"),),
                 )
         except Exception as exc:
@@ -213,6 +281,7 @@ class AgentStream:
         session, coordinator = self._registry.open_session(session_id)
         require_token(token)
         seat = session.seat_by_token(token, join=not resume, resume=resume)
+        resume_token = token if resume else session.resume_token_for(token)
         previous = seat.holder
         session.take(seat, self, force=resume)
         if isinstance(previous, AgentStream) and previous is not self:
@@ -233,12 +302,12 @@ class AgentStream:
                     session=convert.session_pb(session),
                     agent_id=seat.agent_id,
                     role=seat.spec.role,
-                    resume_token=seat.resume_token,
+                    resume_token=resume_token,
                     observation=convert.observation_pb(session.episode.observation()),
                 )
             )
         )
-        self._delivered = start
+        self._delivered = self._start = start
         self._follower = asyncio.create_task(self._follow(session, start))
 
     def _call(self, call: agent_pb2.ToolCall) -> None:
@@ -253,8 +322,24 @@ class AgentStream:
     async def _submit(
         self, coordinator: Coordinator, seat: Seat, call: agent_pb2.ToolCall, args: Any
     ) -> None:
+        repeat = bool(call.call_id) and (
+            call.call_id in seat.results or call.call_id in seat.queued
+        )
         try:
-            await coordinator.submit(seat, call.call_id, call.tool, args)
+            entry = await coordinator.submit(seat, call.call_id, call.tool, args)
+            if (
+                repeat
+                and isinstance(entry.event, Applied)
+                and entry.sequence <= max(self._start, self._delivered)
+            ):
+                # A repeated call_id answered with the original result, which this stream's
+                # follower will not send (again): it was applied before the stream's starting
+                # point, or the follower already sent it.
+                self._out.put_nowait(
+                    agent_pb2.ConnectResponse(
+                        call_id=call.call_id, result=convert.tool_result_pb(entry.event)
+                    )
+                )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -266,7 +351,8 @@ class AgentStream:
         async for entry in session.follow(start):
             message = self._view(entry)
             if message is not None:
-                message.sequence = entry.sequence
+                if message.sequence != entry.sequence:  # shared views come with it set
+                    message.sequence = entry.sequence
                 self._out.put_nowait(message)
             self._delivered = entry.sequence
             self._progress.set()
@@ -282,10 +368,8 @@ class AgentStream:
         event = entry.event
         if isinstance(event, Applied):
             if event.agent_id == me:
-                return agent_pb2.ConnectResponse(
-                    call_id=event.call_id, result=convert.tool_result_pb(event)
-                )
-            return agent_pb2.ConnectResponse(applied=convert.applied_pb(event))
+                return self._views.result(entry, event)
+            return self._views.applied(entry, event)
         if isinstance(event, Reward):
             if event.agent_id == me:
                 return agent_pb2.ConnectResponse(reward=convert.reward_pb(event))

@@ -97,12 +97,14 @@ class ControlServicer:
             session = await self._registry.create(
                 convert.session_spec(request, self._config.limits)
             )
+            tokens = [
+                control_pb2.SeatToken(agent_id=s.agent_id, join_token=s.join_token or "")
+                for s in session.seats
+            ]
+            for seat in session.seats:  # from now on only their digests are kept
+                seat.join_token = None
             return control_pb2.CreateSessionResponse(
-                session=convert.session_pb(session),
-                tokens=[
-                    control_pb2.SeatToken(agent_id=s.agent_id, join_token=s.join_token)
-                    for s in session.seats
-                ],
+                session=convert.session_pb(session), tokens=tokens
             )
 
         return await guarded(context, op)

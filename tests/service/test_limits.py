@@ -104,7 +104,8 @@ async def test_a_silent_seat_is_ended_with_deadline_exceeded_and_can_be_resumed(
         )
         await back.expect("joined")
         back.agent_id = "a"
-        reply = await back.result_or_error(back.tool("get_alerts"))
+        # A new call id: a repeated one ("a-1") would get the original call's result.
+        reply = await back.result_or_error(back.tool("get_alerts", call_id="after-resume"))
         assert reply.result.tick == 2
         back.close()
         await assert_serving(channel)

@@ -1,0 +1,222 @@
+"""Rebuilding the open sessions of a trajectory store after the server died (SIGKILL, OOM, power).
+
+A session in the store with no close is one the server never finished. On startup, before it
+serves, the server rebuilds each of them:
+
+- the log is read back as it was committed: every event an agent, a watcher or a CallTool
+  answer was ever shown, with its sequence number, so resumes (`after_sequence`) and watchers
+  carry on where they were;
+- the world is rebuilt by replaying the current episode's applied calls, in their order and
+  rounds, on a fresh episode of the same scenario and seed (the simulator is deterministic);
+  each replayed call must land on the tick, outcome, phase and clock it was stored with, or the
+  session is not recovered (closed in the store, its trajectory kept);
+- seats get back their token digests and resume-token key, so join and resume tokens handed
+  out before the crash still work, and each seat's applied calls by call_id, so a call retried
+  after the restart returns its original result instead of being applied again;
+- rewards so far, the counterfactual calls of DIFFERENCE and the turn or round are restored; a
+  turn or round that the crash kept from passing is passed now.
+
+What was never committed was never acknowledged (see `metasre.service.session`): a call in
+flight at the crash either is in the log (its retry gets the stored result) or is not (its retry
+applies it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
+from typing import Any
+
+from metasre.service.attribution import RecordedCall
+from metasre.service.coordinator import Coordinator
+from metasre.service.events import Applied, Ended, Event, LogEntry, Message, Reward, Started, Turn
+from metasre.service.records import keys_from_config, spec_from_config
+from metasre.service.session import Recorder, Session
+from metasre.service.store import EventRow, SessionRow
+from metasre.simulator import Episode, EpisodePhase, Grade, Observation
+from metasre.simulator.grader import GradeComponent
+from metasre.simulator.observation import AlertView, ServiceRow
+from metasre.simulator.sandbox import TestRunner
+
+
+class RecoveryError(Exception):
+    """Raised when a stored session cannot be rebuilt faithfully."""
+
+
+async def rebuild(
+    row: SessionRow,
+    rows: Sequence[EventRow],
+    recorder: Recorder | None,
+    runner: TestRunner | None,
+    on_failed: Callable[[Session], None] | None,
+) -> tuple[Session, Coordinator]:
+    """The session `row` and its stored events describe, rebuilt and sequencing again.
+
+    Raises:
+        RecoveryError: the stored session is incomplete, or replaying it diverged.
+    """
+    try:
+        spec = spec_from_config(row.config)
+        key, digests = keys_from_config(row.config)
+        entries = [LogEntry(r.sequence, r.episode, r.tick, event_of(r)) for r in rows]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RecoveryError(f"its stored config or log is unreadable ({exc!r})") from exc
+    if [e.sequence for e in entries] != list(range(1, len(entries) + 1)):
+        raise RecoveryError("its stored log has gaps")
+    if not entries:
+        raise RecoveryError("it has no stored events")
+    number = entries[-1].episode
+    current = [e for e in entries if e.episode == number]
+    started = current[0].event
+    if not isinstance(started, Started) or started.episode != number:
+        raise RecoveryError(f"episode {number} has no start")
+    episode = await asyncio.to_thread(Episode.make, spec.scenario_id, started.seed, runner)
+    applied = [e.event for e in current if isinstance(e.event, Applied)]
+    await asyncio.to_thread(_replay, episode, applied)
+    ended = any(isinstance(e.event, Ended) for e in current)
+    if ended == (episode.phase is EpisodePhase.RUNNING):
+        raise RecoveryError(
+            f"the replayed episode is {episode.phase.value} but the log "
+            + ("ended it" if ended else "did not end it")
+        )
+
+    session = Session(row.session_id, spec, episode, recorder)
+    session.seed, session.episode_no, session.created_at = started.seed, number, row.created_at
+    session.restore_keys(key, [(join, resume) for join, resume in digests])
+    session.restore(entries)
+    turn, round_no, passed = 0, 0, False
+    for entry in current:
+        event = entry.event
+        if isinstance(event, Applied):
+            seat = session.seat(event.agent_id)
+            session.calls.append(RecordedCall(event.agent_id, event.tool, event.args, event.round))
+            if event.call_id:
+                seat.results[event.call_id] = entry
+            passed = True
+        elif isinstance(event, Reward):
+            session.seat(event.agent_id).reward_total += event.total
+        elif isinstance(event, Turn):
+            if event.agent_id:
+                turn = session.agent_ids.index(event.agent_id)
+            round_no, passed = event.round, False
+    coordinator = Coordinator(session, runner, on_failed)
+    coordinator.resume(turn, round_no, pass_turn=passed)
+    await session.flush()  # a turn passed now
+    return session, coordinator
+
+
+def _replay(episode: Episode, calls: Sequence[Applied]) -> None:
+    """Apply the stored calls in order, SIMULTANEOUS rounds as rounds; check each lands the same."""
+    i = 0
+    while i < len(calls):
+        batch = [calls[i]]
+        if calls[i].round:
+            while i + len(batch) < len(calls) and calls[i + len(batch)].round == calls[i].round:
+                batch.append(calls[i + len(batch)])
+            episode.begin_round()
+        try:
+            for call in batch:
+                try:
+                    step = episode.apply(call.agent_id, call.tool, call.args)
+                except Exception as exc:
+                    raise RecoveryError(
+                        f"the call at tick {call.tick} ({call.tool}) was refused on replay: {exc}"
+                    ) from exc
+                got = (step.tick, step.ok, step.output.error or "", step.phase, step.clock)
+                want = (call.tick, call.ok, call.error_code, call.phase, call.clock)
+                if got != want:
+                    raise RecoveryError(
+                        f"the call at tick {call.tick} ({call.tool}) replayed differently: "
+                        f"(tick, ok, error, phase, clock) {got} instead of {want}"
+                    )
+        finally:
+            if calls[i].round:
+                episode.end_round()
+        i += len(batch)
+
+
+# -- stored payloads back to log events (the inverse of `metasre.service.records`) ---------------
+
+
+def event_of(row: EventRow) -> Event:
+    """The log event a stored row records."""
+    p = row.payload
+    if row.kind == "applied":
+        return Applied(
+            int(p["tick"]),
+            str(p["agent_id"]),
+            str(p["call_id"]),
+            str(p["tool"]),
+            dict(p["args"]),
+            bool(p["ok"]),
+            str(p["error_code"]),
+            str(p["text"]),
+            dict(p["data"]),
+            float(p["minutes"]),
+            float(p["clock"]),
+            int(p["round"]),
+            EpisodePhase(p["phase"]),
+            observation_of(p["observation"]),
+            None if p["reward"] is None else reward_of(p["reward"]),
+        )
+    if row.kind == "reward":
+        return reward_of(p)
+    if row.kind == "message":
+        return Message(int(p["tick"]), str(p["sender"]), tuple(p["to"]), str(p["text"]))
+    if row.kind == "turn":
+        return Turn(
+            int(p["tick"]), str(p["agent_id"]), int(p["round"]), float(p["timeout_seconds"])
+        )
+    if row.kind == "started":
+        return Started(int(p["episode"]), int(p["seed"]), observation_of(p["observation"]))
+    if row.kind == "ended":
+        return Ended(
+            int(p["tick"]),
+            EpisodePhase(p["phase"]),
+            grade_of(p["grade"]),
+            {str(k): float(v) for k, v in p["agent_rewards"].items()},
+        )
+    raise ValueError(f"unknown event kind {row.kind!r}")
+
+
+def reward_of(p: Mapping[str, Any]) -> Reward:
+    """A stored reward update."""
+    return Reward(
+        str(p["agent_id"]),
+        int(p["tick"]),
+        {str(k): float(v) for k, v in p["components"].items()},
+        float(p["total"]),
+        str(p["source_agent_id"]),
+    )
+
+
+def observation_of(p: Mapping[str, Any]) -> Observation:
+    """A stored observation (its rendered `text` is dropped: it is rendered again)."""
+    values = {f.name: p[f.name] for f in fields(Observation)}
+    values["alerts"] = tuple(
+        AlertView(**{f.name: a[f.name] for f in fields(AlertView)}) for a in p["alerts"]
+    )
+    rows = []
+    for s in p["services"]:
+        row: dict[str, Any] = {f.name: s[f.name] for f in fields(ServiceRow)}
+        row["depends_on"] = tuple(row["depends_on"])
+        rows.append(ServiceRow(**row))
+    values["services"] = tuple(rows)
+    values["terminal"] = tuple(p["terminal"])
+    return Observation(**values)
+
+
+def grade_of(p: Mapping[str, Any]) -> Grade:
+    """A stored grade."""
+    return Grade(
+        float(p["total"]),
+        bool(p["resolved"]),
+        tuple(
+            GradeComponent(str(c["name"]), float(c["score"]), float(c["weight"]), str(c["detail"]))
+            for c in p["components"]
+        ),
+        {str(k): bool(v) for k, v in p["fail_to_pass"].items()},
+        {str(k): bool(v) for k, v in p["pass_to_pass"].items()},
+        bool(p["final"]),
+    )

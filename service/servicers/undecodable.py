@@ -1,0 +1,101 @@
+"""Requests that are not protobuf messages of the method's type get INVALID_ARGUMENT.
+
+Left to itself, grpcio answers bytes that do not parse with UNKNOWN and a message naming its
+internal exception; on a stream, the servicer's read of the next message fails and the stream
+ends. This interceptor catches the parse error in the deserializer instead: a unary or
+server-streaming call ends with INVALID_ARGUMENT / INVALID_REQUEST, and on a Connect stream the
+message becomes an empty request, which the agent servicer refuses in-band (the stream goes on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+from metasre.service.errors import InvalidRequestError
+from metasre.service.servicers.status import abort
+
+
+class _Undecodable:
+    """Stands in for a request that did not parse."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+
+
+def _refusal(method: str) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"the request is not a valid protobuf message for {method[:200]}; send the message the "
+        "method's .proto declares",
+        (("request", "a serialized request message"),),
+    )
+
+
+if TYPE_CHECKING:  # generic in the stubs only
+    Handler = grpc.RpcMethodHandler[Any, Any]
+    _Interceptor = grpc.aio.ServerInterceptor[Any, Any]
+else:
+    Handler = grpc.RpcMethodHandler
+    _Interceptor = grpc.aio.ServerInterceptor
+
+
+class RejectUndecodable(_Interceptor):
+    """See the module docstring."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler]],
+        details: grpc.HandlerCallDetails,
+    ) -> Handler:
+        """The handler of the call, its deserializer made safe."""
+        handler = await continuation(details)
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        decode = handler.request_deserializer
+        method: str = details.method
+
+        if handler.stream_stream is not None:
+            empty = decode(b"")
+
+            def lenient(data: bytes) -> Any:
+                try:
+                    return decode(data)
+                except Exception:  # not a message of this type: refused in-band as empty
+                    return empty
+
+            return grpc.stream_stream_rpc_method_handler(
+                handler.stream_stream, lenient, handler.response_serializer
+            )
+
+        def safe(data: bytes) -> Any:
+            try:
+                return decode(data)
+            except Exception:  # any parse error of any message type
+                return _Undecodable(method)
+
+        if handler.unary_unary is not None:
+            unary = handler.unary_unary
+
+            async def unary_unary(request: Any, context: Any) -> Any:
+                if isinstance(request, _Undecodable):
+                    await abort(context, _refusal(request.method))
+                return await unary(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary_unary, safe, handler.response_serializer
+            )
+        if handler.unary_stream is not None:
+            streaming: Any = handler.unary_stream  # an async generator function in grpc.aio
+
+            async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
+                if isinstance(request, _Undecodable):
+                    await abort(context, _refusal(request.method))
+                async for response in streaming(request, context):
+                    yield response
+
+            return grpc.unary_stream_rpc_method_handler(
+                unary_stream, safe, handler.response_serializer
+            )
+        return handler
