@@ -384,7 +384,9 @@ class _Server:
             self.pending.popleft()[0].close()
         for zygote in self.zygotes:
             if zygote.rehearsing:
-                self.selector.unregister(zygote.sock)
+                # A zygote that died during the rehearsal has already closed its socket.
+                with contextlib.suppress(KeyError, ValueError):
+                    self.selector.unregister(zygote.sock)
                 zygote.rehearsing = False  # nothing left to hear from it
             zygote.sock.close()  # a parked spare sees EOF and exits
 
