@@ -104,7 +104,8 @@ class Episode:
         self._grade: Grade | None = None
         # The bug is in the code at the start (validate proves it), so no sandbox run is needed
         # until someone edits.
-        self._code_checks_fail = any(f.kind == "code" for f in spec.faults)
+        self._has_code_fault = any(f.kind == "code" for f in spec.faults)
+        self._code_checks_fail = self._has_code_fault
         self._operations: list[tuple[str, str, str]] = []
         self._terminal: list[str] = []
         self._messages: list[tuple[int, str, tuple[str, ...], str]] = []
@@ -255,7 +256,7 @@ class Episode:
             self._clock = round(max(self._clock, self._round_start + minutes), 6)
         self._tick += 1
         arg_dict = parsed.model_dump()
-        if output.ok and tool == "edit_lines" and self._code_fault_exists():
+        if output.ok and tool == "edit_lines" and self._has_code_fault:
             self._code_checks_fail = self._code_f2p_fails()
         if tool == "ask_hint":
             self._hints += 1
@@ -423,9 +424,6 @@ class Episode:
             if not m.applied and m.file:
                 files.pop(m.file, None)
         return files
-
-    def _code_fault_exists(self) -> bool:
-        return any(f.spec.kind == "code" for f in self._faults)
 
     def _code_f2p_fails(self) -> bool:
         report = self.hidden_report()
