@@ -13,6 +13,7 @@ from metasre.service.config import Limits
 from metasre.service.errors import InvalidRequestError
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
+from metasre.service.struct_wire import delimited, struct_bytes, tag
 from metasre.simulator import EpisodePhase, Grade, Observation, Tool
 from metasre.simulator.scenarios.registry import ScenarioEntry
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
@@ -218,31 +219,78 @@ def reward_pb(reward: Reward) -> common_pb2.RewardUpdate:
 
 def applied_pb(event: Applied, data: struct_pb2.Struct | None = None) -> common_pb2.AppliedCall:
     """An AppliedCall message; `data` is `dict_to_struct(event.data)` if already built."""
+    message = _applied_head(event)
+    message.args.CopyFrom(dict_to_struct(event.args))
+    message.data.CopyFrom(dict_to_struct(event.data) if data is None else data)
+    return message
+
+
+def tool_result_pb(event: Applied, data: struct_pb2.Struct | None = None) -> agent_pb2.ToolResult:
+    """The caller's ToolResult for its applied call; `data` as in `applied_pb`."""
+    message = _result_head(event)
+    message.data.CopyFrom(dict_to_struct(event.data) if data is None else data)
+    return message
+
+
+# Serialized responses for the Connect stream's hot path. Each applied call goes to every seat
+# (the caller's result, the teammates' AppliedCall); its data is encoded once, straight to wire
+# bytes, and the messages are assembled from serialized parts (a parser reads the fields of
+# concatenated parts as one message). A test holds them equal to the messages built above.
+_RESPONSE = agent_pb2.ConnectResponse.DESCRIPTOR.fields_by_name
+_RESULT_TAG = tag(_RESPONSE["result"].number)
+_APPLIED_TAG = tag(_RESPONSE["applied"].number)
+_RESULT_DATA_TAG = tag(agent_pb2.ToolResult.DESCRIPTOR.fields_by_name["data"].number)
+_APPLIED_FIELDS = common_pb2.AppliedCall.DESCRIPTOR.fields_by_name
+_APPLIED_ARGS_TAG = tag(_APPLIED_FIELDS["args"].number)
+_APPLIED_DATA_TAG = tag(_APPLIED_FIELDS["data"].number)
+
+
+def data_bytes(event: Applied) -> bytes:
+    """The serialized Struct of an applied call's data, to share between its responses."""
+    return struct_bytes(event.data)
+
+
+def result_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
+    """The serialized ConnectResponse carrying the caller's ToolResult; `data` from `data_bytes`."""
+    head = agent_pb2.ConnectResponse(call_id=event.call_id, sequence=sequence).SerializeToString()
+    body = _result_head(event).SerializeToString() + delimited(_RESULT_DATA_TAG, data)
+    return head + delimited(_RESULT_TAG, body)
+
+
+def applied_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
+    """The serialized ConnectResponse telling teammates of an applied call."""
+    head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
+    body = (
+        _applied_head(event).SerializeToString()
+        + delimited(_APPLIED_ARGS_TAG, struct_bytes(event.args))
+        + delimited(_APPLIED_DATA_TAG, data)
+    )
+    return head + delimited(_APPLIED_TAG, body)
+
+
+def _applied_head(event: Applied) -> common_pb2.AppliedCall:
+    # Everything but the Structs, which the callers add as messages or as bytes.
     return common_pb2.AppliedCall(
         tick=event.tick,
         agent_id=event.agent_id,
         call_id=event.call_id,
         tool=event.tool,
-        args=dict_to_struct(event.args),
         ok=event.ok,
         error_code=event.error_code,
         text=event.text,
-        data=dict_to_struct(event.data) if data is None else data,
         minutes=event.minutes,
         clock=event.clock,
         round=event.round,
     )
 
 
-def tool_result_pb(event: Applied, data: struct_pb2.Struct | None = None) -> agent_pb2.ToolResult:
-    """The caller's ToolResult for its applied call; `data` as in `applied_pb`."""
+def _result_head(event: Applied) -> agent_pb2.ToolResult:
     return agent_pb2.ToolResult(
         call_id=event.call_id,
         tick=event.tick,
         ok=event.ok,
         error_code=event.error_code,
         text=event.text,
-        data=dict_to_struct(event.data) if data is None else data,
         observation=observation_pb(event.observation),
         reward=reward_pb(event.reward) if event.reward is not None else None,
         phase=phase_pb(event.phase),

@@ -29,7 +29,7 @@ from dataclasses import fields
 from typing import Any
 
 from metasre.service.attribution import RecordedCall
-from metasre.service.coordinator import Coordinator
+from metasre.service.coordinator import Coordinator, make_episode
 from metasre.service.events import Applied, Ended, Event, LogEntry, Message, Reward, Started, Turn
 from metasre.service.records import keys_from_config, spec_from_config
 from metasre.service.session import Recorder, Session
@@ -71,7 +71,7 @@ async def rebuild(
     started = current[0].event
     if not isinstance(started, Started) or started.episode != number:
         raise RecoveryError(f"episode {number} has no start")
-    episode = await asyncio.to_thread(Episode.make, spec.scenario_id, started.seed, runner)
+    episode = await make_episode(spec.scenario_id, started.seed, runner)
     applied = [e.event for e in current if isinstance(e.event, Applied)]
     await asyncio.to_thread(_replay, episode, applied)
     ended = any(isinstance(e.event, Ended) for e in current)

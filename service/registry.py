@@ -15,7 +15,7 @@ from dataclasses import replace
 import structlog
 
 from metasre.service.config import Limits
-from metasre.service.coordinator import Coordinator
+from metasre.service.coordinator import Coordinator, make_episode
 from metasre.service.errors import (
     ServerAtCapacityError,
     ServerDrainingError,
@@ -29,7 +29,7 @@ from metasre.service.records import StoreRecorder
 from metasre.service.recovery import RecoveryError, rebuild
 from metasre.service.session import Session, SessionSpec
 from metasre.service.store import StoreError, TrajectoryStore
-from metasre.simulator import Episode, resolve
+from metasre.simulator import resolve
 from metasre.simulator.sandbox import TestRunner
 
 log = structlog.get_logger("metasre.service.registry")
@@ -87,7 +87,7 @@ class Registry:
                 "sessions you no longer need or try later"
             )
         scenario_id = resolve(spec.scenario_id).id
-        episode = await asyncio.to_thread(Episode.make, scenario_id, spec.seed, self.runner)
+        episode = await make_episode(scenario_id, spec.seed, self.runner)
         if len(self._sessions) >= self.limits.max_sessions:  # others created meanwhile
             raise ServerAtCapacityError(
                 f"the server already holds {len(self._sessions)} sessions, its limit"

@@ -10,7 +10,6 @@ from typing import Any
 
 import grpc
 import structlog
-from google.protobuf import struct_pb2
 
 from metasre.service import convert
 from metasre.service.auth import require_token
@@ -46,7 +45,7 @@ class AgentServicer:
 
     async def Connect(
         self, request_iterator: AsyncIterator[agent_pb2.ConnectRequest], context: Context
-    ) -> AsyncIterator[agent_pb2.ConnectResponse]:
+    ) -> AsyncIterator[Response]:
         """Join a seat, then call tools and hear the team; errors come back in-band."""
         stream = AgentStream(self._registry, self._limits, self._views)
         # Closed before the status goes out, so the seat is free once the client hears the end.
@@ -86,13 +85,14 @@ def _check_call_id(call_id: str) -> None:
 
 
 class SharedViews:
-    """The wire form of recent log entries, built once and shared by every stream that sends it.
+    """The wire form of recent applied calls, built once and shared by every stream that sends it.
 
     Every follower of a session sends each applied call to its caller (a result) or to each
     teammate (the same AppliedCall for all of them), so converting per stream would build the
-    same messages once per seat. Entries are keyed by identity: all followers read the same
-    LogEntry objects from the session's log; the cache holds each entry, so ids are not reused
-    while they are cached.
+    same messages once per seat. The views are serialized bytes (the Connect handler sends bytes
+    as they are), with the call's data encoded once for both. Entries are keyed by identity: all
+    followers read the same LogEntry objects from the session's log; the cache holds each entry,
+    so ids are not reused while they are cached.
     """
 
     def __init__(self, size: int = 512) -> None:
@@ -100,45 +100,40 @@ class SharedViews:
         # share nearly everything; a bigger cache only keeps closed sessions' entries (each with
         # its observation and data) alive: 4096 held ~60 MB after a load test's sessions closed.
         self._size = size
-        self._views: OrderedDict[
-            int, tuple[LogEntry, struct_pb2.Struct, agent_pb2.ConnectResponse | None]
-        ] = OrderedDict()
+        self._views: OrderedDict[int, tuple[LogEntry, bytes, bytes | None]] = OrderedDict()
 
-    def _get(
-        self, entry: LogEntry, event: Applied
-    ) -> tuple[LogEntry, struct_pb2.Struct, agent_pb2.ConnectResponse | None]:
+    def _get(self, entry: LogEntry, event: Applied) -> tuple[LogEntry, bytes, bytes | None]:
         found = self._views.get(id(entry))
         if found is None or found[0] is not entry:
-            found = (entry, convert.dict_to_struct(event.data), None)
+            found = (entry, convert.data_bytes(event), None)
             self._views[id(entry)] = found
             if len(self._views) > self._size:
                 self._views.popitem(last=False)
         return found
 
-    def result(self, entry: LogEntry, event: Applied) -> agent_pb2.ConnectResponse:
-        """The caller's ToolResult (built per send: sent once)."""
+    def result(self, entry: LogEntry, event: Applied) -> bytes:
+        """The caller's ToolResult, serialized (built per send: sent once)."""
         _, data, _ = self._get(entry, event)
-        return agent_pb2.ConnectResponse(
-            call_id=event.call_id,
-            result=convert.tool_result_pb(event, data),
-            sequence=entry.sequence,
-        )
+        return convert.result_response_bytes(event, entry.sequence, data)
 
-    def applied(self, entry: LogEntry, event: Applied) -> agent_pb2.ConnectResponse:
-        """The teammates' AppliedCall, one message for all of them (do not modify it)."""
+    def applied(self, entry: LogEntry, event: Applied) -> bytes:
+        """The teammates' AppliedCall, serialized once for all of them."""
         found = self._get(entry, event)
         if found[2] is None:
-            message = agent_pb2.ConnectResponse(
-                applied=convert.applied_pb(event, found[1]), sequence=entry.sequence
+            found = (
+                found[0],
+                found[1],
+                convert.applied_response_bytes(event, entry.sequence, found[1]),
             )
-            found = (found[0], found[1], message)
             self._views[id(entry)] = found
         assert found[2] is not None
         return found[2]
 
 
-Item = agent_pb2.ConnectResponse | BaseException | None
-"""What the writer sends: a message, an error that ends the stream, or None to end it."""
+Response = agent_pb2.ConnectResponse | bytes
+"""A message, or one already serialized (see `SharedViews`)."""
+Item = Response | BaseException | None
+"""What the writer sends: a response, an error that ends the stream, or None to end it."""
 
 
 class AgentStream:
@@ -171,7 +166,7 @@ class AgentStream:
 
     async def run(
         self, requests: AsyncIterator[agent_pb2.ConnectRequest]
-    ) -> AsyncGenerator[agent_pb2.ConnectResponse | BaseException, None]:
+    ) -> AsyncGenerator[Response | BaseException, None]:
         """The stream's responses until it ends."""
         reader = asyncio.create_task(self._read(requests))
         try:
@@ -351,7 +346,7 @@ class AgentStream:
         async for entry in session.follow(start):
             message = self._view(entry)
             if message is not None:
-                if message.sequence != entry.sequence:  # shared views come with it set
+                if not isinstance(message, bytes):  # shared views come with it set
                     message.sequence = entry.sequence
                 self._out.put_nowait(message)
             self._delivered = entry.sequence
@@ -361,7 +356,7 @@ class AgentStream:
             StoreUnavailableError(session.failure) if session.failure is not None else None
         )
 
-    def _view(self, entry: LogEntry) -> agent_pb2.ConnectResponse | None:
+    def _view(self, entry: LogEntry) -> Response | None:
         """What this agent is told about one log entry, if anything."""
         assert self._seat is not None
         me = self._seat.agent_id

@@ -5,6 +5,7 @@ internal exception; on a stream, the servicer's read of the next message fails a
 ends. This interceptor catches the parse error in the deserializer instead: a unary or
 server-streaming call ends with INVALID_ARGUMENT / INVALID_REQUEST, and on a Connect stream the
 message becomes an empty request, which the agent servicer refuses in-band (the stream goes on).
+Streams may also send responses they serialized themselves (bytes go out as they are).
 """
 
 from __future__ import annotations
@@ -41,6 +42,19 @@ else:
     _Interceptor = grpc.aio.ServerInterceptor
 
 
+def _bytes_as_they_are(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
+    # A stream may send a response it serialized once for many streams (the agent plane shares
+    # each applied call between a session's seats); those go out unchanged.
+    if serialize is None:
+        return None
+    encode = serialize
+
+    def serialize_unless_bytes(message: Any) -> bytes:
+        return message if type(message) is bytes else encode(message)
+
+    return serialize_unless_bytes
+
+
 class RejectUndecodable(_Interceptor):
     """See the module docstring."""
 
@@ -66,7 +80,7 @@ class RejectUndecodable(_Interceptor):
                     return empty
 
             return grpc.stream_stream_rpc_method_handler(
-                handler.stream_stream, lenient, handler.response_serializer
+                handler.stream_stream, lenient, _bytes_as_they_are(handler.response_serializer)
             )
 
         def safe(data: bytes) -> Any:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import tomllib
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -94,16 +96,44 @@ def load_instance(folder: Path, seed: int) -> ScenarioInstance:
     Instances are cached by the variable values the seed draws, so seeds that draw the same
     values share one tree (and its blame cache).
     """
-    raw, _ = _raw(folder)
-    values = draw_values(str(raw.get("id")), seed, raw.get("variables", {}))
-    spec, tree, hidden = _build(folder, tuple(sorted((k, repr(v)) for k, v in values.items())))
+    values, key = _drawn(folder, seed)
+    with _BUILT_LOCK:
+        built = _BUILT.get((folder, key))
+        if built is not None:
+            _BUILT.move_to_end((folder, key))
+    if built is None:
+        built = _build(folder, key)
+        with _BUILT_LOCK:
+            _BUILT[(folder, key)] = built
+            if len(_BUILT) > _BUILT_LIMIT:
+                _BUILT.popitem(last=False)
+    spec, tree, hidden = built
     return ScenarioInstance(spec, seed, MappingProxyType(values), tree, hidden)
 
 
-@lru_cache(maxsize=256)
-def _build(
-    folder: Path, key: tuple[tuple[str, str], ...]
-) -> tuple[ScenarioSpec, BaseTree, MappingProxyType[str, bytes]]:
+def is_rendered(folder: Path, seed: int) -> bool:
+    """True when `load_instance(folder, seed)` reuses a rendered instance (about 0.1 ms, not 10)."""
+    _, key = _drawn(folder, seed)
+    with _BUILT_LOCK:
+        return (folder, key) in _BUILT
+
+
+_Key = tuple[tuple[str, str], ...]
+_Built = tuple[ScenarioSpec, BaseTree, MappingProxyType[str, bytes]]
+# Rendered instances by the values their seed drew; an explicit cache (not lru_cache) so that
+# callers can ask whether rendering is needed: the service renders in a worker thread only then.
+_BUILT: OrderedDict[tuple[Path, _Key], _Built] = OrderedDict()
+_BUILT_LIMIT = 256
+_BUILT_LOCK = threading.Lock()
+
+
+def _drawn(folder: Path, seed: int) -> tuple[dict[str, Any], _Key]:
+    raw, _ = _raw(folder)
+    values = draw_values(str(raw.get("id")), seed, raw.get("variables", {}))
+    return values, tuple(sorted((k, repr(v)) for k, v in values.items()))
+
+
+def _build(folder: Path, key: _Key) -> _Built:
     raw, topo = _raw(folder)
     drawn = dict(key)
     variables = raw.get("variables", {})

@@ -1,0 +1,122 @@
+"""The Connect stream's prebuilt bytes parse to exactly the messages `convert` builds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import struct_pb2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metasre.service import convert
+from metasre.service.events import Applied, Reward
+from metasre.service.struct_wire import struct_bytes, varint
+from metasre.simulator import Episode
+from metasre.v1 import agent_pb2
+
+_keys = st.one_of(st.text(max_size=140), st.integers(-5, 5))
+_leaves = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=300),
+    st.sampled_from(["", "x" * 124, "y" * 125, "é" * 70, "\ud800 lone surrogate"]),
+)
+_json = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6),
+        st.tuples(inner, inner),
+        st.frozensets(st.text(max_size=5), max_size=4),
+        st.dictionaries(_keys, inner, max_size=6),
+    ),
+    max_leaves=40,
+)
+
+
+def _parsed(data: dict[Any, Any]) -> struct_pb2.Struct:
+    out = struct_pb2.Struct()
+    out.ParseFromString(struct_bytes(data))
+    return out
+
+
+def _utf8_safe(data: Any) -> Any:
+    # upb refuses lone surrogates; the wire encoder sends U+FFFD instead (never fails a call).
+    if isinstance(data, str):
+        return data.encode("utf-8", "replace").decode()
+    if isinstance(data, dict):
+        return {_utf8_safe(k): _utf8_safe(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_utf8_safe(v) for v in data]
+    return data
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(st.dictionaries(_keys, _json, max_size=8))
+def test_struct_bytes_parse_to_the_struct_convert_builds(data: dict[Any, Any]) -> None:
+    assert _parsed(data) == convert.dict_to_struct(_utf8_safe(data))
+
+
+def test_lengths_at_every_one_byte_boundary() -> None:
+    for n in range(0, 140):
+        for m in (0, 1, 200, *range(max(0, 0x78 - n), max(0, 0x84 - n))):
+            data = {"k" * n: "v" * m}
+            assert _parsed(data) == convert.dict_to_struct(data), (n, m)
+
+
+def test_deep_nesting_turns_into_text_as_convert_does() -> None:
+    deep: Any = "leaf"
+    for _ in range(40):
+        deep = {"d": [deep]}
+    assert _parsed({"top": deep}) == convert.dict_to_struct({"top": deep})
+
+
+def test_varint() -> None:
+    assert varint(0) == b"\x00"
+    assert varint(127) == b"\x7f"
+    assert varint(128) == b"\x80\x01"
+    assert varint(300) == b"\xac\x02"
+
+
+def _applied(tool: str, args: dict[str, Any]) -> Applied:
+    episode = Episode.make("meta-sre/migration-cascade-v1", 0)
+    step = episode.apply("a1", tool, args)
+    return Applied(
+        step.tick,
+        "a1",
+        "call-7",
+        tool,
+        step.args,
+        step.ok,
+        step.output.error or "",
+        step.output.text,
+        step.output.data,
+        step.minutes,
+        step.clock,
+        0,
+        step.phase,
+        episode.observation(),
+        Reward("a1", step.tick, {"explore": 0.01}, 0.01, "a1"),
+    )
+
+
+def test_prebuilt_responses_equal_the_messages() -> None:
+    for tool, args in (
+        ("read_logs", {"service": "nope"}),
+        ("get_alerts", {}),
+        ("check_dependencies", {}),
+        ("list_files", {}),
+    ):
+        event = _applied(tool, args)
+        data = convert.data_bytes(event)
+        result = agent_pb2.ConnectResponse.FromString(
+            convert.result_response_bytes(event, 42, data)
+        )
+        assert result == agent_pb2.ConnectResponse(
+            call_id="call-7", result=convert.tool_result_pb(event), sequence=42
+        )
+        applied = agent_pb2.ConnectResponse.FromString(
+            convert.applied_response_bytes(event, 42, data)
+        )
+        assert applied == agent_pb2.ConnectResponse(applied=convert.applied_pb(event), sequence=42)
