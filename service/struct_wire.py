@@ -60,7 +60,7 @@ def struct_bytes(data: Mapping[str, Any]) -> bytes:
 
 
 def _struct_body(data: Mapping[Any, Any], depth: int) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     append = parts.append
     for key, value in data.items():
         name = key.encode("utf-8", "replace") if type(key) is str else str(key).encode()
@@ -102,7 +102,7 @@ def _value(value: Any, depth: int) -> bytes:
         return _STRUCT + varint(len(body)) + body
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-        parts = []
+        parts: list[bytes] = []
         for item in items:
             encoded = _value(item, depth + 1)
             parts.append(_ITEM + varint(len(encoded)) + encoded)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from metasre.simulator import noise
 
@@ -21,3 +22,15 @@ def stamp(start: datetime, minute: float, second: int = 0) -> str:
     """ISO-8601 UTC timestamp of `minute` (since the page) plus `second` seconds."""
     moment = start + timedelta(minutes=int(minute // 1), seconds=second)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stamps(start: datetime, minute: int) -> Callable[[int], str]:
+    """`second -> stamp(start, minute, second)` for seconds 0-59, for many lines of one minute.
+
+    One strftime per minute instead of one per line, when `start` falls on a whole minute (as
+    `incident_start` always does); any other start takes the general path.
+    """
+    if start.second or start.microsecond:
+        return partial(stamp, start, minute)
+    head = stamp(start, minute)[:-3]  # "...THH:MM:" of "...THH:MM:00Z"
+    return lambda second: f"{head}{second:02d}Z"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from metasre.simulator.alerts import firing
+from metasre.simulator.alerts import AlertRules
 from metasre.simulator.clock import incident_start
 from metasre.simulator.errors import EpisodeOverError
 from metasre.simulator.faults import Fault
@@ -89,11 +89,11 @@ class Episode:
         self._workspace = Workspace(instance.tree)
         self._world = World(spec)
         self._faults = tuple(Fault(f) for f in spec.faults)
-        self._telemetry = Telemetry(spec, instance.seed, self._world, self._faults)
         self._start = incident_start(spec.id, instance.seed)
-        self._logs = LogRenderer(
-            spec, instance.seed, self._start, self._world, self._faults, self._telemetry
-        )
+        self._telemetry, self._logs, self._alerts = self._readers()
+        # The pager's alerts and dashboard rows at (telemetry version, minute): only the clock
+        # moves between most calls, and within a minute nothing they show does.
+        self._board: tuple[int, int, tuple[AlertView, ...], tuple[ServiceRow, ...]] | None = None
         self._clock = 0.0
         self._round_start: float | None = None
         self._tick = 0
@@ -154,6 +154,11 @@ class Episode:
     def logs(self) -> LogRenderer:
         """Log lines per service and minute."""
         return self._logs
+
+    @property
+    def alerts(self) -> AlertRules:
+        """The scenario's alert rules over the telemetry."""
+        return self._alerts
 
     @property
     def faults(self) -> tuple[Fault, ...]:
@@ -309,6 +314,15 @@ class Episode:
             final,
         )
 
+    def drop_memos(self) -> None:
+        """Forget everything memoised about the world, as if rebuilt from scratch to this point.
+
+        Results never depend on it: tests prove it by comparing an episode that drops its memos
+        before every call with one that keeps them, and benchmarks measure what the memos save.
+        """
+        self._telemetry, self._logs, self._alerts = self._readers()
+        self._board = None
+
     def begin_round(self) -> None:
         """Start a round of simultaneous calls (one per agent); see `end_round`.
 
@@ -366,34 +380,11 @@ class Episode:
     def observation(self) -> Observation:
         """The pager, budgets, alerts, dashboard and terminal as they are now."""
         spec = self._instance.spec
-        minute = self.minute
-        alerts = tuple(
-            AlertView(a.id, a.service, a.severity, a.summary, minute - a.since_minute)
-            for a in firing(spec.alerts, self._telemetry, minute)
-        )
-        rows = []
-        for name, svc in self._world.services.items():
-            sig = self._telemetry.signals(name, minute)
-            last = svc.releases[-1]
-            recent = (
-                f"{last.version} {self._clock - last.at_minute:.0f} min ago"
-                if self._clock - last.at_minute <= 60
-                else None
-            )
-            rows.append(
-                ServiceRow(
-                    name,
-                    sig.health,
-                    sig.error_rate,
-                    sig.p99_ms,
-                    sig.cpu,
-                    sig.memory,
-                    sig.queue_depth,
-                    svc.version,
-                    svc.replicas,
-                    recent,
-                    svc.depends_on,
-                )
+        alerts, rows = self._dashboard(self.minute)
+        recent = self._recent_deploys()
+        if recent:
+            rows = tuple(
+                replace(r, recent_deploy=recent[r.name]) if r.name in recent else r for r in rows
             )
         # A fault's terminal lines show only while it is still visibly live.
         terminal = [
@@ -411,11 +402,58 @@ class Episode:
             step_budget=spec.step_budget,
             phase=self._phase.value,
             alerts=alerts,
-            services=tuple(rows),
+            services=rows,
             terminal=tuple(terminal[-TERMINAL_LINES:]),
         )
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _readers(self) -> tuple[Telemetry, LogRenderer, AlertRules]:
+        """Fresh telemetry, logs and alerts over the world and the faults as they are."""
+        spec, seed = self._instance.spec, self._instance.seed
+        telemetry = Telemetry(spec, seed, self._world, self._faults)
+        logs = LogRenderer(spec, seed, self._start, self._world, self._faults, telemetry)
+        return telemetry, logs, AlertRules(spec.alerts, telemetry)
+
+    def _dashboard(self, minute: int) -> tuple[tuple[AlertView, ...], tuple[ServiceRow, ...]]:
+        """The pager's alerts and the service rows (no deploy ages) at `minute`, memoised."""
+        version = self._telemetry.version
+        board = self._board
+        if board is not None and board[0] == version and board[1] == minute:
+            return board[2], board[3]
+        alerts = tuple(
+            AlertView(a.id, a.service, a.severity, a.summary, minute - a.since_minute)
+            for a in self._alerts.firing(minute)
+        )
+        rows = []
+        for name, svc in self._world.services.items():
+            sig = self._telemetry.signals(name, minute)
+            rows.append(
+                ServiceRow(
+                    name,
+                    sig.health,
+                    sig.error_rate,
+                    sig.p99_ms,
+                    sig.cpu,
+                    sig.memory,
+                    sig.queue_depth,
+                    svc.version,
+                    svc.replicas,
+                    None,
+                    svc.depends_on,
+                )
+            )
+        board = self._board = (version, minute, alerts, tuple(rows))
+        return alerts, board[3]
+
+    def _recent_deploys(self) -> dict[str, str]:
+        """Releases shipped in the last hour, by service, with their age (it moves every call)."""
+        out = {}
+        for name, svc in self._world.services.items():
+            last = svc.releases[-1]
+            if self._clock - last.at_minute <= 60:
+                out[name] = f"{last.version} {self._clock - last.at_minute:.0f} min ago"
+        return out
 
     def _runtime_files(self) -> dict[str, bytes]:
         """The code as the running platform has it: rolled-back migrations are not applied."""

@@ -26,7 +26,17 @@ def key(*parts: str | int) -> int:
 
 def unit(seed: int, stream: int, index: int) -> float:
     """A number in [0, 1) that depends only on (seed, stream, index)."""
-    return _mix(_mix(seed & _MASK ^ stream) ^ (index & _MASK)) / float(1 << 64)
+    return unit_at(seeded(seed, stream), index)
+
+
+def seeded(seed: int, stream: int) -> int:
+    """The part of `unit` that does not depend on the index, for a caller that draws many."""
+    return _mix(seed & _MASK ^ stream)
+
+
+def unit_at(seeded_stream: int, index: int) -> float:
+    """`unit(seed, stream, index)`, given `seeded(seed, stream)`."""
+    return _mix(seeded_stream ^ (index & _MASK)) / float(1 << 64)
 
 
 def signed(seed: int, stream: int, index: int) -> float:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
+    from metasre.simulator.alerts import AlertRules
     from metasre.simulator.faults import Fault
     from metasre.simulator.logs import LogRenderer
     from metasre.simulator.sandbox import RunReport
@@ -74,6 +75,11 @@ class ToolContext(Protocol):
     @property
     def logs(self) -> LogRenderer:
         """Log lines per service and minute."""
+        ...
+
+    @property
+    def alerts(self) -> AlertRules:
+        """The scenario's alert rules over the telemetry."""
         ...
 
     @property

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field
 
 from metasre.simulator.errors import SimulatorError
 from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
+from metasre.simulator.vfs import FileView
 
 MAX_VIEW_LINES = 400
 
@@ -68,7 +70,7 @@ def view_file(ctx: ToolContext, args: ViewFileArgs) -> ToolOutput:
     except SimulatorError as exc:
         return world_error(exc, file_error_code(exc))
     return ToolOutput(
-        text=view.render(),
+        text=_render(view),
         data={
             "path": view.path,
             "start_line": view.start_line,
@@ -77,6 +79,13 @@ def view_file(ctx: ToolContext, args: ViewFileArgs) -> ToolOutput:
             "lines": list(view.lines),
         },
     )
+
+
+@lru_cache(maxsize=32)
+def _render(view: FileView) -> str:
+    # Agents re-read the files the evidence points at; numbering every line costs several times
+    # the lookup (a view is its path, range and lines, so equal views render alike).
+    return view.render()
 
 
 class EditLinesArgs(Args):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field
 
-from metasre.simulator.alerts import firing
-from metasre.simulator.logs import LEVELS
+from metasre.simulator.logs import LEVELS, LogLine
 from metasre.simulator.scenarios.spec import METRICS, Metric
 from metasre.simulator.tools.base import Args, NoArgs, Tool, ToolContext, ToolOutput
 
@@ -38,13 +38,10 @@ def read_logs(ctx: ToolContext, args: ReadLogsArgs) -> ToolOutput:
     """The newest lines of a service's log."""
     if args.service not in ctx.world.services:
         return unknown_service(ctx, args.service)
-    lines = ctx.logs.lines(args.service, ctx.minute - args.since_minutes + 1, ctx.minute)
-    if args.level is not None:
-        floor = LEVELS.index(args.level)
-        lines = [ln for ln in lines if LEVELS.index(ln.level) >= floor]
-    if args.contains:
-        lines = [ln for ln in lines if args.contains in ln.text]
-    lines = lines[-args.lines :]
+    keep = _log_filter(args.level, args.contains)
+    lines = ctx.logs.tail(
+        args.service, ctx.minute - args.since_minutes + 1, ctx.minute, args.lines, keep
+    )
     rendered = [ln.render() for ln in lines]
     header = f"{args.service} log, last {len(rendered)} lines of {args.since_minutes} min"
     return ToolOutput(
@@ -56,6 +53,16 @@ def read_logs(ctx: ToolContext, args: ReadLogsArgs) -> ToolOutput:
             ],
         },
     )
+
+
+def _log_filter(level: str | None, contains: str | None) -> Callable[[LogLine], bool] | None:
+    """A test for the lines a read keeps (None keeps them all)."""
+    if level is None and not contains:
+        return None
+    floor = LEVELS.index(level) if level is not None else 0
+    severe = frozenset(LEVELS[floor:])
+    needle = contains or ""
+    return lambda line: line.level in severe and needle in line.text
 
 
 class QueryMetricsArgs(Args):
@@ -95,7 +102,7 @@ def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> ToolOutput:
 
 def get_alerts(ctx: ToolContext, args: NoArgs) -> ToolOutput:
     """Alerts firing now."""
-    alerts = firing(ctx.instance.spec.alerts, ctx.telemetry, ctx.minute)
+    alerts = ctx.alerts.firing(ctx.minute)
     if not alerts:
         return ToolOutput(text="no alerts firing", data={"alerts": []})
     lines = [
