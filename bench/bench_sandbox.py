@@ -85,14 +85,89 @@ ASYNC_TESTS = SYNC_TESTS.replace(
 
 TEST_FILE = "tests/unit/test_ranking.py"
 
+# A service shaped like the scenarios' (postponed annotations, slotted frozen dataclasses, an
+# enum, a protocol, a named tuple, an async repository) and a 20-test suite with failures:
+# the shape whose import cost the fork server's caches of generated code and bytecode target.
+SERVICE_DC = {
+    "shop/__init__.py": "from shop.models import Ad, Kind, Ranked\nfrom shop.repo import Repo\n",
+    "shop/models.py": "from __future__ import annotations\n\n"
+    "import enum\nfrom dataclasses import dataclass, field\nfrom typing import NamedTuple\n\n"
+    "class Kind(enum.Enum):\n    SEARCH = 'search'\n    FEED = 'feed'\n\n"
+    + "".join(
+        f"@dataclass(frozen=True, slots=True)\nclass {name}:\n"
+        + "".join(f"    {f}: {t}\n" for f, t in fields)
+        + "\n"
+        for name, fields in (
+            ("Ad", [("ad_id", "str"), ("bid", "float"), ("ctr", "float = 0.01")]),
+            ("Ranked", [("ad_id", "str"), ("score", "float"), ("slot", "int = 0")]),
+            ("Click", [("ad_id", "str"), ("at", "int"), ("user", "str = ''")]),
+            ("Conversion", [("click", "Click"), ("value", "float"), ("currency", "str = 'USD'")]),
+            ("Budget", [("daily", "float"), ("spent", "float = 0.0")]),
+            ("Request", [("kind", "Kind"), ("ads", "tuple[Ad, ...] = ()")]),
+        )
+    )
+    + "class Window(NamedTuple):\n    start: int\n    end: int\n\n"
+    "@dataclass\nclass Report:\n    ranked: list[Ranked] = field(default_factory=list)\n",
+    "shop/repo.py": "from __future__ import annotations\n\n"
+    "import asyncio\nfrom contextlib import asynccontextmanager\n"
+    "from typing import Any, AsyncIterator, Protocol\n\n"
+    "class Conn(Protocol):\n    async def fetch(self, key: str) -> Any: ...\n\n"
+    "class Repo:\n    def __init__(self, conn: Conn) -> None:\n"
+    "        self._conn, self.open = conn, 0\n\n"
+    "    @asynccontextmanager\n    async def session(self) -> AsyncIterator[Conn]:\n"
+    "        self.open += 1\n        try:\n            yield self._conn\n"
+    "        finally:\n            self.open -= 1\n\n"
+    "    async def get(self, key: str) -> Any:\n"
+    "        async with self.session() as conn:\n            return await conn.fetch(key)\n",
+    "shop/rank.py": "from shop.models import Ad, Ranked\n\n"
+    "def rank(ads, limit=3):\n"
+    "    scored = sorted(ads, key=lambda a: (-a.bid * a.ctr, a.ad_id))\n"
+    "    top = enumerate(scored[:limit])\n"
+    "    return [Ranked(a.ad_id, round(a.bid * a.ctr, 6), i) for i, a in top]\n",
+}
+DC_TESTS = (
+    "import asyncio\n\nimport pytest_free\n"
+    "from shop import Ad, Kind, Ranked, Repo\nfrom shop.models import Budget, Window\n"
+    "from shop.rank import rank\n\n"
+    "class Conn:\n    async def fetch(self, key):\n        await asyncio.sleep(0)\n"
+    "        return {'k': 1}.get(key)\n\n"
+    + "".join(
+        f"def test_rank_{i}():\n"
+        f"    ads = [Ad(f'a{{j}}', 1.0 + j, 0.1) for j in range({i + 3})]\n"
+        f"    assert [r.slot for r in rank(ads)] == [0, 1, 2]\n\n"
+        for i in range(10)
+    )
+    + "".join(
+        f"async def test_repo_{i}():\n    repo = Repo(Conn())\n"
+        f"    assert await repo.get('k') == 1 and repo.open == 0\n\n"
+        for i in range(5)
+    )
+    + "".join(
+        f"def test_failing_{i}():\n    assert Budget(10.0).spent == {i + 1}, Window(0, {i})\n\n"
+        for i in range(4)
+    )
+    + "def test_kind():\n    assert Kind('feed') is Kind.FEED\n"
+)
+DC_TEST_FILE = "tests/unit/test_shop.py"
+
 
 def files_for(tests: str, edit: int) -> dict[str, bytes]:
+    if tests is DC_TESTS:
+        files = {path: text.encode() for path, text in SERVICE_DC.items()}
+        files["pytest_free.py"] = f"LAST_EDIT = {edit}\n".encode()
+        files[DC_TEST_FILE] = tests.encode()
+        return files
     files = {path: text.encode() for path, text in SERVICE.items()}
     # an agent's edit between runs: only this file changes (and needs compiling)
     files["svc/pricing.py"] += f"\nLAST_EDIT = {edit}\n".encode()
     files[TEST_FILE] = tests.encode()
     files["tests/unit/conftest_notes.txt"] = b"fixtures live in the tests themselves\n"
     return files
+
+
+def suite_of(tests: str) -> tuple[list[str], int]:
+    """The test files to run and how many tests pass."""
+    return ([DC_TEST_FILE], 16) if tests is DC_TESTS else ([TEST_FILE], 5)
 
 
 def timed(call: Callable[[], object]) -> float:
@@ -107,8 +182,9 @@ def p90(values: list[float]) -> float:
 
 
 def check(runner: TestRunner, tests: str, edit: int) -> None:
-    report = runner.run(files_for(tests, edit), [TEST_FILE])
-    if not report.ok or report.passed != 5:
+    test_files, passing = suite_of(tests)
+    report = runner.run(files_for(tests, edit), test_files)
+    if report.status != "completed" or report.passed != passing:
         raise SystemExit(f"benchmark suite did not pass: {report.status} {report.message}")
 
 
@@ -138,7 +214,7 @@ def cached(runner: CachingRunner, tests: str, runs: int) -> list[float]:
     result = []
     for _ in range(runs):
         start = time.perf_counter()
-        report = runner.run(files, [TEST_FILE])
+        report = runner.run(files, suite_of(tests)[0])
         result.append((time.perf_counter() - start) * 1e6)
         assert report.cached
     return result
@@ -168,9 +244,11 @@ def main() -> None:
         caching = CachingRunner(fork)
         check(fork, SYNC_TESTS, -2)  # warm the bytecode cache of the unchanged files
         rows = []
+        check(fork, DC_TESTS, -2)  # the helper learns the code the dataclasses generate
         for name, tests, edit0 in (
             ("5 sync tests", SYNC_TESTS, 0),
             ("4 sync + 1 async", ASYNC_TESTS, 10**6),
+            ("20, dataclass svc", DC_TESTS, 2 * 10**6),
         ):
             fork_ms, fresh_ms = cold(fork, fresh, tests, args.runs, edit0)
             paced_ms = paced(fork, tests, max(20, args.runs // 2), edit0 + 10**5, 0.02)
@@ -182,7 +260,8 @@ def main() -> None:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} CPUs, load average {load} (other work skews the numbers)")
     print(f"helper start-up (preload, warm-up, namespaces): {start_ms:.0f} ms")
-    print(f"suite: {len(files_for(SYNC_TESTS, 0))} files, 5 tests, one module edited per run\n")
+    print(f"suites: {len(files_for(SYNC_TESTS, 0))} files with 5 tests, one module edited per run;")
+    print(f"        {len(files_for(DC_TESTS, 0))} files with 20 tests (4 fail), 7 dataclasses\n")
     header = (
         f"{'suite':18} | {'fork median':>11} {'p90':>6} | {'subprocess median':>17} {'p90':>6}"
         f" | {'ratio':>5} | {'fork paced 20ms':>15} | {'cached median':>13}"

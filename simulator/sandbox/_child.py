@@ -5,14 +5,16 @@ Stdlib only. Entered either in a spare child forked ahead of time by the fork se
 happens, the process ends with ``os._exit`` so no inherited state (atexit hooks, buffers of
 the parent) runs twice.
 
-Order matters: read the request, create the run folder as root, drop to the run's uid,
-materialise the files as that uid, lower the rlimits, install the seccomp filter, prepare the
-interpreter, and only then install the audit hook and import the tests.
+Order matters: read the request, keep only this run's part of the helper's caches, create the
+run folder as root, drop to the run's uid, materialise the files as that uid, lower the
+rlimits, install the seccomp filter (a spare of the fork server has it before its go message),
+prepare the interpreter, and only then install the audit hook and import the tests.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import marshal
 import os
@@ -24,15 +26,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from . import _guard, _isolation, _memimport, _protocol, _seccomp, _warmup, runner
+from . import _codegen, _guard, _isolation, _memimport, _protocol, _seccomp, _warmup, runner
 
 __all__ = [
     "ChildPlan",
+    "abandon",
     "encode_request",
     "main",
     "remember_own_modules",
     "run_child",
     "stdlib_dirs",
+    "zoneinfo_dirs",
     "zygote",
 ]
 
@@ -48,6 +52,8 @@ _MAX_VIOLATION_FRAMES = 20
 EXIT_SETUP_FAILED = _protocol.EXIT_SETUP_FAILED
 
 _stdlib_cache: tuple[str, ...] | None = None
+_py_incref = ctypes.pythonapi.Py_IncRef  # looked up once, in the fork server
+_zoneinfo_cache: tuple[str, ...] | None = None
 _own_modules: tuple[str, ...] = ()
 
 
@@ -65,6 +71,17 @@ def stdlib_dirs() -> tuple[str, ...]:
             if p and os.path.isdir(p) and os.path.realpath(p) != _SANDBOX_DIR
         )
     return _stdlib_cache
+
+
+def zoneinfo_dirs() -> tuple[str, ...]:
+    """Return the time zone folders this machine has (the tests may read them).
+
+    Computed once per process (the fork server computes it before forking).
+    """
+    global _zoneinfo_cache
+    if _zoneinfo_cache is None:
+        _zoneinfo_cache = tuple(d for d in _ZONEINFO_DIRS if os.path.isdir(d))
+    return _zoneinfo_cache
 
 
 def remember_own_modules() -> None:
@@ -120,19 +137,25 @@ def encode_request(
     files: Mapping[str, bytes],
     test_files: Sequence[str],
     limits: tuple[int, int, int, int, float, int],
+    keys: Mapping[str, bytes] | None = None,
 ) -> bytes:
-    """Return the length-prefixed request a child reads first."""
-    body = marshal.dumps(
-        (None if plan is None else plan.to_wire(), dict(files), tuple(test_files), limits)
-    )
+    """Return the length-prefixed request a child reads first.
+
+    ``keys`` maps sources to the keys the fork server files what it learned about them under
+    (see _bytecode.file_key); a child finds nothing it has no key for.
+    """
+    wire = None if plan is None else plan.to_wire()
+    body = marshal.dumps((wire, dict(files), tuple(test_files), limits, dict(keys or {})))
     return _LENGTH.pack(len(body)) + body
 
 
-def _read_request(fd: int) -> tuple[Any, dict[str, bytes], tuple[str, ...], tuple[Any, ...]]:
+def _read_request(
+    fd: int,
+) -> tuple[Any, dict[str, bytes], tuple[str, ...], tuple[Any, ...], dict[str, bytes]]:
     (size,) = _LENGTH.unpack(_protocol.read_exact(fd, _LENGTH.size))
     # the request comes from our own client over a private socketpair or pipe
-    wire, files, test_files, limits = marshal.loads(_protocol.read_exact(fd, size))
-    return wire, files, test_files, limits
+    wire, files, test_files, limits, keys = marshal.loads(_protocol.read_exact(fd, size))
+    return wire, files, test_files, limits, keys
 
 
 def _materialise(run_dir: str, files: Mapping[str, bytes]) -> None:
@@ -150,6 +173,15 @@ def _materialise(run_dir: str, files: Mapping[str, bytes]) -> None:
             _protocol.write_all(fd, content)
         finally:
             os.close(fd)
+
+
+def _keep_only_own_caches(run_dir: str, keys: Mapping[str, bytes]) -> None:
+    """Drop what the fork server learned from other runs, keeping what this run's files need.
+
+    The helper's caches hold code generated and compiled for every run it has seen; this run
+    must see none of it but its own files'. What it must not see is abandoned (see abandon).
+    """
+    abandon((_codegen.keep_only(run_dir, keys), _memimport.keep_only(keys.values())))
 
 
 def _isolate(plan: ChildPlan) -> None:
@@ -245,6 +277,16 @@ def run_child(plan: ChildPlan) -> NoReturn:
     _run_detached(plan)
 
 
+def abandon(obj: object) -> None:
+    """Keep ``obj`` alive for good, then drop every reference to it.
+
+    In a forked child, freeing what the parent built would touch, and so copy, every page
+    it occupies; nothing can reach an abandoned object (the audit hook refuses the gc calls
+    that could).
+    """
+    _py_incref(ctypes.py_object(obj))
+
+
 def zygote(go_fd: int, scratch_dir: str, rehearse: bool) -> NoReturn:
     """Wait, pre-forked and detached, for a run; then run it. Never returns.
 
@@ -255,6 +297,9 @@ def zygote(go_fd: int, scratch_dir: str, rehearse: bool) -> NoReturn:
     """
     try:
         _detach((go_fd,))
+        # now rather than after the go message: the filter forbids nothing a spare does, and
+        # a spare that has it spends less of the run's time setting up
+        _seccomp.forbid_new_processes()
         go = socket.socket(fileno=go_fd)
         if rehearse:
             _rehearse(go, scratch_dir)
@@ -311,11 +356,12 @@ def _run_detached(plan: ChildPlan) -> NoReturn:
             os.dup2(plan.output_fd, 1)
             os.close(plan.output_fd)
         os.dup2(1, 2)
-        wire, files, test_files, limits = _read_request(plan.request_fd)
+        wire, files, test_files, limits, keys = _read_request(plan.request_fd)
         os.close(plan.request_fd)
         if wire is not None:
             plan = ChildPlan(*wire)
         writer = _protocol.FrameWriter(plan.report_fd, plan.key)
+        _keep_only_own_caches(plan.run_dir, keys)
         _isolate(plan)
         _materialise(plan.run_dir, files)
         cpu, memory, nproc, fsize, _wall, nofile = limits
@@ -330,7 +376,7 @@ def _run_detached(plan: ChildPlan) -> NoReturn:
         stdlib = stdlib_dirs()
         _prepare_interpreter(plan, stdlib, files, test_files)
         buffer = _stdio()
-        _run(plan, stdlib, files, writer, buffer, test_files)
+        _run(plan, stdlib, files, keys, writer, buffer, test_files)
     except BaseException as exc:
         if writer is None:
             code = EXIT_SETUP_FAILED
@@ -354,6 +400,7 @@ def _run(
     plan: ChildPlan,
     stdlib: tuple[str, ...],
     files: Mapping[str, bytes],
+    keys: Mapping[str, bytes],
     writer: _protocol.FrameWriter,
     buffer: io.BufferedIOBase,
     test_files: Sequence[str],
@@ -375,6 +422,13 @@ def _run(
             )
 
     def emit(message: dict[str, Any]) -> None:
+        if message["t"] == "end":
+            # The generated code the helper can compile once for every later run; sent before
+            # "end" because the helper answers on "end" and learns right after, before it
+            # forks the spare for the next run.
+            texts = _codegen.missed()
+            if texts:
+                writer.send({"t": "codegen", "texts": texts})
         for field in ("message", "tb"):
             value = message.get(field)
             if isinstance(value, str):
@@ -386,8 +440,8 @@ def _run(
         with contextlib.suppress(Exception):
             buffer.flush()
 
-    extra = tuple(d for d in _ZONEINFO_DIRS if os.path.isdir(d))
-    finder = _memimport.RunModuleFinder(run_dir, files)
+    extra = zoneinfo_dirs()
+    finder = _memimport.RunModuleFinder(run_dir, files, keys)
     sys.meta_path.insert(0, finder)
     # the runner's own source stays readable so tracebacks through it never trip the guard
     _guard.install_guard(run_dir, (*stdlib, *extra, _SANDBOX_DIR), on_violation, finder.touched)

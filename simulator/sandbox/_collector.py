@@ -40,6 +40,8 @@ class RunCollector:
         self.violations: list[str] = []
         self.collection_notes: list[str] = []
         self.end: dict[str, Any] | None = None
+        self.codegen: list[Any] = []
+        """Generated-code texts the child compiled itself (see _codegen), for the helper."""
 
     def feed_output(self, data: bytes) -> None:
         """Keep the head and the tail of the output; drop the middle."""
@@ -91,6 +93,10 @@ class RunCollector:
         elif kind == "end":
             self.end = message
             self.current = None
+        elif kind == "codegen" and not self.codegen:
+            texts = message.get("texts")
+            if isinstance(texts, list):
+                self.codegen = texts
 
     def output_text(self) -> str:
         """Return the kept output as text, with run-folder paths made relative."""

@@ -85,6 +85,8 @@ def supported() -> bool:
 
 
 _prepared: tuple[ctypes.CDLL, ctypes.Array[_SockFilter], _SockFprog] | None = None
+_installed = False
+"""True once this process has the filter (a spare installs it while parked)."""
 
 
 def prepare() -> bool:
@@ -108,13 +110,21 @@ def prepare() -> bool:
 def forbid_new_processes() -> bool:
     """Install the filter on the calling process (irreversible, inherited by threads).
 
+    A second call in the same process does nothing: the filter is already there.
+
     Returns:
         True when installed; False on an unknown architecture or a kernel without seccomp.
     """
+    global _installed
+    if _installed:
+        return True
     if not prepare():
         return False
     assert _prepared is not None
     libc, _filters, fprog = _prepared
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False
-    return bool(libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0)
+    _installed = bool(
+        libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+    )
+    return _installed

@@ -27,27 +27,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from . import _child, _isolation, _seccomp
+from . import _child, _codegen, _isolation, _memimport, _seccomp
 from ._collector import RunCollector
 from ._host import remove_tree
 from ._warmup import warm_up
 
-__all__ = ["DEFAULT_PRELOAD", "HEADER", "main"]
+__all__ = ["CONTROL_MAX", "DEFAULT_PRELOAD", "HEADER", "main"]
 
 HEADER = struct.Struct("<cdd")
-"""Control message: b"R", wall timeout seconds, CPU limit seconds (plus one fd)."""
+"""Control message: b"R", wall timeout seconds, CPU limit seconds (plus one fd).
+
+The other control message is b"C" and a marshalled list of (file key, pyc) for the helper to
+keep (see _memimport.learn_bytecode)."""
+
+CONTROL_MAX = 1 << 16
+"""Largest control message; the client splits its pycs to fit."""
 
 DEFAULT_PRELOAD = (
     "abc", "argparse", "array", "ast", "asyncio", "base64", "binascii", "bisect", "calendar",
     "collections", "collections.abc", "concurrent.futures", "contextlib", "copy", "csv",
-    "dataclasses", "datetime", "decimal", "difflib", "enum", "fnmatch", "fractions",
-    "functools", "glob", "hashlib", "heapq", "hmac", "html", "http", "inspect", "io",
-    "ipaddress", "itertools", "json", "logging", "math", "numbers", "operator", "pathlib",
-    "pickle", "pprint", "queue", "random", "re", "secrets", "shlex", "shutil", "sqlite3",
-    "statistics", "string", "struct", "tempfile", "textwrap", "threading", "time",
-    "traceback", "types", "typing", "unittest", "unittest.mock", "urllib.parse", "uuid",
+    "dataclasses", "datetime", "decimal", "difflib", "email.parser", "enum", "fnmatch",
+    "fractions", "functools", "glob", "hashlib", "heapq", "hmac", "html", "http",
+    "http.client", "http.server", "inspect", "io", "ipaddress", "itertools", "json",
+    "logging", "math", "numbers", "operator", "pathlib", "pickle", "pprint", "queue",
+    "random", "re", "secrets", "shlex", "shutil", "sqlite3", "statistics", "string",
+    "struct", "tempfile", "textwrap", "threading", "time", "traceback", "types", "typing",
+    "unittest", "unittest.mock", "urllib.error", "urllib.parse", "urllib.request", "uuid",
     "warnings", "weakref", "zlib", "zoneinfo",
 )  # fmt: skip
+"""Imported by the helper before it forks: a run pays nothing for these. Services' code and
+tests reach for the HTTP ones (urllib.request alone costs about 10 ms to import)."""
 
 
 @dataclass(eq=False)
@@ -65,6 +74,7 @@ class _Run:
     go: socket.socket
     timed_out: bool = False
     replied: bool = False
+    learned: bool = False
 
 
 @dataclass(eq=False)
@@ -143,8 +153,11 @@ class _Server:
         )
         os.environ.clear()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _codegen.install()
         warm_up(os.path.join(self.base_dir, "warm-up"), stdlib)
+        _codegen.reset_misses()
         _child.remember_own_modules()
+        _child.zoneinfo_dirs()
         # children then share these pages copy-on-write without the collector touching them
         gc.collect()
         gc.freeze()
@@ -152,11 +165,17 @@ class _Server:
     # -- runs -----------------------------------------------------------------------------
 
     def spawn_zygote(self, rehearse: bool) -> None:
+        # Only ever called from serve() through refill() or spawn_for_pending(), whose frames
+        # hold no run: the tests can walk their stack up into these frames.
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:
             try:
-                _child.zygote(theirs.fileno(), self.base_dir, rehearse)
+                go_fd, scratch_dir = theirs.fileno(), self.base_dir
+                # the server's state holds other runs' results and replies in flight
+                _child.abandon(self.__dict__)
+                self.__dict__ = {}
+                _child.zygote(go_fd, scratch_dir, rehearse)
             finally:
                 os._exit(71)
         theirs.close()
@@ -165,6 +184,13 @@ class _Server:
         self.selector.register(zygote.pidfd, selectors.EVENT_READ, ("zygote", zygote))
         if rehearse:
             self.selector.register(mine, selectors.EVENT_READ, ("warm", zygote))
+
+    def spawn_for_pending(self) -> None:
+        # Runs that found no spare ready get plain ones at once: waiting for a rehearsal
+        # step to end would cost more than a fresh fork (about half a millisecond here).
+        ready = sum(1 for z in self.zygotes if not z.rehearsing)
+        for _ in range(min(len(self.pending), len(self.free_slots)) - ready):
+            self.spawn_zygote(rehearse=False)
 
     def refill(self) -> None:
         # With rehearsal on, one plain spare stays ready beside the rehearsing ones, so a
@@ -177,13 +203,26 @@ class _Server:
             self.spawn_zygote(rehearse=self.rehearse)
 
     def on_warm(self, zygote: _Zygote) -> None:
-        if zygote not in self.zygotes:
-            return  # dispatched in the same round of events
+        if zygote not in self.zygotes or not zygote.rehearsing:
+            return  # handed a run, retired or stopped earlier in the same round of events
         with contextlib.suppress(OSError):
             zygote.sock.recv(16)
         zygote.rehearsing = False
         zygote.rehearsed = True
         self.selector.unregister(zygote.sock)
+
+    def retire_spares(self) -> None:
+        # Spares forked before the helper learned new code lack it; the next refill forks
+        # ones that have it. A retired spare sees its go socket close and exits.
+        if self.stopping:
+            return
+        for zygote in list(self.zygotes):
+            if zygote.rehearsing:
+                with contextlib.suppress(KeyError, ValueError):
+                    self.selector.unregister(zygote.sock)
+                zygote.rehearsing = False
+            zygote.sock.close()
+            self.zygotes.remove(zygote)  # its pidfd stays registered until it is reaped
 
     def reap_zygote(self, zygote: _Zygote) -> None:
         with contextlib.suppress(ChildProcessError):
@@ -197,14 +236,7 @@ class _Server:
         with contextlib.suppress(ValueError):
             self.zygotes.remove(zygote)
 
-    def start_run(self, reply: socket.socket, wall: float, cpu: float) -> None:
-        # A spare that finished its rehearsal, else a plain one; waiting for a rehearsal
-        # step to end would cost more than a fresh fork (about half a millisecond here).
-        ready = [z for z in self.zygotes if not z.rehearsing]
-        zygote = next((z for z in ready if z.rehearsed), ready[0] if ready else None)
-        if zygote is None:
-            self.spawn_zygote(rehearse=False)
-            zygote = self.zygotes[-1]
+    def start_run(self, reply: socket.socket, wall: float, cpu: float, zygote: _Zygote) -> None:
         self.zygotes.remove(zygote)
         self.selector.unregister(zygote.pidfd)
         slot = self.free_slots.pop()
@@ -244,9 +276,14 @@ class _Server:
 
     def start_pending(self) -> None:
         while self.pending and self.free_slots and not self.stopping:
+            # a spare that finished its rehearsal, else a plain one
+            ready = [z for z in self.zygotes if not z.rehearsing]
+            zygote = next((z for z in ready if z.rehearsed), ready[0] if ready else None)
+            if zygote is None:
+                return  # serve() forks one after this round of events
             reply, wall, cpu = self.pending.popleft()
             try:
-                self.start_run(reply, wall, cpu)
+                self.start_run(reply, wall, cpu, zygote)
             except Exception:
                 traceback.print_exc()
                 self.send_reply(reply, _failure("the sandbox helper could not fork a run"))
@@ -293,6 +330,15 @@ class _Server:
         run.replied = True
         self.read_stream(run, "output", drain=True)
         self.send_reply(run.reply, run.collector.finish(None, 0.0, timed_out=False))
+        self.learn(run)
+
+    def learn(self, run: _Run) -> None:
+        # After the reply, so off the caller's path; the spares refill() forks next (the old
+        # ones are retired) then know the code this run's files generated.
+        if not run.learned and run.collector.codegen:
+            run.learned = True
+            if _codegen.learn(run.collector.codegen):
+                self.retire_spares()
 
     def finish(self, run: _Run) -> None:
         status: int | None = None
@@ -324,6 +370,7 @@ class _Server:
             else:
                 response = run.collector.finish(status, cpu_time, run.timed_out)
             self.send_reply(run.reply, response)
+        self.learn(run)
 
     def send_reply(self, sock: socket.socket, response: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
@@ -356,14 +403,26 @@ class _Server:
     # -- control --------------------------------------------------------------------------
 
     def on_control(self) -> None:
-        try:
-            message, fds, _flags, _addr = socket.recv_fds(self.control, 64, 4)
-        except OSError:
-            message, fds = b"", []
-        if not message and not fds:
-            self.stop()
+        # Drain whatever is queued: bytecode sent right behind a run request is then learned
+        # before refill() forks the next spare, which so inherits it.
+        while not self.stopping:
+            try:
+                message, fds, _flags, _addr = socket.recv_fds(self.control, CONTROL_MAX, 4)
+            except BlockingIOError:
+                return
+            except OSError:
+                message, fds = b"", []
+            if not message and not fds:
+                self.stop()
+                return
+            self.on_message(message, [socket.socket(fileno=fd) for fd in fds])
+
+    def on_message(self, message: bytes, socks: list[socket.socket]) -> None:
+        if message[:1] == b"C" and not socks:
+            # pycs the client compiled itself; the control socket is private to the client
+            with contextlib.suppress(Exception):
+                _memimport.learn_bytecode(marshal.loads(message[1:]))
             return
-        socks = [socket.socket(fileno=fd) for fd in fds]
         if len(socks) != 1 or len(message) != HEADER.size or message[:1] != b"R":
             for sock in socks:
                 sock.close()
@@ -394,37 +453,47 @@ class _Server:
         self.refill()
         ready = {"t": "ready", "pid": os.getpid(), "layers": self.layers}
         self.control.send(json.dumps(ready).encode())
+        self.control.setblocking(False)
         self.selector.register(self.control, selectors.EVENT_READ, ("control", None))
         while not (self.stopping and not self.active and not self.replies and not self.zygotes):
-            timeout = None
-            waiting = [r.deadline for r in self.active.values() if not r.timed_out]
-            if waiting:
-                timeout = max(0.0, min(waiting) - time.monotonic())
-            for key, _mask in self.selector.select(timeout):
-                kind, item = key.data
-                try:
-                    if kind == "control":
-                        self.on_control()
-                    elif kind in ("report", "output"):
-                        self.read_stream(item, kind, drain=False)
-                    elif kind == "exit":
-                        self.finish(item)
-                        self.start_pending()
-                    elif kind == "reply":
-                        self.write_reply(item)
-                    elif kind == "zygote":
-                        self.reap_zygote(item)
-                    elif kind == "warm":
-                        self.on_warm(item)
-                except Exception:
-                    traceback.print_exc()
+            self.dispatch(self.selector.select(self.next_timeout()))
+            if self.pending:
+                self.spawn_for_pending()
+                self.start_pending()
             # forking the next spare here overlaps it with the run that just started
             self.refill()
-            now = time.monotonic()
-            for run in list(self.active.values()):
-                if not run.timed_out and now >= run.deadline:
-                    run.timed_out = True
-                    self.kill(run)
+            self.check_deadlines()
+
+    def next_timeout(self) -> float | None:
+        waiting = [r.deadline for r in self.active.values() if not r.timed_out]
+        return max(0.0, min(waiting) - time.monotonic()) if waiting else None
+
+    def dispatch(self, events: list[tuple[selectors.SelectorKey, int]]) -> None:
+        for key, _mask in events:
+            kind, item = key.data
+            try:
+                if kind == "control":
+                    self.on_control()
+                elif kind in ("report", "output"):
+                    self.read_stream(item, kind, drain=False)
+                elif kind == "exit":
+                    self.finish(item)
+                    self.start_pending()
+                elif kind == "reply":
+                    self.write_reply(item)
+                elif kind == "zygote":
+                    self.reap_zygote(item)
+                elif kind == "warm":
+                    self.on_warm(item)
+            except Exception:
+                traceback.print_exc()
+
+    def check_deadlines(self) -> None:
+        now = time.monotonic()
+        for run in list(self.active.values()):
+            if not run.timed_out and now >= run.deadline:
+                run.timed_out = True
+                self.kill(run)
 
 
 def _failure(message: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import os
 import signal
 import socket
@@ -15,9 +16,9 @@ from types import TracebackType
 import structlog
 
 from . import _host
-from ._bytecode import with_bytecode
+from ._bytecode import compile_files
 from ._child import encode_request
-from ._server import DEFAULT_PRELOAD, HEADER
+from ._server import CONTROL_MAX, DEFAULT_PRELOAD, HEADER
 from ._wire import check_request, crashed_report, decode_response
 from .contract import RunnerState
 from .errors import RunnerClosedError, RunnerStartError
@@ -28,13 +29,22 @@ __all__ = ["ForkServerRunner"]
 
 _log = structlog.get_logger(__name__)
 
+_LESSON_BUDGET = CONTROL_MAX - 1024
+"""Bytes of pyc per control message; a bigger pyc is simply never taught."""
+
+_MAX_TAUGHT = 8192
+"""pycs remembered as sent to the helper before the record starts over."""
+
 
 class ForkServerRunner:
     """The fast TestRunner: one warm helper process forks a sandboxed child per run.
 
     The helper is a fresh ``python -P -s -S`` started with subprocess (never a fork of the
     caller, which may run gRPC threads). It preloads common standard modules, so a run costs a
-    fork, materialising the files in a tmpfs folder, and the tests themselves. Runs from
+    fork, materialising the files in a tmpfs folder, and the tests themselves. It also keeps
+    the code of the files it has seen (the bytecode this runner compiled for them, and what
+    dataclasses and namedtuple generated from them), so a run skips that work for every file
+    an edit left unchanged; a run is handed only what came from its own files. Runs from
     several threads proceed concurrently, up to ``max_concurrency`` children at a time; more
     wait in the helper's queue (their wall clock starts when their child starts).
 
@@ -84,6 +94,9 @@ class ForkServerRunner:
         self._base_dir: str | None = None
         self._uids: _host.UidBlock | None = None
         self._layers: tuple[str, ...] = ()
+        # keys of the pycs already sent to the helper of _taught_generation (see _lessons)
+        self._taught: set[bytes] = set()
+        self._taught_generation = 0
 
     @property
     def state(self) -> RunnerState:
@@ -233,13 +246,15 @@ class ForkServerRunner:
         """
         check_request(files, test_files)
         limits = limits or SandboxLimits()
-        request = encode_request(None, with_bytecode(files), test_files, limits.to_wire())
+        compiled = compile_files(files)
+        request = encode_request(None, compiled.files, test_files, limits.to_wire(), compiled.keys)
         header = HEADER.pack(b"R", limits.wall_timeout_s, float(limits.cpu_seconds))
         # generous: the helper answers every request unless it dies, which closes the socket
         patience = 120.0 + 50.0 * limits.wall_timeout_s
         for _attempt in range(2):
             control, generation = self._ensure_started()
-            answer = _exchange(control, header, request, patience)
+            lessons = self._lessons(generation, compiled.lessons)
+            answer = _exchange(control, header, request, patience, lessons)
             if answer is not None:
                 return decode_response(answer)
             if self._state is RunnerState.CLOSED:
@@ -249,6 +264,37 @@ class ForkServerRunner:
             "the sandbox helper process died twice during this run; it will be restarted"
         )
 
+    def _lessons(self, generation: int, lessons: Sequence[tuple[bytes, bytes]]) -> list[bytes]:
+        """Return control messages with the (key, pyc) pairs the helper has not had yet.
+
+        The helper unmarshals them once and every child forked afterwards inherits the code,
+        so runs after this one skip unmarshalling the modules an edit did not touch.
+        """
+        with self._lock:
+            if self._taught_generation != generation:
+                self._taught.clear()  # a restarted helper knows nothing
+                self._taught_generation = generation
+            new = [
+                (key, pyc)
+                for key, pyc in lessons
+                if key not in self._taught and len(pyc) < _LESSON_BUDGET
+            ]
+            if len(self._taught) + len(new) > _MAX_TAUGHT:
+                self._taught.clear()  # the helper drops its oldest too; resending is harmless
+            self._taught.update(key for key, _pyc in new)
+        messages: list[bytes] = []
+        batch: list[tuple[bytes, bytes]] = []
+        size = 0
+        for key, pyc in new:
+            if batch and size + len(pyc) > _LESSON_BUDGET:
+                messages.append(b"C" + marshal.dumps(batch))
+                batch, size = [], 0
+            batch.append((key, pyc))
+            size += len(key) + len(pyc) + 16  # marshal's per-item overhead, with room to spare
+        if batch:
+            messages.append(b"C" + marshal.dumps(batch))
+        return messages
+
     def close(self) -> None:
         """Stop the helper, kill any run in flight and remove the run folders; idempotent."""
         with self._lock:
@@ -257,9 +303,13 @@ class ForkServerRunner:
 
 
 def _exchange(
-    control: socket.socket, header: bytes, request: bytes, patience: float
+    control: socket.socket,
+    header: bytes,
+    request: bytes,
+    patience: float,
+    lessons: Sequence[bytes] = (),
 ) -> bytes | None:
-    """Send one request and return the response, or None when the helper is gone."""
+    """Send one request, then any lessons; return the response, or None if the helper is gone."""
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     with mine:
         try:
@@ -268,6 +318,11 @@ def _exchange(
             return None
         finally:
             theirs.close()
+        with contextlib.suppress(OSError):
+            # after the run request: its child starts while the helper learns, and the
+            # helper forks its next spare only after learning (a lost lesson only costs time)
+            for lesson in lessons:
+                control.send(lesson)
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             # the child reads this; if it died first the helper shuts the socket down
             mine.sendall(request)

@@ -211,19 +211,29 @@ def _one_line(text: str) -> str:
     return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
 
 
-def _innermost_in_run(exc: BaseException, paths: _Paths) -> traceback.FrameSummary | None:
+def _frames(exc: BaseException) -> traceback.StackSummary:
+    # Source lines are read lazily (FrameSummary.line), only for the frames that are shown:
+    # looking them up for every frame read whole runner and stdlib files per failing test.
+    return traceback.StackSummary.extract(traceback.walk_tb(exc.__traceback__), lookup_lines=False)
+
+
+def _innermost_in_run(
+    frames: Sequence[traceback.FrameSummary], paths: _Paths
+) -> traceback.FrameSummary | None:
     found = None
-    for frame in traceback.extract_tb(exc.__traceback__):
+    for frame in frames:
         if paths.inside(frame.filename):
             found = frame
     return found
 
 
-def _message(exc: BaseException, paths: _Paths) -> str:
+def _message(
+    exc: BaseException, paths: _Paths, frames: Sequence[traceback.FrameSummary] | None = None
+) -> str:
     kind = type(exc).__name__
     text = _one_line(str(exc))
     if not text and isinstance(exc, AssertionError):
-        frame = _innermost_in_run(exc, paths)
+        frame = _innermost_in_run(_frames(exc) if frames is None else frames, paths)
         if frame is not None:
             line = (frame.line or "").strip()
             text = (
@@ -234,25 +244,34 @@ def _message(exc: BaseException, paths: _Paths) -> str:
     return f"{kind}: {text}" if text else kind
 
 
-def format_traceback(exc: BaseException, paths: _Paths) -> str:
+def _exception_only(exc: BaseException) -> list[str]:
+    # traceback.format_exception_only(exc), minus the work it throws away: it extracts the
+    # stack of every chained exception and reads their source lines, then prints neither.
+    summary = traceback.TracebackException(
+        type(exc), exc, None, limit=0, lookup_lines=False, compact=True
+    )
+    return list(summary.format_exception_only())
+
+
+def format_traceback(
+    exc: BaseException, paths: _Paths, frames: Sequence[traceback.FrameSummary] | None = None
+) -> str:
     """Return a short traceback: frames from the first one in the run folder, paths relative."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    if frames is None:
+        frames = _frames(exc)
     start = next((i for i, f in enumerate(frames) if paths.inside(f.filename)), len(frames))
-    kept: list[traceback.FrameSummary] = []
-    for frame in frames[start:]:
-        shown = paths.show(frame.filename)
-        if shown is None:
-            continue
-        kept.append(
-            traceback.FrameSummary(shown, frame.lineno, frame.name, line=frame.line, locals=None)
-        )
-    omitted = len(kept) - _TRACEBACK_FRAMES
-    lines = ["Traceback (most recent call last):\n"] if kept else []
+    shown = [(name, f) for f in frames[start:] if (name := paths.show(f.filename)) is not None]
+    omitted = len(shown) - _TRACEBACK_FRAMES
+    lines = ["Traceback (most recent call last):\n"] if shown else []
     if omitted > 0:
         lines.append(f"  [... {omitted} frames omitted ...]\n")
-        kept = kept[-_TRACEBACK_FRAMES:]
+        shown = shown[-_TRACEBACK_FRAMES:]
+    kept = [
+        traceback.FrameSummary(name, f.lineno, f.name, line=f.line, locals=None)
+        for name, f in shown
+    ]
     lines.extend(traceback.format_list(kept))
-    lines.extend(traceback.format_exception_only(type(exc), exc))
+    lines.extend(_exception_only(exc))
     text = "".join(lines).replace(paths.run_dir + "/", "")
     if len(text) > _TRACEBACK_LIMIT:
         text = "[...]\n" + text[-_TRACEBACK_LIMIT:]
@@ -266,9 +285,10 @@ def describe_import_failure(path: str, exc: BaseException, paths: _Paths) -> str
         return (
             f"import of {path} failed: {type(exc).__name__}: {exc.msg} ({where}, line {exc.lineno})"
         )
-    frame = _innermost_in_run(exc, paths)
+    frames = _frames(exc)
+    frame = _innermost_in_run(frames, paths)
     where = f" ({paths.show(frame.filename)}, line {frame.lineno})" if frame is not None else ""
-    return f"import of {path} failed: {_message(exc, paths)}{where}"
+    return f"import of {path} failed: {_message(exc, paths, frames)}{where}"
 
 
 def run_case(case: Case, paths: _Paths) -> dict[str, Any]:
@@ -276,12 +296,13 @@ def run_case(case: Case, paths: _Paths) -> dict[str, Any]:
     status, exc = case.run()
     if exc is None:
         return {"t": "outcome", "id": case.test_id, "status": status, "message": "", "tb": ""}
+    frames = _frames(exc)
     return {
         "t": "outcome",
         "id": case.test_id,
         "status": status,
-        "message": _message(exc, paths),
-        "tb": format_traceback(exc, paths),
+        "message": _message(exc, paths, frames),
+        "tb": format_traceback(exc, paths, frames),
     }
 
 
