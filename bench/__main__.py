@@ -22,7 +22,8 @@ from typing import Any
 import structlog
 
 from bench.common import Row, machine
-from bench.sections import Sizes, reset, rollouts, scale, test_runs, transport
+from bench.scale import scale
+from bench.sections import Sizes, reset, rollouts, test_runs, transport
 
 SECTIONS = ("tests", "transport", "reset", "rollouts", "scale")
 
@@ -39,7 +40,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seeds", type=int, help="rollout seeds per scenario (default 4)")
     p.add_argument("--parallel", type=int, nargs="+", help="rollout parallelism (1 8 32)")
     p.add_argument("--scale-sessions", type=int, help="sessions held in scale (default 1000)")
-    p.add_argument("--scale-seconds", type=float, help="active phase of scale (default 8)")
+    p.add_argument("--scale-seconds", type=float, help="each active phase of scale (default 8)")
+    p.add_argument(
+        "--scale-processes", type=int, help="client processes holding scale's sessions (default 2)"
+    )
     return p.parse_args(argv)
 
 
@@ -65,6 +69,7 @@ def sizes_from(args: argparse.Namespace) -> Sizes:
         "rollout_parallel": tuple(args.parallel) if args.parallel else None,
         "scale_sessions": args.scale_sessions,
         "scale_seconds": args.scale_seconds,
+        "scale_processes": args.scale_processes,
     }
     return replace(sizes, **{k: v for k, v in pairs.items() if v is not None})
 

@@ -4,17 +4,30 @@ Prints one JSON line with the address and pid once it serves, then serves until 
 closes. `echo` is a no-op bidirectional stream on the same grpc.aio stack and the same message
 types as AgentService.Connect: a join gets an empty Joined, a call gets an empty ToolResult
 with its call id. With `--profile FILE` the server runs under cProfile and writes the stats
-there when it stops.
+there when it stops. With `--trace` (see `bench._trace`) it times calls and samples its event
+loop's lag.
+
+Lines on stdin are commands; those with an answer print it as one JSON line:
+
+- `trace-reset` starts a trace window; `trace` answers with its summary;
+- `gc-collect` runs a full garbage collection and answers how long it stopped the loop;
+- `gc-freeze` does the same, then freezes every object left (`gc.freeze()`): a diagnostic
+  that shows what the server's full collections cost by taking them away;
+- `gc-threshold A B C` sets the collector's thresholds (an experiment);
+- `gc-census` answers how many objects the collector tracks, and of which types.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import logging
 import os
 import sys
+import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +35,7 @@ from typing import Any
 import grpc
 import structlog
 
+from bench._trace import Tracer
 from metasre.v1 import agent_pb2
 
 ECHO_METHOD = "/metasre.bench.Echo/Connect"
@@ -42,9 +56,53 @@ async def _echo(
             )
 
 
-async def _stdin_closed() -> None:
+async def _stdin_closed(tracer: Tracer | None = None) -> None:
+    """Until stdin closes, answering the commands on it (see the module docstring)."""
     loop = asyncio.get_running_loop()
-    await loop.run_in_executor(None, sys.stdin.read)
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        answer = _command(line.split(), tracer)
+        if answer is not None:
+            print(json.dumps(answer), flush=True)
+
+
+def _command(words: list[str], tracer: Tracer | None) -> dict[str, Any] | None:
+    """Run one command; its answer, for those that have one."""
+    command = words[0] if words else ""
+    if command == "trace-reset":
+        if tracer is not None:
+            tracer.reset()
+        return None
+    if command == "trace":
+        return tracer.report() if tracer is not None else {}
+    if command == "gc-threshold":
+        gc.set_threshold(*(int(x) for x in words[1:]))
+        return None
+    if command == "gc-census":
+        return _census()
+    if command in ("gc-collect", "gc-freeze"):
+        start = time.perf_counter()
+        found = gc.collect()
+        if command == "gc-freeze":
+            gc.freeze()
+        ms = (time.perf_counter() - start) * 1000
+        return {"ms": ms, "collected": found, "frozen": gc.get_freeze_count()}
+    return {"error": f"unknown command {command!r}"} if command else None
+
+
+def _census(top: int = 40) -> dict[str, Any]:
+    """How many objects the garbage collector tracks, and the commonest types among them."""
+    objects = gc.get_objects()
+    types = Counter(type(o).__qualname__ for o in objects)
+    refs: Counter[str] = Counter()
+    for o in objects:
+        refs[type(o).__qualname__] += len(gc.get_referents(o))
+    return {
+        "tracked": len(objects),
+        "frozen": gc.get_freeze_count(),
+        "top": types.most_common(top),
+        "references": sum(refs.values()),
+        "top_references": refs.most_common(top),
+    }
 
 
 async def serve_echo() -> None:
@@ -67,8 +125,14 @@ async def serve_echo() -> None:
     await server.stop(0.5)
 
 
-async def serve_metasre(store: Path | None, max_sessions: int) -> None:
+async def serve_metasre(
+    store: Path | None, max_sessions: int, tracer: Tracer | None, synchronous: str | None = None
+) -> None:
     from metasre.service import Limits, ServerConfig, build_server
+
+    if tracer is not None:
+        tracer.install()
+        tracer.start_lag_sampler()
 
     config = ServerConfig(
         port=0,
@@ -77,9 +141,12 @@ async def serve_metasre(store: Path | None, max_sessions: int) -> None:
         grace_seconds=1.0,
     )
     server = await build_server(config)
+    if synchronous is not None and server.store is not None:
+        # An experiment: the store's writer opens its connection on the first write, with this.
+        server.store._synchronous = synchronous  # type: ignore[assignment]
     await server.start()
     print(json.dumps({"address": server.address, "pid": os.getpid()}), flush=True)
-    await _stdin_closed()
+    await _stdin_closed(tracer)
     await server.stop(1.0)
 
 
@@ -89,6 +156,8 @@ def main() -> None:
     parser.add_argument("--store", type=Path)
     parser.add_argument("--max-sessions", type=int, default=4096)
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--trace", action="store_true", help="time calls, sample loop lag")
+    parser.add_argument("--synchronous", choices=("FULL", "NORMAL", "OFF"), help="store's fsync")
     args = parser.parse_args()
     structlog.configure(
         wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
@@ -98,7 +167,8 @@ def main() -> None:
         from metasre.service.server import prepare_sandbox
 
         prepare_sandbox()  # the fork server starts before any gRPC thread
-        coro = serve_metasre(args.store, args.max_sessions)
+        tracer = Tracer() if args.trace else None
+        coro = serve_metasre(args.store, args.max_sessions, tracer, args.synchronous)
     else:
         coro = serve_echo()
     if args.profile is None:

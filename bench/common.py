@@ -41,7 +41,12 @@ class Row:
 
 
 class ServerProcess:
-    """`python -m bench._serve KIND` in a child process; its address, RSS and CPU time."""
+    """`python -m bench._serve KIND` in a child process; its address, RSS and CPU time.
+
+    `trace` runs it with `bench._trace` installed: `trace_reset` starts a window and `trace`
+    returns the server's own view of it (call times, store commits, event-loop lag). `extra`:
+    more arguments for `bench._serve` (experiments).
+    """
 
     def __init__(
         self,
@@ -50,11 +55,17 @@ class ServerProcess:
         store: bool = False,
         max_sessions: int = 4096,
         profile: Path | None = None,
+        trace: bool = False,
+        extra: tuple[str, ...] = (),
     ) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="metasre-bench-")
-        cmd = [sys.executable, "-m", "bench._serve", kind, "--max-sessions", str(max_sessions)]
+        serve = [sys.executable, "-m", "bench._serve", kind, "--max-sessions", str(max_sessions)]
         if store:
-            cmd += ["--store", str(Path(self._tmp.name) / "bench.db")]
+            serve += ["--store", str(Path(self._tmp.name) / "bench.db")]
+        if trace:
+            serve += ["--trace"]
+        serve += extra
+        cmd = list(serve)
         profile = profile or _profile_path(kind)
         if profile is not None:
             cmd += ["--profile", str(profile)]
@@ -62,9 +73,7 @@ class ServerProcess:
         if spy and kind == "metasre":
             out = Path(spy) / f"server-{time.time_ns()}.txt"
             cmd = ["py-spy", "record", "--format", "raw", "--rate", "200", "-o", str(out), "--"]
-            cmd += [sys.executable, "-m", "bench._serve", kind, "--max-sessions", str(max_sessions)]
-            if store:
-                cmd += ["--store", str(Path(self._tmp.name) / "bench.db")]
+            cmd += serve
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
         env = dict(os.environ, PYTHONPATH=path)
         self._proc = subprocess.Popen(
@@ -80,6 +89,30 @@ class ServerProcess:
         info = json.loads(line)
         self.address: str = info["address"]
         self.pid: int = info["pid"]
+
+    def tell(self, command: str) -> None:
+        """Send one command line to the server (see `bench._serve`)."""
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(command + "\n")
+        self._proc.stdin.flush()
+
+    def ask(self, command: str) -> dict[str, Any]:
+        """Send a command the server answers with one JSON line, and return the answer."""
+        self.tell(command)
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        while line and not line.startswith("{"):
+            line = self._proc.stdout.readline()
+        result: dict[str, Any] = json.loads(line) if line else {}
+        return result
+
+    def trace_reset(self) -> None:
+        """Start a new trace window (a server started with `trace`)."""
+        self.tell("trace-reset")
+
+    def trace(self) -> dict[str, Any]:
+        """The server's summary of the window since `trace_reset` ({} without `trace`)."""
+        return self.ask("trace")
 
     def rss_kib(self) -> int:
         """Resident set size of the server process, KiB."""

@@ -1,10 +1,8 @@
-"""The five benchmark sections; each returns table rows and the raw figures for --json."""
+"""Four of the benchmark sections (scale is `bench.scale`); each returns rows and raw figures."""
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +29,8 @@ class Sizes:
     scale_sessions: int = 1000
     scale_seconds: float = 8.0
     scale_think_seconds: float = 1.0
+    scale_processes: int = 2
+    """Client processes holding the scale section's sessions (each its own connection)."""
 
 
 def cheap_calls(scenario_id: str) -> list[tuple[str, dict[str, Any]]]:
@@ -49,7 +49,7 @@ def cheap_calls(scenario_id: str) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-async def _call_loop(
+async def call_loop(
     agent: AgentConnection,
     calls: list[tuple[str, dict[str, Any]]],
     n: int,
@@ -93,7 +93,7 @@ async def _transport_round(
         latencies: list[float] = []
         start = time.perf_counter()
         errors = await asyncio.gather(
-            *(_call_loop(c, calls, quota, latencies, i) for i, c in enumerate(conns))
+            *(call_loop(c, calls, quota, latencies, i) for i, c in enumerate(conns))
         )
         wall = time.perf_counter() - start
         for c in conns:
@@ -416,123 +416,13 @@ def rollouts(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
     return rows, out
 
 
-# -- 5. scale -------------------------------------------------------------------------------------
-
-
-async def scale(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
-    n = sizes.scale_sessions
-    agents = sizes.agents
-    calls = cheap_calls(CHEAP_SCENARIO)
-    out: dict[str, Any] = {"sessions": n, "agents_per_session": agents}
-    with ServerProcess("metasre", store=True, max_sessions=n + 16) as meta:
-        rss_empty = meta.rss_kib()
-        async with MetasreClient(meta.address) as client:
-            # Unloaded reference: one agent, calls one after another.
-            handle = await client.create_session(CHEAP_SCENARIO, seats=["solo"])
-            async with client.agent(handle.id, handle.tokens["solo"]) as solo:
-                idle_lat: list[float] = []
-                await _call_loop(solo, calls, 36, idle_lat, 0)
-            await client.close_session(handle.id)
-            seats = [f"a{i}" for i in range(agents)]
-            conns: list[list[AgentConnection]] = []
-            queue = list(range(n))
-
-            async def make() -> None:
-                while queue:
-                    queue.pop()
-                    h = await client.create_session(CHEAP_SCENARIO, seats=seats)
-                    group = [client.agent(h.id, h.tokens[s]) for s in seats]
-                    await asyncio.gather(*(c.join() for c in group))
-                    conns.append(group)
-
-            start = time.perf_counter()
-            await asyncio.gather(*(make() for _ in range(16)))
-            setup = time.perf_counter() - start
-            await asyncio.sleep(1.0)
-            rss_connected = meta.rss_kib()
-            # 10% of the agents are active, spread over the sessions; each thinks between calls.
-            total = n * agents
-            active = [conns[i % n][(i // n) % agents] for i in range(max(1, total // 10))]
-            latencies: list[float] = []
-            deadline = time.perf_counter() + sizes.scale_seconds
-            rng = random.Random(7)
-
-            async def act(agent: AgentConnection, k: int) -> None:
-                await asyncio.sleep(rng.uniform(0, sizes.scale_think_seconds))
-                i = 0
-                while time.perf_counter() < deadline and i < 36 // agents:
-                    tool, args = calls[(i + k) % len(calls)]
-                    t0 = time.perf_counter()
-                    try:
-                        await agent.call(tool, args)
-                    except ClientError:
-                        return
-                    latencies.append((time.perf_counter() - t0) * 1000)
-                    i += 1
-                    await asyncio.sleep(rng.expovariate(1 / sizes.scale_think_seconds))
-
-            cpu0, client0 = meta.cpu_seconds(), time.process_time()
-            start = time.perf_counter()
-            await asyncio.gather(*(act(a, k) for k, a in enumerate(active)))
-            active_wall = time.perf_counter() - start
-            cpu = meta.cpu_seconds() - cpu0
-            client_cpu = time.process_time() - client0
-            rss_active = meta.rss_kib()
-            for group in conns:
-                for c in group:
-                    await c.close()
-    gc.collect()
-    peak = max(rss_connected, rss_active)
-    p99 = pct(latencies, 0.99)
-    idle_p50 = median(idle_lat)
-    out.update(
-        {
-            "setup_s": setup,
-            "rss_empty_mib": rss_empty / 1024,
-            "rss_connected_mib": rss_connected / 1024,
-            "rss_active_mib": rss_active / 1024,
-            "active_agents": len(active),
-            "calls": len(latencies),
-            "calls_per_s": len(latencies) / active_wall,
-            "server_cpu_share": cpu / active_wall,
-            "client_cpu_share": client_cpu / active_wall,
-            "p50_ms": median(latencies),
-            "p99_ms": p99,
-            "unloaded_p50_ms": idle_p50,
-            "unloaded_p99_ms": pct(idle_lat, 0.99),
-        }
-    )
-    rows = [
-        Row(
-            "scale",
-            f"server RSS, {n} sessions x {agents} agents connected (MiB)",
-            peak / 1024,
-            "MiB",
-            rss_empty / 1024,
-            peak / max(rss_empty, 1),
-            "< 1 GiB",
-            peak < 1024 * 1024,
-        ),
-        Row(
-            "scale",
-            f"cheap-call p50, {len(active)} agents active (ms)",
-            out["p50_ms"],
-            "ms",
-            idle_p50,
-            out["p50_ms"] / max(idle_p50, 1e-9),
-        ),
-        Row(
-            "scale",
-            f"cheap-call p99, {out['calls_per_s']:.0f} calls/s offered (ms)",
-            p99,
-            "ms",
-            out["unloaded_p99_ms"],
-            p99 / max(out["unloaded_p99_ms"], 1e-9),
-            "< 50 ms",
-            p99 < 50,
-        ),
-    ]
-    return rows, out
-
-
-__all__ = ["Sizes", "reset", "rollouts", "scale", "test_runs", "transport"]
+__all__ = [
+    "CHEAP_SCENARIO",
+    "Sizes",
+    "call_loop",
+    "cheap_calls",
+    "reset",
+    "rollouts",
+    "test_runs",
+    "transport",
+]
