@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     session_id  TEXT PRIMARY KEY,
@@ -297,8 +299,15 @@ class _Reader:
         self._conn.close()
 
 
+_ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+    try:
+        return orjson.dumps(value, default=str, option=_ORJSON_OPTIONS).decode()
+    except orjson.JSONEncodeError:
+        # What orjson refuses (integers past 64 bits, say) the json module still writes.
+        return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
 
 
 def _is_disk_error(exc: BaseException) -> bool:
