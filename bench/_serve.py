@@ -126,7 +126,11 @@ async def serve_echo() -> None:
 
 
 async def serve_metasre(
-    store: Path | None, max_sessions: int, tracer: Tracer | None, synchronous: str | None = None
+    store: Path | None,
+    max_sessions: int,
+    tracer: Tracer | None,
+    synchronous: str | None = None,
+    manage_gc: bool = True,
 ) -> None:
     from metasre.service import Limits, ServerConfig, build_server
 
@@ -139,6 +143,7 @@ async def serve_metasre(
         limits=Limits(max_sessions=max_sessions, max_agents_per_session=16),
         store_path=store,
         grace_seconds=1.0,
+        manage_gc=manage_gc,  # as `metasre serve` does
     )
     server = await build_server(config)
     if synchronous is not None and server.store is not None:
@@ -158,6 +163,7 @@ def main() -> None:
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--trace", action="store_true", help="time calls, sample loop lag")
     parser.add_argument("--synchronous", choices=("FULL", "NORMAL", "OFF"), help="store's fsync")
+    parser.add_argument("--no-manage-gc", action="store_true", help="the collector's defaults")
     args = parser.parse_args()
     structlog.configure(
         wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
@@ -168,7 +174,9 @@ def main() -> None:
 
         prepare_sandbox()  # the fork server starts before any gRPC thread
         tracer = Tracer() if args.trace else None
-        coro = serve_metasre(args.store, args.max_sessions, tracer, args.synchronous)
+        coro = serve_metasre(
+            args.store, args.max_sessions, tracer, args.synchronous, not args.no_manage_gc
+        )
     else:
         coro = serve_echo()
     if args.profile is None:

@@ -129,7 +129,7 @@ class Tracer:
         self._wrap(coordinator.Coordinator, "submit", lambda fn: self._timed_async("submit", fn))
         self._wrap(session.Session, "flush", lambda fn: self._timed_async("flush", fn))
         self._wrap(coordinator, "_apply_sync", lambda fn: self._timed("apply", fn))
-        self._wrap(store.TrajectoryStore, "submit", self._stamped)
+        self._wrap(store.TrajectoryStore, "_submit", self._stamped)
         self._wrap(store.TrajectoryStore, "_commit", self._commit_timed)
 
     def _wrap(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
@@ -165,8 +165,8 @@ class Tracer:
         """The store's submit, stamping each write's future with when it was queued."""
 
         @functools.wraps(submit)
-        def wrapper(store: Any, ops: Any) -> Any:
-            done = submit(store, ops)
+        def wrapper(store: Any, ops: Any, *rest: Any) -> Any:
+            done = submit(store, ops, *rest)
             done.bench_queued = time.perf_counter()
             return done
 
@@ -178,13 +178,13 @@ class Tracer:
         @functools.wraps(commit)
         def wrapper(store: Any, conn: Any, batch: list[Any]) -> None:
             t0, c0 = time.perf_counter(), time.thread_time()
-            for _, done in batch:
-                self.add("store_wait", (t0 - getattr(done, "bench_queued", t0)) * 1000)
+            for item in batch:  # (statements, future, ...)
+                self.add("store_wait", (t0 - getattr(item[1], "bench_queued", t0)) * 1000)
             commit(store, conn, batch)
             self.add("commit", (time.perf_counter() - t0) * 1000)
             # The writer's own CPU: the rest of a commit is fsync and waiting for the GIL.
             self.add("commit_cpu", (time.thread_time() - c0) * 1000)
-            self.add("commit_statements", float(sum(len(ops) for ops, _ in batch)))
+            self.add("commit_statements", float(sum(len(item[0]) for item in batch)))
             with self._lock:
                 self._sizes.append(len(batch))
 

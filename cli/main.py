@@ -128,6 +128,7 @@ def _serve(args: argparse.Namespace) -> int:
             admin_token=os.environ.get(args.admin_token_env) or None,
             grace_seconds=args.grace_seconds,
             store_path=None if args.no_store else Path(args.store),
+            manage_gc=True,  # the server owns this process
         )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -61,6 +61,9 @@ class ServerConfig:
     store_path: Path | None = None
     """The SQLite trajectory store every session and call is recorded in (created if missing);
     None records nothing. `metasre serve` defaults to `metasre.db` in the working directory."""
+    manage_gc: bool = False
+    """Keep garbage-collector pauses short by freezing the long-lived heap (process-wide; see
+    `metasre.service.heap`): for a server that owns its process, as `metasre serve` does."""
 
     def __post_init__(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):

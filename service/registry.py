@@ -60,6 +60,8 @@ class Registry:
         self._recorder = StoreRecorder(store) if store is not None else None
         self._sessions: dict[str, tuple[Session, Coordinator]] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self.closed_total = 0
+        """Sessions closed (or failed) since the registry was made."""
         self._idle_closed: dict[str, float] = {}
         """Ids of sessions closed for idleness (oldest first) and how long each was idle."""
 
@@ -197,7 +199,8 @@ class Registry:
         except StoreUnavailableError as exc:
             log.warning("session_close_not_stored", session_id=session_id, error=str(exc))
         session.close()
-        self._sessions.pop(session_id, None)
+        if self._sessions.pop(session_id, None) is not None:
+            self.closed_total += 1
         log.info("session_closed", session_id=session_id, reason=reason)
         return session
 
@@ -206,6 +209,7 @@ class Registry:
         found = self._sessions.pop(session.id, None)
         if found is None:
             return
+        self.closed_total += 1
         log.warning("session_failed", session_id=session.id, error=session.failure)
         task = asyncio.create_task(self._stop_failed(found[1]), name=f"stop-{session.id}")
         self._closing.add(task)

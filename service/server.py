@@ -21,6 +21,7 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from metasre.service.config import ServerConfig
+from metasre.service.heap import HeapKeeper
 from metasre.service.registry import Registry
 from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
 from metasre.service.servicers.undecodable import RejectUndecodable
@@ -70,6 +71,8 @@ class MetasreServer:
         self._health = health_servicer
         self._port = port
         self._reaper: asyncio.Task[None] | None = None
+        self._heap = HeapKeeper() if config.manage_gc else None
+        self._heap_task: asyncio.Task[None] | None = None
         self._stopped = False
 
     @property
@@ -96,6 +99,12 @@ class MetasreServer:
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._reaper = asyncio.create_task(self._reap())
+        if self._heap is not None:
+            registry = self.registry
+            self._heap.start()
+            self._heap_task = asyncio.create_task(
+                self._heap.run(lambda: (len(registry.sessions()), registry.closed_total))
+            )
         log.info(
             "serving",
             address=self.address,
@@ -119,8 +128,14 @@ class MetasreServer:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
+        if self._heap_task is not None:
+            self._heap_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heap_task
         await self.registry.drain()
         await self._server.stop(self.config.grace_seconds if grace is None else grace)
+        if self._heap is not None:
+            self._heap.stop()
         if self.store is not None:
             await asyncio.to_thread(self.store.close)
         log.info("stopped")

@@ -78,6 +78,8 @@ class EventRow:
 
 
 _Op = tuple[str, tuple[Any, ...]]
+_Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
+"""The loop of an async writer and the future it awaits."""
 _STOP = object()
 
 
@@ -126,14 +128,7 @@ class TrajectoryStore:
 
     def submit(self, ops: Sequence[_Op]) -> Future[None]:
         """Queue statements to run in one transaction; the future resolves once committed."""
-        if self._closed:
-            raise StoreError(f"the store at {self.path} is closed")
-        done: Future[None] = Future()
-        if self._failure is not None:
-            done.set_exception(StoreError(self._failure))
-            return done
-        self._queue.put((tuple(ops), done))
-        return done
+        return self._submit(ops, None)
 
     async def write(self, ops: Sequence[_Op]) -> None:
         """Run statements in one transaction and wait until they are committed.
@@ -141,7 +136,26 @@ class TrajectoryStore:
         Raises:
             StoreError: the transaction could not be committed; nothing of it is stored.
         """
-        await asyncio.wrap_future(self.submit(ops))
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        done = self._submit(ops, (loop, waiter))
+        if done.done():
+            done.result()  # refused at once: the store has failed
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            done.cancel()  # dropped with its statements unless the writer has begun them
+            raise
+
+    def _submit(self, ops: Sequence[_Op], waiter: _Waiter | None) -> Future[None]:
+        if self._closed:
+            raise StoreError(f"the store at {self.path} is closed")
+        done: Future[None] = Future()
+        if self._failure is not None:
+            done.set_exception(StoreError(self._failure))
+            return done
+        self._queue.put((tuple(ops), done, waiter))
+        return done
 
     @staticmethod
     def session_op(row: SessionRow) -> _Op:
@@ -209,17 +223,20 @@ class TrajectoryStore:
                 self._commit(conn, batch)
             except (sqlite3.Error, StoreError, OSError) as exc:
                 self._fail_batch(conn, batch, exc)
+            except Exception as exc:  # anything else fails its batch, never the writer
+                self._fail_batch(conn, batch, exc)
+            _wake_waiters(batch)
         if conn is not None:
             conn.close()
 
     def _commit(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
         conn.execute("BEGIN IMMEDIATE")
-        for ops, _ in batch:
+        for ops, _, _ in batch:
             for sql, params in ops:
                 conn.execute(sql, params)
         conn.execute("COMMIT")
         self.commits += 1
-        for _, done in batch:
+        for _, done, _ in batch:
             done.set_result(None)
 
     def _fail_batch(
@@ -236,13 +253,14 @@ class TrajectoryStore:
             for item in batch:
                 try:
                     self._commit(conn, [item])
-                except (sqlite3.Error, OSError) as single:
+                except Exception as single:  # this write's own fault: it alone fails
                     if conn.in_transaction:
-                        conn.execute("ROLLBACK")
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
                     item[1].set_exception(StoreError(f"store write failed: {single}"))
             return
         message = f"the store at {self.path} cannot write: {exc}"
-        for _, done in batch:
+        for _, done, _ in batch:
             done.set_exception(StoreError(message))
 
     def close(self) -> None:
@@ -281,6 +299,29 @@ class TrajectoryStore:
 
     def _reader(self) -> _Reader:
         return _Reader(self.path)
+
+
+def _wake_waiters(batch: list[Any]) -> None:
+    # One wake-up per loop per batch: a future per write through wrap_future cost each write a
+    # call_soon_threadsafe (a write to the loop's self-pipe) and a hop through the busy loop.
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[None], Future[None]]]] = {}
+    for _, done, waiter in batch:
+        if waiter is not None:
+            by_loop.setdefault(waiter[0], []).append((waiter[1], done))
+    for loop, pairs in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # a loop that has closed waits for nothing
+            loop.call_soon_threadsafe(_settle, pairs)
+
+
+def _settle(pairs: list[tuple[asyncio.Future[None], Future[None]]]) -> None:
+    for waiter, done in pairs:
+        if waiter.done():  # its writer was cancelled
+            continue
+        error = done.exception()
+        if error is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(error)
 
 
 class _Reader:

@@ -133,3 +133,46 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path):
         assert stored[:acked] == list(range(1, acked + 1))
     finally:
         store.close()
+
+
+def test_an_unexpected_error_fails_its_batch_and_the_writer_goes_on(tmp_path):
+    store = TrajectoryStore(tmp_path / "t.db")
+    real_commit = store._commit
+    broken = {"once": True}
+
+    def commit(conn, batch):
+        if broken.pop("once", False):
+            raise TypeError("a bug in a statement's parameters")
+        real_commit(conn, batch)
+
+    store._commit = commit
+
+    async def main() -> None:
+        with pytest.raises(StoreError, match="a bug in a statement"):
+            await asyncio.wait_for(store.write([store.session_op(session("s1"))]), 10)
+        await asyncio.wait_for(store.write([store.session_op(session("s2"))]), 10)
+
+    try:
+        asyncio.run(main())
+        assert [row.session_id for row in store.sessions()] == ["s2"]
+    finally:
+        store.close()
+
+
+def test_a_cancelled_write_that_has_not_begun_is_dropped(tmp_path):
+    store = TrajectoryStore(tmp_path / "t.db")
+
+    async def main() -> None:
+        await store.write([store.session_op(session("s1"))])
+        task = asyncio.create_task(store.write([store.event_op(event("s1", 1))]))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.wait_for(store.write([store.event_op(event("s1", 2))]), 10)
+
+    try:
+        asyncio.run(main())
+        assert [e.sequence for e in store.events("s1")] in ([2], [1, 2])
+    finally:
+        store.close()
