@@ -3,9 +3,12 @@
 Prints one JSON line with the address and pid once it serves, then serves until its stdin
 closes. `echo` is a no-op bidirectional stream on the same grpc.aio stack and the same message
 types as AgentService.Connect: a join gets an empty Joined, a call gets an empty ToolResult
-with its call id. With `--profile FILE` the server runs under cProfile and writes the stats
-there when it stops. With `--trace` (see `bench._trace`) it times calls and samples its event
-loop's lag.
+with its call id. `echo --fanout` also sends what META-SRE's protocol sends for each call of a
+session of N seats under SHARED rewards: an AppliedCall to each of the N-1 other streams that
+joined with the same session id, and a RewardUpdate to every stream of it (6 messages for 3
+seats, against the plain echo's 1); still no simulation and no store. With `--profile FILE`
+the server runs under cProfile and writes the stats there when it stops. With `--trace` (see
+`bench._trace`) it times calls and samples its event loop's lag.
 
 Lines on stdin are commands; those with an answer print it as one JSON line:
 
@@ -36,7 +39,7 @@ import grpc
 import structlog
 
 from bench._trace import Tracer
-from metasre.v1 import agent_pb2
+from metasre.v1 import agent_pb2, common_pb2
 
 ECHO_METHOD = "/metasre.bench.Echo/Connect"
 OPTIONS = [("grpc.so_reuseport", 0)]
@@ -105,13 +108,66 @@ def _census(top: int = 40) -> dict[str, Any]:
     }
 
 
-async def serve_echo() -> None:
+class _FanoutEcho:
+    """The echo with META-SRE's per-call fan-out (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, list[asyncio.Queue[agent_pb2.ConnectResponse | None]]] = {}
+
+    async def connect(
+        self, requests: AsyncIterator[agent_pb2.ConnectRequest], context: Any
+    ) -> AsyncIterator[agent_pb2.ConnectResponse]:
+        out: asyncio.Queue[agent_pb2.ConnectResponse | None] = asyncio.Queue()
+        group: list[asyncio.Queue[agent_pb2.ConnectResponse | None]] = []
+        joined = False
+
+        async def read() -> None:
+            nonlocal group, joined
+            async for request in requests:
+                kind = request.WhichOneof("request")
+                if kind == "join" and not joined:
+                    joined = True
+                    group = self._groups.setdefault(request.join.session_id, [])
+                    group.append(out)
+                    out.put_nowait(agent_pb2.ConnectResponse(joined=agent_pb2.Joined(agent_id="e")))
+                elif kind == "call":
+                    call_id = request.call.call_id
+                    out.put_nowait(
+                        agent_pb2.ConnectResponse(
+                            call_id=call_id, result=agent_pb2.ToolResult(call_id=call_id)
+                        )
+                    )
+                    applied = agent_pb2.ConnectResponse(
+                        applied=common_pb2.AppliedCall(call_id=call_id, agent_id="e", tool="echo")
+                    )
+                    for peer in group:
+                        if peer is not out:
+                            peer.put_nowait(applied)
+                    for peer in group:
+                        peer.put_nowait(
+                            agent_pb2.ConnectResponse(
+                                reward=common_pb2.RewardUpdate(agent_id="e", total=0.0)
+                            )
+                        )
+            out.put_nowait(None)
+
+        reader = asyncio.create_task(read())
+        try:
+            while (item := await out.get()) is not None:
+                yield item
+        finally:
+            reader.cancel()
+            if out in group:
+                group.remove(out)
+
+
+async def serve_echo(fanout: bool = False) -> None:
     server = grpc.aio.server(options=OPTIONS)
     handler = grpc.method_handlers_generic_handler(
         "metasre.bench.Echo",
         {
             "Connect": grpc.stream_stream_rpc_method_handler(
-                _echo,
+                _FanoutEcho().connect if fanout else _echo,
                 request_deserializer=agent_pb2.ConnectRequest.FromString,
                 response_serializer=agent_pb2.ConnectResponse.SerializeToString,
             )
@@ -163,6 +219,7 @@ def main() -> None:
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--trace", action="store_true", help="time calls, sample loop lag")
     parser.add_argument("--synchronous", choices=("FULL", "NORMAL", "OFF"), help="store's fsync")
+    parser.add_argument("--fanout", action="store_true", help="echo: META-SRE's fan-out")
     parser.add_argument("--no-manage-gc", action="store_true", help="the collector's defaults")
     args = parser.parse_args()
     structlog.configure(
@@ -178,7 +235,7 @@ def main() -> None:
             args.store, args.max_sessions, tracer, args.synchronous, not args.no_manage_gc
         )
     else:
-        coro = serve_echo()
+        coro = serve_echo(args.fanout)
     if args.profile is None:
         asyncio.run(coro)
         return

@@ -81,7 +81,8 @@ async def _transport_round(
         ids: list[str] = []
         if echo:
             channel = client._channel
-            conns = [echo_connection(channel, i) for i in range(sessions * agents)]
+            # Grouped as the sessions are: the fan-out echo answers a group's streams together.
+            conns = [echo_connection(channel, i // agents) for i in range(sessions * agents)]
             await asyncio.gather(*(c.join() for c in conns))
         else:
             seats = [f"a{i}" for i in range(agents)]
@@ -107,16 +108,21 @@ async def transport(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
     calls = cheap_calls(CHEAP_SCENARIO)
     quota = 39 // sizes.agents
     out: dict[str, Any] = {}
-    with ServerProcess("echo") as echo, ServerProcess("metasre", store=True) as meta:
-        walls = {"echo": 0.0, "metasre": 0.0}
-        lat: dict[str, list[float]] = {"echo": [], "metasre": []}
-        cpu = {"echo": 0.0, "metasre": 0.0}
+    with (
+        ServerProcess("echo") as echo,
+        ServerProcess("echo", extra=("--fanout",)) as fanout,
+        ServerProcess("metasre", store=True) as meta,
+    ):
+        servers = (("echo", echo, True), ("fanout", fanout, True), ("metasre", meta, False))
+        walls = {name: 0.0 for name, _, _ in servers}
+        lat: dict[str, list[float]] = {name: [] for name, _, _ in servers}
+        cpu = {name: 0.0 for name, _, _ in servers}
         errors = 0
-        # Warm both (imports, channels, code paths), then alternate rounds so load hits both.
-        for server, is_echo in ((echo, True), (meta, False)):
+        # Warm all (imports, channels, code paths), then alternate rounds so load hits all.
+        for _, server, is_echo in servers:
             await _transport_round(server.address, is_echo, 2, sizes.agents, 3, calls)
         for _ in range(sizes.transport_rounds):
-            for name, server, is_echo in (("echo", echo, True), ("metasre", meta, False)):
+            for name, server, is_echo in servers:
                 cpu0 = server.cpu_seconds()
                 wall, latencies, errs = await _transport_round(
                     server.address,
@@ -154,6 +160,23 @@ async def transport(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
             ratio,
             ">= 0.5 x echo",
             ratio >= 0.5,
+        ),
+        Row(
+            "transport",
+            f"  against an echo with the protocol's fan-out ({2 * sizes.agents} messages a call)",
+            rate["metasre"],
+            "calls/s",
+            rate["fanout"],
+            rate["metasre"] / rate["fanout"],
+        ),
+        Row(
+            "transport",
+            "server CPU per call (ms)",
+            out["metasre"]["server_cpu_ms_per_call"],
+            "ms",
+            out["echo"]["server_cpu_ms_per_call"],
+            out["metasre"]["server_cpu_ms_per_call"]
+            / max(out["echo"]["server_cpu_ms_per_call"], 1e-9),
         ),
         Row(
             "transport",
