@@ -55,6 +55,17 @@ class AlertRules:
         self._streaks: list[tuple[int, int | None] | None] = [None] * len(self._rules)
         self._last: tuple[int, tuple[Alert, ...]] | None = None
 
+    def memory(self) -> tuple[tuple[int, int | None] | None, ...]:
+        """What the rules remember of their streaks (see `recall`)."""
+        return tuple(self._streaks)
+
+    def recall(self, memory: tuple[tuple[int, int | None] | None, ...]) -> None:
+        """Take the streak memory `memory()` gave for the same rules over the same history.
+
+        The same history: another episode of the same scenario and seed, at its start.
+        """
+        self._streaks = list(memory)
+
     def firing(self, minute: int) -> tuple[Alert, ...]:
         """Alerts firing at `minute`, most severe first, then oldest first."""
         if self._version != self._telemetry.version:

@@ -15,6 +15,7 @@ import pytest
 
 from metasre.cli.validate import play_steps
 from metasre.simulator import Episode, Observation, StepResult, resolve, sandbox, scenario_ids
+from metasre.simulator import episode as episode_module
 from metasre.simulator import logs as logs_module
 from metasre.simulator import telemetry as telemetry_module
 from metasre.simulator.alerts import AlertRules
@@ -142,10 +143,33 @@ def _play(scenario_id: str, seed: int, runner: sandbox.TestRunner, *, memo: bool
     return player
 
 
+class _Forgetful(dict[Any, Any]):
+    """An openings memo that never remembers: every episode computes its opening itself."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+class _Counting(dict[Any, Any]):
+    """An openings memo that counts its hits."""
+
+    hits = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        found = super().get(key, default)
+        self.hits += found is not None
+        return found
+
+
 @pytest.mark.parametrize("scenario_id", scenario_ids())
-def test_memos_change_no_output_and_no_observation(scenario_id):
+def test_memos_change_no_output_and_no_observation(scenario_id, monkeypatch):
     runner = _SameReports()
+    openings = _Counting()
+    monkeypatch.setattr(episode_module, "_OPENINGS", openings)
+    Episode.make(scenario_id, 1).observation()  # the opening dashboard is remembered
     memo = _play(scenario_id, 1, runner, memo=True)
+    assert openings.hits >= 1  # the memo play opened on the remembered dashboard
+    monkeypatch.setattr(episode_module, "_OPENINGS", _Forgetful())
     fresh = _play(scenario_id, 1, runner, memo=False)
     assert len(memo.transcript) == len(fresh.transcript) == memo.episode.tick
     for (step, obs, text), (step0, obs0, text0) in zip(
