@@ -45,6 +45,43 @@ def to_dict(message: Any) -> dict[str, Any]:
     return data
 
 
+def struct_dict(struct: struct_pb2.Struct) -> dict[str, Any]:
+    """A Struct as plain data, as `to_dict` gives it (numbers as float), several times faster.
+
+    Tool data is the bulk of what a seat receives (a page of log lines on every read, to every
+    teammate), and json_format walks it in slow generic code: 0.37 ms for 40 log lines.
+    """
+    return {key: _plain(value) for key, value in struct.fields.items()}
+
+
+def _plain(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        return value.string_value
+    if kind == "number_value":
+        return value.number_value
+    if kind == "struct_value":
+        return struct_dict(value.struct_value)
+    if kind == "list_value":
+        return [_plain(v) for v in value.list_value.values]
+    if kind == "bool_value":
+        return value.bool_value
+    return None
+
+
+def message_dict(message: Any, *structs: str) -> dict[str, Any]:
+    """`to_dict(message)`, its Struct fields named in `structs` converted by `struct_dict`."""
+    bare = type(message)()
+    bare.CopyFrom(message)
+    for name in structs:
+        bare.ClearField(name)
+    out = to_dict(bare)
+    for name in structs:
+        if message.HasField(name):
+            out[name] = struct_dict(getattr(message, name))
+    return out
+
+
 def to_struct(data: Mapping[str, Any] | None) -> struct_pb2.Struct:
     """Plain data as a `google.protobuf.Struct`."""
     s = struct_pb2.Struct()
@@ -364,7 +401,7 @@ class AgentConnection:
                 r.tick,
                 r.ok,
                 r.text,
-                to_dict(r.data),
+                struct_dict(r.data),
                 r.error_code,
                 to_dict(r.reward),
                 to_dict(r.observation),
@@ -382,7 +419,7 @@ class AgentConnection:
             elif self._joined is not None and not self._joined.done():
                 self._joined.set_exception(error)
         elif kind == "applied":
-            self.inbox.applied.append(to_dict(response.applied))
+            self.inbox.applied.append(message_dict(response.applied, "args", "data"))
         elif kind == "message":
             self.inbox.messages.append(to_dict(response.message))
         elif kind == "reward":

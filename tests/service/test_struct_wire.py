@@ -8,11 +8,12 @@ from google.protobuf import struct_pb2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metasre.agents.client import message_dict, struct_dict, to_dict
 from metasre.service import convert
 from metasre.service.events import Applied, Reward
 from metasre.service.struct_wire import struct_bytes, varint
 from metasre.simulator import Episode
-from metasre.v1 import agent_pb2
+from metasre.v1 import agent_pb2, common_pb2
 
 _keys = st.one_of(st.text(max_size=140), st.integers(-5, 5))
 _leaves = st.one_of(
@@ -120,3 +121,27 @@ def test_prebuilt_responses_equal_the_messages() -> None:
             convert.applied_response_bytes(event, 42, data)
         )
         assert applied == agent_pb2.ConnectResponse(applied=convert.applied_pb(event), sequence=42)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.dictionaries(st.text(max_size=20), _json, max_size=8))
+def test_the_client_reads_a_struct_as_json_format_does(data: dict[str, Any]) -> None:
+    struct = _parsed(data)
+    try:
+        expected = to_dict(struct)
+    except ValueError:  # json_format refuses what no server sends: infinite numbers
+        return
+    assert struct_dict(struct) == expected
+
+
+def test_the_client_reads_applied_calls_as_json_format_does() -> None:
+    for tool, args in (("read_logs", {"service": "nope"}), ("get_alerts", {})):
+        event = _applied(tool, args)
+        data = convert.data_bytes(event)
+        applied = agent_pb2.ConnectResponse.FromString(
+            convert.applied_response_bytes(event, 3, data)
+        ).applied
+        assert message_dict(applied, "args", "data") == to_dict(applied)
+        assert message_dict(common_pb2.AppliedCall(tool="x"), "args", "data") == to_dict(
+            common_pb2.AppliedCall(tool="x")
+        )
