@@ -185,7 +185,7 @@ class MetasreClient:
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool: name, description and the JSON Schema of its arguments."""
         reply = await self._unary(self._control.ListTools, control_pb2.ListToolsRequest())
-        return [to_dict(t) for t in reply.tools]
+        return [message_dict(t, "input_schema") for t in reply.tools]
 
     async def create_session(
         self,

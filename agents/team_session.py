@@ -32,10 +32,19 @@ class TeamRun:
 
 
 def play_team_session(
-    client: SyncClient, scenario_id: str, seed: int, *, turn_policy: str = "FREE_FOR_ALL"
+    client: SyncClient,
+    scenario_id: str,
+    seed: int,
+    *,
+    turn_policy: str = "FREE_FOR_ALL",
+    tools: Sequence[str] | None = None,
 ) -> TeamRun:
-    """Create a session for the team, play one episode, hang up."""
-    tools = [str(t["name"]) for t in client.list_tools()]
+    """Create a session for the team, play one episode, hang up.
+
+    `tools`: the server's tool names, if already known (asked for otherwise).
+    """
+    if tools is None:
+        tools = [str(t["name"]) for t in client.list_tools()]
     session = client.create_session(
         scenario_id, seed=seed, seats=team_seats(tools), turn_policy=turn_policy
     )

@@ -206,8 +206,18 @@ def team_player() -> EpisodePlayer:
     from metasre.agents.rollout import played
     from metasre.agents.team_session import play_team_session
 
+    # The server's tools do not change during a rollout: asked for once per client, not per
+    # episode (a ListTools reply carries every tool's JSON Schema).
+    tools: dict[int, tuple[SyncClient, tuple[str, ...]]] = {}
+
     def play(client: SyncClient, spec: EpisodeSpec) -> Played:
-        run = play_team_session(client, spec.scenario_id, spec.seed)
+        known = tools.get(id(client))
+        if known is None or known[0] is not client:
+            known = tools[id(client)] = (
+                client,
+                tuple(str(t["name"]) for t in client.list_tools()),
+            )
+        run = play_team_session(client, spec.scenario_id, spec.seed, tools=known[1])
         # The seat that saw the latest tick holds the episode's final step count.
         return max(
             (played(run.session_id, obs) for obs in run.observations.values()),

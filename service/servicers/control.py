@@ -41,6 +41,11 @@ class ControlServicer:
     def __init__(self, registry: Registry, config: ServerConfig) -> None:
         self._registry = registry
         self._config = config
+        # Scenarios and tools are fixed for the life of the process, and their messages are
+        # costly to build (each tool's JSON Schema as a Struct: ~10 ms of CPU for all of them,
+        # asked for by every rollout that seats a team): built on first use, then reused.
+        self._scenarios: control_pb2.ListScenariosResponse | None = None
+        self._tools: control_pb2.ListToolsResponse | None = None
 
     def _admin(self, context: Context) -> None:
         check_admin(tuple(context.invocation_metadata() or ()), self._config.admin_token)
@@ -68,9 +73,11 @@ class ControlServicer:
 
         async def op() -> control_pb2.ListScenariosResponse:
             self._admin(context)
-            return control_pb2.ListScenariosResponse(
-                scenarios=[convert.scenario_pb(resolve(i)) for i in scenario_ids()]
-            )
+            if self._scenarios is None:
+                self._scenarios = control_pb2.ListScenariosResponse(
+                    scenarios=[convert.scenario_pb(resolve(i)) for i in scenario_ids()]
+                )
+            return self._scenarios
 
         return await guarded(context, op)
 
@@ -81,9 +88,11 @@ class ControlServicer:
 
         async def op() -> control_pb2.ListToolsResponse:
             self._admin(context)
-            return control_pb2.ListToolsResponse(
-                tools=[convert.tool_pb(TOOLS[name]) for name in sorted(TOOLS)]
-            )
+            if self._tools is None:
+                self._tools = control_pb2.ListToolsResponse(
+                    tools=[convert.tool_pb(TOOLS[name]) for name in sorted(TOOLS)]
+                )
+            return self._tools
 
         return await guarded(context, op)
 

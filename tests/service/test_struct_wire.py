@@ -145,3 +145,14 @@ def test_the_client_reads_applied_calls_as_json_format_does() -> None:
         assert message_dict(common_pb2.AppliedCall(tool="x"), "args", "data") == to_dict(
             common_pb2.AppliedCall(tool="x")
         )
+
+
+async def test_the_client_lists_tools_as_json_format_reads_them(server, control):
+    from metasre.agents.client import MetasreClient
+    from metasre.v1 import control_pb2
+
+    reply = await control.ListTools(control_pb2.ListToolsRequest())
+    async with MetasreClient(server.address) as client:
+        tools = await client.list_tools()
+    assert len(tools) == len(reply.tools) >= 20
+    assert tools == [to_dict(t) for t in reply.tools]
