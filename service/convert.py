@@ -217,18 +217,18 @@ def reward_pb(reward: Reward) -> common_pb2.RewardUpdate:
     )
 
 
-def applied_pb(event: Applied, data: struct_pb2.Struct | None = None) -> common_pb2.AppliedCall:
-    """An AppliedCall message; `data` is `dict_to_struct(event.data)` if already built."""
+def applied_pb(event: Applied) -> common_pb2.AppliedCall:
+    """An AppliedCall message."""
     message = _applied_head(event)
     message.args.CopyFrom(dict_to_struct(event.args))
-    message.data.CopyFrom(dict_to_struct(event.data) if data is None else data)
+    message.data.CopyFrom(dict_to_struct(event.data))
     return message
 
 
-def tool_result_pb(event: Applied, data: struct_pb2.Struct | None = None) -> agent_pb2.ToolResult:
-    """The caller's ToolResult for its applied call; `data` as in `applied_pb`."""
+def tool_result_pb(event: Applied) -> agent_pb2.ToolResult:
+    """The caller's ToolResult for its applied call."""
     message = _result_head(event)
-    message.data.CopyFrom(dict_to_struct(event.data) if data is None else data)
+    message.data.CopyFrom(dict_to_struct(event.data))
     return message
 
 

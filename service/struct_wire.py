@@ -61,31 +61,23 @@ def struct_bytes(data: Mapping[str, Any]) -> bytes:
 
 def _struct_body(data: Mapping[Any, Any], depth: int) -> bytes:
     parts: list[bytes] = []
-    append = parts.append
     for key, value in data.items():
-        name = key.encode("utf-8", "replace") if type(key) is str else str(key).encode()
-        if type(value) is str and depth < _MAX_DEPTH:  # most values: inlined, no calls
-            raw = value.encode("utf-8", "replace")
-            r = len(raw)
-            body = b"\x1a%c%b" % (r, raw) if r < 0x80 else _STRING + varint(r) + raw
-        else:
-            body = _value(value, depth + 1)
+        name = (key if type(key) is str else str(key)).encode("utf-8", "replace")
+        body = _value(value, depth + 1)
         n, m = len(name), len(body)
         if n + m < 0x7C:  # the common case: every length fits in one byte
-            append(b"\x0a%c\x0a%c%b\x12%c%b" % (n + m + 4, n, name, m, body))
+            parts.append(b"\x0a%c\x0a%c%b\x12%c%b" % (n + m + 4, n, name, m, body))
         else:
-            entry = _KEY + varint(n) + name + _VALUE + varint(m) + body
-            append(_ENTRY + varint(len(entry)) + entry)
+            parts.append(delimited(_ENTRY, delimited(_KEY, name) + delimited(_VALUE, body)))
     return b"".join(parts)
 
 
 def _value(value: Any, depth: int) -> bytes:
     # The same mapping as `convert._jsonable`: too deep or not JSON becomes its str().
-    kind = type(value)
-    if kind is str and depth <= _MAX_DEPTH:
-        return _string(value)
     if depth > _MAX_DEPTH:
         return _string(str(value))
+    if type(value) is str:  # most values
+        return _string(value)
     if value is None:
         return _NULL
     if value is True:
@@ -98,16 +90,11 @@ def _value(value: Any, depth: int) -> bytes:
         number = float(value)
         return _NUMBER + _DOUBLE(number) if math.isfinite(number) else _string(str(value))
     if isinstance(value, Mapping):
-        body = _struct_body(value, depth)
-        return _STRUCT + varint(len(body)) + body
+        return delimited(_STRUCT, _struct_body(value, depth))
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-        parts: list[bytes] = []
-        for item in items:
-            encoded = _value(item, depth + 1)
-            parts.append(_ITEM + varint(len(encoded)) + encoded)
-        body = b"".join(parts)
-        return _LIST + varint(len(body)) + body
+        body = b"".join(delimited(_ITEM, _value(item, depth + 1)) for item in items)
+        return delimited(_LIST, body)
     return _string(str(value))
 
 

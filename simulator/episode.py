@@ -110,8 +110,6 @@ class Episode:
         self._grade: Grade | None = None
         # The bug is in the code at the start (validate proves it), so no sandbox run is needed
         # until someone edits.
-        self._pristine = True
-        """Nothing has changed the world or a fault's course yet (see `_dashboard`)."""
         self._has_code_fault = any(f.kind == "code" for f in spec.faults)
         self._code_checks_fail = self._has_code_fault
         self._operations: list[tuple[str, str, str]] = []
@@ -294,7 +292,6 @@ class Episode:
             )
         if spec_tool.kind in ("change", "operate"):
             self._telemetry.invalidate()
-            self._pristine = False
         cured, returned = self._update_faults()
         components = self._shaper.components(
             CallFacts(tool, arg_dict, output.ok, output.data, cured, returned)
@@ -329,7 +326,7 @@ class Episode:
         Results never depend on it: tests prove it by comparing an episode that drops its memos
         before every call with one that keeps them, and benchmarks measure what the memos save.
         """
-        self._telemetry, self._logs, self._alerts = self._readers()
+        self._telemetry, self._logs, self._alerts = self._readers(self._telemetry.version)
         self._board = None
 
     def begin_round(self) -> None:
@@ -417,10 +414,13 @@ class Episode:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _readers(self) -> tuple[Telemetry, LogRenderer, AlertRules]:
-        """Fresh telemetry, logs and alerts over the world and the faults as they are."""
+    def _readers(self, version: int = 0) -> tuple[Telemetry, LogRenderer, AlertRules]:
+        """Fresh telemetry, logs and alerts over the world and the faults as they are.
+
+        `version`: how many changes the world and the faults have seen (0: none, the opening).
+        """
         spec, seed = self._instance.spec, self._instance.seed
-        telemetry = Telemetry(spec, seed, self._world, self._faults)
+        telemetry = Telemetry(spec, seed, self._world, self._faults, version)
         logs = LogRenderer(spec, seed, self._start, self._world, self._faults, telemetry)
         return telemetry, logs, AlertRules(spec.alerts, telemetry)
 
@@ -432,7 +432,8 @@ class Episode:
             return board[2], board[3]
         # Every episode of a scenario and seed opens on the same dashboard (the world untouched,
         # minute 0), and finding when each alert's streak began reads far back: done once.
-        opening = (self._instance.spec.id, self._instance.seed) if self._pristine else None
+        # Version 0: nothing has changed the world or a fault's course yet.
+        opening = (self._instance.spec.id, self._instance.seed) if version == 0 else None
         if opening is not None and minute == 0 and (found := _OPENINGS.get(opening)) is not None:
             self._alerts.recall(found[2])
             self._board = (version, minute, found[0], found[1])
@@ -499,7 +500,6 @@ class Episode:
             transition = fault.update(self._world, self._code_checks_fail, self._clock)
             if transition is not None:
                 self._telemetry.invalidate()
-                self._pristine = False
             if transition == "off":
                 cured += 1
             elif transition == "on" and was_cured:

@@ -39,6 +39,6 @@ def unit_at(seeded_stream: int, index: int) -> float:
     return _mix(seeded_stream ^ (index & _MASK)) / float(1 << 64)
 
 
-def signed(seed: int, stream: int, index: int) -> float:
-    """A number in [-1, 1) that depends only on (seed, stream, index)."""
-    return 2.0 * unit(seed, stream, index) - 1.0
+def signed_at(seeded_stream: int, index: int) -> float:
+    """A number in [-1, 1) that depends only on (seed, stream, index), given `seeded`."""
+    return 2.0 * unit_at(seeded_stream, index) - 1.0

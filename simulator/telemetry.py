@@ -178,8 +178,14 @@ class Telemetry:
     __slots__ = ("_faults", "_layout", "_memo", "_noise", "_version", "_world")
 
     def __init__(
-        self, spec: ScenarioSpec, seed: int, world: World, faults: Sequence[Fault]
+        self,
+        spec: ScenarioSpec,
+        seed: int,
+        world: World,
+        faults: Sequence[Fault],
+        version: int = 0,
     ) -> None:
+        """`version`: the changes already counted (a rebuilt reader carries its count on)."""
         self._world = world
         self._faults = tuple(faults)
         if len(self._faults) != len(spec.faults) or any(
@@ -191,7 +197,7 @@ class Telemetry:
         # Values repeat across calls (a query's window slides a minute at a time, every tool
         # reads the signals now), so they are memoised until the world or a fault changes.
         self._memo = _Memo(len(self._noise))
-        self._version = 0
+        self._version = version
 
     @property
     def version(self) -> int:
@@ -232,7 +238,7 @@ class Telemetry:
         if plan.scales_with_replicas and state.replicas > 0:
             # The same traffic spread over more replicas costs each of them less.
             base = base * state.initial_replicas / state.replicas
-        jitter = 2.0 * noise.unit_at(self._noise[signal], minute) - 1.0
+        jitter = noise.signed_at(self._noise[signal], minute)
         value = base * (1.0 + plan.amplitude * jitter)
         for fault, delta in plan.effects:
             value += delta * self._faults[fault].strength(minute)

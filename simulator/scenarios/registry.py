@@ -12,9 +12,9 @@ from metasre.simulator.scenarios.errors import UnknownScenarioError
 from metasre.simulator.scenarios.loader import (
     SCENARIOS_DIR,
     ScenarioInstance,
-    is_rendered,
     load_instance,
     read_scenario_id,
+    rendered_instance,
 )
 
 _VERSIONED = re.compile(r"^(?P<name>.+)-v(?P<version>[0-9]+)$")
@@ -32,9 +32,9 @@ class ScenarioEntry:
         """Render this scenario for `seed`."""
         return load_instance(self.folder, seed)
 
-    def is_rendered(self, seed: int) -> bool:
-        """True when `instance(seed)` is already rendered, so costs about a tenth of a ms."""
-        return is_rendered(self.folder, seed)
+    def rendered_instance(self, seed: int) -> ScenarioInstance | None:
+        """`instance(seed)` if it is already rendered (about 0.1 ms), else None."""
+        return rendered_instance(self.folder, seed)
 
 
 @lru_cache(maxsize=1)
