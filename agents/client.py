@@ -252,16 +252,30 @@ class MetasreClient:
         except grpc.aio.AioRpcError as exc:
             raise from_rpc_error(exc) from None
 
-    def agent(self, session_id: str, join_token: str) -> AgentConnection:
-        """A Connect stream for one seat (join it with `async with` or `await join()`)."""
-        return AgentConnection(self._agents, session_id, join_token)
+    def agent(
+        self, session_id: str, join_token: str, *, batch_events: bool = True
+    ) -> AgentConnection:
+        """A Connect stream for one seat (join it with `async with` or `await join()`).
+
+        `batch_events` asks the server for the events that become ready together in one
+        message (fewer messages, the same events in the same order; see StreamOptions).
+        """
+        return AgentConnection(self._agents, session_id, join_token, batch_events=batch_events)
 
 
 class AgentConnection:
     """One agent's bidirectional stream: its calls, its results, and what the team does."""
 
-    def __init__(self, stub: agent_pb2_grpc.AgentServiceStub, session_id: str, token: str) -> None:
+    def __init__(
+        self,
+        stub: agent_pb2_grpc.AgentServiceStub,
+        session_id: str,
+        token: str,
+        *,
+        batch_events: bool = True,
+    ) -> None:
         self._stub = stub
+        self._options = agent_pb2.StreamOptions(batch_events=batch_events)
         self.session_id = session_id
         self._token = token
         self._requests: asyncio.Queue[agent_pb2.ConnectRequest | None] = asyncio.Queue()
@@ -300,11 +314,14 @@ class AgentConnection:
                     session_id=self.session_id,
                     resume_token=self.resume_token,
                     after_sequence=self.last_sequence,
+                    options=self._options,
                 )
             )
         else:
             first = agent_pb2.ConnectRequest(
-                join=agent_pb2.JoinSeat(session_id=self.session_id, join_token=self._token)
+                join=agent_pb2.JoinSeat(
+                    session_id=self.session_id, join_token=self._token, options=self._options
+                )
             )
         self._requests = asyncio.Queue()
         self._requests.put_nowait(first)
@@ -361,8 +378,7 @@ class AgentConnection:
     async def _read(self, stream: Any) -> None:
         try:
             async for response in stream:
-                self._dispatch(response)
-                await self._announce()
+                await self._announce(self._dispatch(response))
             lost: ClientError = ConnectionLostError(
                 "the server closed the stream", code="CANCELLED"
             )
@@ -378,15 +394,21 @@ class AgentConnection:
         self._pending.clear()
         await self._announce()
 
-    async def _announce(self) -> None:
+    async def _announce(self, pushes: int = 1) -> None:
         async with self._news:
-            self.news += 1
+            self.news += pushes
             self._news.notify_all()
 
-    def _dispatch(self, response: agent_pb2.ConnectResponse) -> None:
+    def _dispatch(self, response: agent_pb2.ConnectResponse) -> int:
+        """Take in one response; returns how many pushes it held (a batch holds several)."""
+        kind = response.WhichOneof("response")
+        if kind == "batch":
+            for event in response.batch.events:
+                self._dispatch(event)
+            self.last_sequence = max(self.last_sequence, response.sequence)
+            return len(response.batch.events)
         if response.sequence:
             self.last_sequence = response.sequence
-        kind = response.WhichOneof("response")
         if kind == "joined":
             joined = response.joined
             self.agent_id, self.role = joined.agent_id, joined.role
@@ -428,6 +450,7 @@ class AgentConnection:
             self.inbox.turns.append(to_dict(response.turn))
         elif kind == "episode_end":
             self.inbox.episode_end = to_dict(response.episode_end)
+        return 1
 
     async def abort(self) -> None:
         """Drop the stream with no goodbye, as a crashed agent or a broken network would.

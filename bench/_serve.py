@@ -6,7 +6,9 @@ types as AgentService.Connect: a join gets an empty Joined, a call gets an empty
 with its call id. `echo --fanout` also sends what META-SRE's protocol sends for each call of a
 session of N seats under SHARED rewards: an AppliedCall to each of the N-1 other streams that
 joined with the same session id, and a RewardUpdate to every stream of it (6 messages for 3
-seats, against the plain echo's 1); still no simulation and no store. With `--profile FILE`
+seats, against the plain echo's 1); still no simulation and no store. A stream that joins with
+StreamOptions.batch_events gets its two as one EventBatch, as META-SRE sends them (3 messages
+a call for 3 seats). With `--profile FILE`
 the server runs under cProfile and writes the stats there when it stops. With `--trace` (see
 `bench._trace`) it times calls and samples its event loop's lag.
 
@@ -108,17 +110,21 @@ def _census(top: int = 40) -> dict[str, Any]:
     }
 
 
+_Out = asyncio.Queue[agent_pb2.ConnectResponse | None]
+
+
 class _FanoutEcho:
     """The echo with META-SRE's per-call fan-out (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._groups: dict[str, list[asyncio.Queue[agent_pb2.ConnectResponse | None]]] = {}
+        self._groups: dict[str, list[tuple[_Out, bool]]] = {}
 
     async def connect(
         self, requests: AsyncIterator[agent_pb2.ConnectRequest], context: Any
     ) -> AsyncIterator[agent_pb2.ConnectResponse]:
-        out: asyncio.Queue[agent_pb2.ConnectResponse | None] = asyncio.Queue()
-        group: list[asyncio.Queue[agent_pb2.ConnectResponse | None]] = []
+        out: _Out = asyncio.Queue()
+        group: list[tuple[_Out, bool]] = []
+        me: tuple[_Out, bool] = (out, False)
         joined = False
 
         async def read() -> None:
@@ -128,27 +134,29 @@ class _FanoutEcho:
                 if kind == "join" and not joined:
                     joined = True
                     group = self._groups.setdefault(request.join.session_id, [])
-                    group.append(out)
+                    me = (out, request.join.options.batch_events)
+                    group.append(me)
                     out.put_nowait(agent_pb2.ConnectResponse(joined=agent_pb2.Joined(agent_id="e")))
                 elif kind == "call":
                     call_id = request.call.call_id
-                    out.put_nowait(
-                        agent_pb2.ConnectResponse(
-                            call_id=call_id, result=agent_pb2.ToolResult(call_id=call_id)
-                        )
+                    result = agent_pb2.ConnectResponse(
+                        call_id=call_id, result=agent_pb2.ToolResult(call_id=call_id)
                     )
                     applied = agent_pb2.ConnectResponse(
                         applied=common_pb2.AppliedCall(call_id=call_id, agent_id="e", tool="echo")
                     )
-                    for peer in group:
-                        if peer is not out:
-                            peer.put_nowait(applied)
-                    for peer in group:
-                        peer.put_nowait(
-                            agent_pb2.ConnectResponse(
-                                reward=common_pb2.RewardUpdate(agent_id="e", total=0.0)
+                    reward = agent_pb2.ConnectResponse(
+                        reward=common_pb2.RewardUpdate(agent_id="e", total=0.0)
+                    )
+                    for peer, batch in group:
+                        told = (result if peer is out else applied, reward)
+                        if batch:  # as META-SRE sends a step's events to a batching stream
+                            peer.put_nowait(
+                                agent_pb2.ConnectResponse(batch=agent_pb2.EventBatch(events=told))
                             )
-                        )
+                        else:
+                            for message in told:
+                                peer.put_nowait(message)
             out.put_nowait(None)
 
         reader = asyncio.create_task(read())
@@ -157,8 +165,8 @@ class _FanoutEcho:
                 yield item
         finally:
             reader.cancel()
-            if out in group:
-                group.remove(out)
+            if me in group:
+                group.remove(me)
 
 
 async def serve_echo(fanout: bool = False) -> None:

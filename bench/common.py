@@ -165,9 +165,14 @@ class EchoStub:
         )
 
 
-def echo_connection(channel: Any, n: int) -> AgentConnection:
-    """An AgentConnection to the echo service."""
-    return AgentConnection(EchoStub(channel), f"echo-{n}", "token")  # type: ignore[arg-type]
+def echo_connection(channel: Any, n: int, *, batch_events: bool = True) -> AgentConnection:
+    """An AgentConnection to the echo service (`n` groups streams as a session's seats)."""
+    return AgentConnection(
+        EchoStub(channel),  # type: ignore[arg-type]
+        f"echo-{n}",
+        "token",
+        batch_events=batch_events,
+    )
 
 
 def pct(values: Sequence[float], q: float) -> float:

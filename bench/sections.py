@@ -73,7 +73,13 @@ async def call_loop(
 
 
 async def _transport_round(
-    address: str, echo: bool, sessions: int, agents: int, quota: int, calls: Any
+    address: str,
+    echo: bool,
+    sessions: int,
+    agents: int,
+    quota: int,
+    calls: Any,
+    batch: bool = True,
 ) -> tuple[float, list[float], int]:
     """One round: set up `sessions` x `agents` streams (untimed), then all call `quota` times."""
     async with MetasreClient(address) as client:
@@ -82,14 +88,19 @@ async def _transport_round(
         if echo:
             channel = client._channel
             # Grouped as the sessions are: the fan-out echo answers a group's streams together.
-            conns = [echo_connection(channel, i // agents) for i in range(sessions * agents)]
+            conns = [
+                echo_connection(channel, i // agents, batch_events=batch)
+                for i in range(sessions * agents)
+            ]
             await asyncio.gather(*(c.join() for c in conns))
         else:
             seats = [f"a{i}" for i in range(agents)]
             for _ in range(sessions):
                 handle = await client.create_session(CHEAP_SCENARIO, seats=seats)
                 ids.append(handle.id)
-                conns += [client.agent(handle.id, handle.tokens[s]) for s in seats]
+                conns += [
+                    client.agent(handle.id, handle.tokens[s], batch_events=batch) for s in seats
+                ]
             await asyncio.gather(*(c.join() for c in conns))
         latencies: list[float] = []
         start = time.perf_counter()
@@ -113,16 +124,24 @@ async def transport(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
         ServerProcess("echo", extra=("--fanout",)) as fanout,
         ServerProcess("metasre", store=True) as meta,
     ):
-        servers = (("echo", echo, True), ("fanout", fanout, True), ("metasre", meta, False))
-        walls = {name: 0.0 for name, _, _ in servers}
-        lat: dict[str, list[float]] = {name: [] for name, _, _ in servers}
-        cpu = {name: 0.0 for name, _, _ in servers}
+        # META-SRE twice: with event batches (the SDK's default) and one message per event (the
+        # protocol's default, and the approach before batches), on the same server process.
+        servers = (
+            ("echo", echo, True, True),
+            ("fanout", fanout, True, False),
+            ("fanout_batched", fanout, True, True),
+            ("metasre", meta, False, True),
+            ("unbatched", meta, False, False),
+        )
+        walls = {name: 0.0 for name, *_ in servers}
+        lat: dict[str, list[float]] = {name: [] for name, *_ in servers}
+        cpu = {name: 0.0 for name, *_ in servers}
         errors = 0
         # Warm all (imports, channels, code paths), then alternate rounds so load hits all.
-        for _, server, is_echo in servers:
-            await _transport_round(server.address, is_echo, 2, sizes.agents, 3, calls)
+        for _, server, is_echo, batch in servers:
+            await _transport_round(server.address, is_echo, 2, sizes.agents, 3, calls, batch)
         for _ in range(sizes.transport_rounds):
-            for name, server, is_echo in servers:
+            for name, server, is_echo, batch in servers:
                 cpu0 = server.cpu_seconds()
                 wall, latencies, errs = await _transport_round(
                     server.address,
@@ -131,6 +150,7 @@ async def transport(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
                     sizes.agents,
                     quota,
                     calls,
+                    batch,
                 )
                 walls[name] += wall
                 cpu[name] += server.cpu_seconds() - cpu0
@@ -171,12 +191,37 @@ async def transport(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
         ),
         Row(
             "transport",
+            f"  against that echo batching as META-SRE does ({sizes.agents} messages a call)",
+            rate["metasre"],
+            "calls/s",
+            rate["fanout_batched"],
+            rate["metasre"] / rate["fanout_batched"],
+        ),
+        Row(
+            "transport",
+            "  against META-SRE with one message per event (no StreamOptions.batch_events)",
+            rate["metasre"],
+            "calls/s",
+            rate["unbatched"],
+            rate["metasre"] / rate["unbatched"],
+        ),
+        Row(
+            "transport",
             "server CPU per call (ms)",
             out["metasre"]["server_cpu_ms_per_call"],
             "ms",
             out["echo"]["server_cpu_ms_per_call"],
             out["metasre"]["server_cpu_ms_per_call"]
             / max(out["echo"]["server_cpu_ms_per_call"], 1e-9),
+        ),
+        Row(
+            "transport",
+            "  server CPU per call, META-SRE with batches against without (ms)",
+            out["metasre"]["server_cpu_ms_per_call"],
+            "ms",
+            out["unbatched"]["server_cpu_ms_per_call"],
+            out["metasre"]["server_cpu_ms_per_call"]
+            / max(out["unbatched"]["server_cpu_ms_per_call"], 1e-9),
         ),
         Row(
             "transport",

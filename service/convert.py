@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -13,7 +13,7 @@ from metasre.service.config import Limits
 from metasre.service.errors import InvalidRequestError
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
-from metasre.service.struct_wire import delimited, struct_bytes, tag
+from metasre.service.struct_wire import delimited, struct_bytes, tag, varint
 from metasre.simulator import EpisodePhase, Grade, Observation, Tool
 from metasre.simulator.scenarios.registry import ScenarioEntry
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
@@ -266,6 +266,21 @@ def applied_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
         + delimited(_APPLIED_DATA_TAG, data)
     )
     return head + delimited(_APPLIED_TAG, body)
+
+
+_BATCH_TAG = tag(_RESPONSE["batch"].number)
+_BATCH_EVENT_TAG = tag(agent_pb2.EventBatch.DESCRIPTOR.fields_by_name["events"].number)
+_SEQUENCE_TAG = varint(_RESPONSE["sequence"].number << 3)  # a varint field: wire type 0
+
+
+def batch_response_bytes(events: Sequence[bytes], sequence: int) -> bytes:
+    """The serialized ConnectResponse carrying serialized ConnectResponses as one EventBatch.
+
+    `sequence` is the last event's. Assembled from the parts' bytes, so the shared views of
+    applied calls are not parsed or built again per stream.
+    """
+    body = b"".join(delimited(_BATCH_EVENT_TAG, event) for event in events)
+    return _SEQUENCE_TAG + varint(sequence) + delimited(_BATCH_TAG, body)
 
 
 def _applied_head(event: Applied) -> common_pb2.AppliedCall:

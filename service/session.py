@@ -381,6 +381,23 @@ class Session:
             changed = self._changed
             await changed.wait()
 
+    async def follow_runs(self, start: int) -> AsyncIterator[Sequence[LogEntry]]:
+        """Like `follow`, in runs: the entries that became durable together (a group commit).
+
+        A stream that batches its events sends one message per run.
+        """
+        index = start
+        while True:
+            end = self._durable
+            if index < end:
+                yield self._log[index:end]
+                index = end
+                continue
+            if self.closed:
+                return
+            changed = self._changed
+            await changed.wait()
+
     def _wake(self) -> None:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()

@@ -159,6 +159,8 @@ class AgentStream:
         self._delivered = 0
         self._start = 0
         """The follower sends log entries after this sequence number."""
+        self._batch = False
+        """Send the events that become durable together as one EventBatch (StreamOptions)."""
         self._orderly = False
         """The stream ends in order (client half-close, idle limit, evicted), not dropped."""
         self._progress = asyncio.Event()
@@ -245,13 +247,20 @@ class AgentStream:
         call_id = request.call.call_id[:MAX_CALL_ID] if kind == "call" else ""
         try:
             if kind == "join":
-                self._join(request.join.session_id, request.join.join_token, resume=False, after=0)
+                self._join(
+                    request.join.session_id,
+                    request.join.join_token,
+                    resume=False,
+                    after=0,
+                    options=request.join.options,
+                )
             elif kind == "resume":
                 self._join(
                     request.resume.session_id,
                     request.resume.resume_token,
                     resume=True,
                     after=request.resume.after_sequence,
+                    options=request.resume.options,
                 )
             elif kind == "call":
                 self._call(request.call)
@@ -267,7 +276,15 @@ class AgentStream:
         status = status_of(exc, call_id=call_id)
         self._out.put_nowait(agent_pb2.ConnectResponse(call_id=call_id, error=status))
 
-    def _join(self, session_id: str, token: str, *, resume: bool, after: int) -> None:
+    def _join(
+        self,
+        session_id: str,
+        token: str,
+        *,
+        resume: bool,
+        after: int,
+        options: agent_pb2.StreamOptions,
+    ) -> None:
         if self._seat is not None:
             raise AlreadyJoinedError(
                 f"this stream already holds seat {self._seat.agent_id!r}; open another stream "
@@ -282,6 +299,7 @@ class AgentStream:
         if isinstance(previous, AgentStream) and previous is not self:
             previous.evict()
         self._session, self._coordinator, self._seat = session, coordinator, seat
+        self._batch = options.batch_events
         coordinator.wake()  # a ROUND_ROBIN turn waiting without a clock starts one again
         self._log = log.bind(session_id=session.id, agent_id=seat.agent_id)
         self._log.info("seat_taken", resume=resume)
@@ -343,13 +361,28 @@ class AgentStream:
     # -- the log ----------------------------------------------------------------------------
 
     async def _follow(self, session: Session, start: int) -> None:
-        async for entry in session.follow(start):
-            message = self._view(entry)
-            if message is not None:
-                if not isinstance(message, bytes):  # shared views come with it set
-                    message.sequence = entry.sequence
-                self._out.put_nowait(message)
-            self._delivered = entry.sequence
+        async for run in session.follow_runs(start):
+            messages: list[Response] = []
+            last = 0
+            for entry in run:
+                message = self._view(entry)
+                if message is not None:
+                    if not isinstance(message, bytes):  # shared views come with it set
+                        message.sequence = entry.sequence
+                    messages.append(message)
+                    last = entry.sequence
+            if self._batch and len(messages) > 1:
+                # One write instead of several: gRPC's cost is mostly per message.
+                self._out.put_nowait(
+                    convert.batch_response_bytes(
+                        [m if isinstance(m, bytes) else m.SerializeToString() for m in messages],
+                        last,
+                    )
+                )
+            else:
+                for message in messages:
+                    self._out.put_nowait(message)
+            self._delivered = run[-1].sequence
             self._progress.set()
         # A session the store could not record ends its streams with that status.
         self._out.put_nowait(

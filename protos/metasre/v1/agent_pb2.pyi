@@ -1,30 +1,41 @@
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.rpc import status_pb2 as _status_pb2
 from metasre.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class JoinSeat(_message.Message):
-    __slots__ = ("session_id", "join_token")
+    __slots__ = ("session_id", "join_token", "options")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     JOIN_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     join_token: str
-    def __init__(self, session_id: _Optional[str] = ..., join_token: _Optional[str] = ...) -> None: ...
+    options: StreamOptions
+    def __init__(self, session_id: _Optional[str] = ..., join_token: _Optional[str] = ..., options: _Optional[_Union[StreamOptions, _Mapping]] = ...) -> None: ...
 
 class ResumeSeat(_message.Message):
-    __slots__ = ("session_id", "resume_token", "after_sequence")
+    __slots__ = ("session_id", "resume_token", "after_sequence", "options")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     AFTER_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     resume_token: str
     after_sequence: int
-    def __init__(self, session_id: _Optional[str] = ..., resume_token: _Optional[str] = ..., after_sequence: _Optional[int] = ...) -> None: ...
+    options: StreamOptions
+    def __init__(self, session_id: _Optional[str] = ..., resume_token: _Optional[str] = ..., after_sequence: _Optional[int] = ..., options: _Optional[_Union[StreamOptions, _Mapping]] = ...) -> None: ...
+
+class StreamOptions(_message.Message):
+    __slots__ = ("batch_events",)
+    BATCH_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    batch_events: bool
+    def __init__(self, batch_events: _Optional[bool] = ...) -> None: ...
 
 class ToolCall(_message.Message):
     __slots__ = ("call_id", "tool", "args")
@@ -83,7 +94,7 @@ class ToolResult(_message.Message):
     def __init__(self, call_id: _Optional[str] = ..., tick: _Optional[int] = ..., ok: _Optional[bool] = ..., error_code: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., reward: _Optional[_Union[_common_pb2.RewardUpdate, _Mapping]] = ..., phase: _Optional[_Union[_common_pb2.EpisodePhase, str]] = ...) -> None: ...
 
 class ConnectResponse(_message.Message):
-    __slots__ = ("call_id", "joined", "turn", "result", "applied", "message", "reward", "episode_end", "error", "episode_start", "sequence")
+    __slots__ = ("call_id", "joined", "turn", "result", "applied", "message", "reward", "episode_end", "error", "episode_start", "batch", "sequence")
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     JOINED_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
@@ -94,6 +105,7 @@ class ConnectResponse(_message.Message):
     EPISODE_END_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     EPISODE_START_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     joined: Joined
@@ -105,8 +117,15 @@ class ConnectResponse(_message.Message):
     episode_end: _common_pb2.EpisodeEnded
     error: _status_pb2.Status
     episode_start: _common_pb2.EpisodeStarted
+    batch: EventBatch
     sequence: int
-    def __init__(self, call_id: _Optional[str] = ..., joined: _Optional[_Union[Joined, _Mapping]] = ..., turn: _Optional[_Union[_common_pb2.TurnGranted, _Mapping]] = ..., result: _Optional[_Union[ToolResult, _Mapping]] = ..., applied: _Optional[_Union[_common_pb2.AppliedCall, _Mapping]] = ..., message: _Optional[_Union[_common_pb2.TeamMessage, _Mapping]] = ..., reward: _Optional[_Union[_common_pb2.RewardUpdate, _Mapping]] = ..., episode_end: _Optional[_Union[_common_pb2.EpisodeEnded, _Mapping]] = ..., error: _Optional[_Union[_status_pb2.Status, _Mapping]] = ..., episode_start: _Optional[_Union[_common_pb2.EpisodeStarted, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, call_id: _Optional[str] = ..., joined: _Optional[_Union[Joined, _Mapping]] = ..., turn: _Optional[_Union[_common_pb2.TurnGranted, _Mapping]] = ..., result: _Optional[_Union[ToolResult, _Mapping]] = ..., applied: _Optional[_Union[_common_pb2.AppliedCall, _Mapping]] = ..., message: _Optional[_Union[_common_pb2.TeamMessage, _Mapping]] = ..., reward: _Optional[_Union[_common_pb2.RewardUpdate, _Mapping]] = ..., episode_end: _Optional[_Union[_common_pb2.EpisodeEnded, _Mapping]] = ..., error: _Optional[_Union[_status_pb2.Status, _Mapping]] = ..., episode_start: _Optional[_Union[_common_pb2.EpisodeStarted, _Mapping]] = ..., batch: _Optional[_Union[EventBatch, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class EventBatch(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[ConnectResponse]
+    def __init__(self, events: _Optional[_Iterable[_Union[ConnectResponse, _Mapping]]] = ...) -> None: ...
 
 class CallToolRequest(_message.Message):
     __slots__ = ("session_id", "token", "call")
