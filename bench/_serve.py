@@ -19,7 +19,9 @@ Lines on stdin are commands; those with an answer print it as one JSON line:
 - `gc-freeze` does the same, then freezes every object left (`gc.freeze()`): a diagnostic
   that shows what the server's full collections cost by taking them away;
 - `gc-threshold A B C` sets the collector's thresholds (an experiment);
-- `gc-census` answers how many objects the collector tracks, and of which types.
+- `gc-census` answers how many objects the collector tracks, and of which types;
+- `gc-garbage` unfreezes, collects, and answers which types the cyclic garbage held (what
+  closed sessions left for the heap keeper's reclaim), then freezes again.
 """
 
 from __future__ import annotations
@@ -84,6 +86,19 @@ def _command(words: list[str], tracer: Tracer | None) -> dict[str, Any] | None:
         return None
     if command == "gc-census":
         return _census()
+    if command == "gc-garbage":
+        gc.unfreeze()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect()
+            garbage = Counter(type(o).__qualname__ for o in gc.garbage)
+            total = len(gc.garbage)
+            gc.garbage.clear()
+        finally:
+            gc.set_debug(0)
+        gc.collect()
+        gc.freeze()
+        return {"garbage": total, "top": garbage.most_common(40)}
     if command in ("gc-collect", "gc-freeze"):
         start = time.perf_counter()
         found = gc.collect()

@@ -72,7 +72,9 @@ class ServerProcess:
         spy = os.environ.get("BENCH_PYSPY")  # DIR: record each META-SRE server with py-spy
         if spy and kind == "metasre":
             out = Path(spy) / f"server-{time.time_ns()}.txt"
-            cmd = ["py-spy", "record", "--format", "raw", "--rate", "200", "-o", str(out), "--"]
+            cmd = ["py-spy", "record", "--format", "raw", "--rate", "200", "-o", str(out)]
+            cmd += ["--gil"] if os.environ.get("BENCH_PYSPY_GIL") else []
+            cmd += ["--"]
             cmd += serve
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
         env = dict(os.environ, PYTHONPATH=path)

@@ -193,6 +193,11 @@ class AgentStream:
                 if wake is not None:
                     wake()
                 self._log.info("seat_released", kept_seconds=grace)
+            # The stream's tasks hold it through their frames (a cancelled one through its
+            # CancelledError's traceback) and it holds them and the session: cut those links so
+            # that a closed session is freed by reference counting, not by a full collection.
+            self._follower = None
+            self._session = self._coordinator = self._seat = None
 
     def evict(self) -> None:
         """Another stream resumed this seat: end this one."""
