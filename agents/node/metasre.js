@@ -182,9 +182,9 @@ class MetasreClient {
     return this.unary("CloseSession", { session_id: sessionId });
   }
 
-  /** A Connect stream for one seat; call join() on it. */
-  agent(sessionId, joinToken) {
-    return new AgentConnection(this.agents, sessionId, joinToken);
+  /** A Connect stream for one seat; call join() on it. batchEvents: see StreamOptions. */
+  agent(sessionId, joinToken, { batchEvents = true } = {}) {
+    return new AgentConnection(this.agents, sessionId, joinToken, { batchEvents });
   }
 
   close() {
@@ -195,8 +195,10 @@ class MetasreClient {
 
 /** One agent's bidirectional stream: its own calls and results, and what the team does. */
 class AgentConnection {
-  constructor(stub, sessionId, joinToken) {
+  constructor(stub, sessionId, joinToken, { batchEvents = true } = {}) {
     this.stub = stub;
+    // Events that become durable together come as one message (StreamOptions.batch_events).
+    this.batchEvents = batchEvents;
     this.sessionId = sessionId;
     this.joinToken = joinToken;
     this.nextId = 1;
@@ -218,7 +220,13 @@ class AgentConnection {
     this.stream.on("data", (msg) => this.dispatch(msg));
     this.stream.on("error", (err) => this.lost(new MetasreError(err.code, err.details)));
     this.stream.on("end", () => this.lost(new MetasreError("CANCELLED", "stream ended")));
-    this.stream.write({ join: { session_id: this.sessionId, join_token: this.joinToken } });
+    this.stream.write({
+      join: {
+        session_id: this.sessionId,
+        join_token: this.joinToken,
+        options: { batch_events: this.batchEvents },
+      },
+    });
     return joined;
   }
 
@@ -256,6 +264,10 @@ class AgentConnection {
     if (msg.sequence && msg.sequence !== "0") this.lastSequence = msg.sequence;
     const kind = msg.response;
     const body = msg[kind];
+    if (kind === "batch") {
+      for (const event of body.events) this.dispatch(event);
+      return;
+    }
     if (kind === "joined") {
       this.agent_id = body.agent_id;
       this.resumeToken = body.resume_token;
