@@ -45,9 +45,9 @@ class ServeProcess:
 
 @contextlib.asynccontextmanager
 async def metasre_serve(
-    *args: str, verbose: bool = False, env: Mapping[str, str] | None = None
+    *args: str, verbose: bool = False, env: Mapping[str, str] | None = None, port: int = 0
 ) -> AsyncIterator[ServeProcess]:
-    """Run `metasre [-v] serve --port 0 *args` until the block ends (killed if still running).
+    """Run `metasre [-v] serve --port PORT *args` until the block ends (killed if still running).
 
     It runs in a temporary working directory, so files it makes by default stay out of the tree.
     """
@@ -60,7 +60,7 @@ async def metasre_serve(
             *(("-v",) if verbose else ()),
             "serve",
             "--port",
-            "0",
+            str(port),
             *args,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import random
-import signal
-import sys
 from pathlib import Path
 
 import grpc
@@ -28,6 +24,7 @@ from metasre.v1 import (
 )
 
 from .conftest import TIMEOUT, AgentClient, create, details, struct
+from .serve_process import metasre_serve
 
 
 async def test_health_answers_serving(channel):
@@ -167,44 +164,24 @@ async def test_garbage_gets_clear_errors_and_the_server_stays_up(channel, contro
     client.close()
 
 
-async def test_sigterm_drains_a_real_server(tmp_path: Path):
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "metasre.cli.main",
-        "serve",
-        "--port",
-        "0",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=tmp_path,  # whatever the server writes by default stays out of the tree
-    )
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
-        address = json.loads(line)["address"]
-        async with grpc.aio.insecure_channel(address) as channel:
-            control = control_pb2_grpc.ControlServiceStub(channel)
-            created = await create(control, ("a",))
-            client = AgentClient(channel)
-            await client.join(created.session.session_id, created.tokens[0].join_token)
-            reply = await client.result_or_error(client.tool("get_alerts"))
-            assert reply.result.tick == 1
-            proc.send_signal(signal.SIGTERM)
-            # The stream ends cleanly (OK), then the process exits 0.
-            while (await asyncio.wait_for(client.call.read(), TIMEOUT)) is not grpc.aio.EOF:
-                pass
-            assert await client.call.code() == grpc.StatusCode.OK
-        assert await asyncio.wait_for(proc.wait(), TIMEOUT) == 0
-        logs = (await proc.stderr.read()).decode()
-        events = [json.loads(x)["event"] for x in logs.splitlines() if x.startswith("{")]
-        assert "draining" in events and "stopped" in events
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+async def test_sigterm_drains_a_real_server():
+    async with (
+        metasre_serve() as served,
+        grpc.aio.insecure_channel(served.address) as channel,
+    ):
+        control = control_pb2_grpc.ControlServiceStub(channel)
+        created = await create(control, ("a",))
+        client = AgentClient(channel)
+        await client.join(created.session.session_id, created.tokens[0].join_token)
+        reply = await client.result_or_error(client.tool("get_alerts"))
+        assert reply.result.tick == 1
+        # The stream ends cleanly (OK), and the process exits 0 once drained.
+        assert await served.stop() == 0
+        while (await asyncio.wait_for(client.call.read(), TIMEOUT)) is not grpc.aio.EOF:
+            pass
+        assert await client.call.code() == grpc.StatusCode.OK
+    events = [e["event"] for e in served.events()]
+    assert "draining" in events and "stopped" in events
 
 
 def test_generated_stubs_are_fresh(tmp_path: Path):

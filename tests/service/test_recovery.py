@@ -19,8 +19,7 @@ import asyncio
 import contextlib
 import json
 import signal
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from metasre.simulator import Episode, resolve
 from metasre.v1 import control_pb2, control_pb2_grpc
 
 from .conftest import AD, PAY, TIMEOUT
+from .serve_process import ServeProcess, metasre_serve
 
 OOM = "meta-sre/user-service-oom-v1"
 FAST_RECONNECT = (
@@ -49,46 +49,6 @@ def solution(scenario: str, seed: int) -> list[tuple[str, dict[str, Any]]]:
     """The reference fix as concrete calls (edits located by line)."""
     steps = resolve(scenario).instance(seed).spec.solution
     return play_steps(Episode.make(scenario, seed), steps)
-
-
-@dataclass
-class Server:
-    proc: asyncio.subprocess.Process
-    address: str
-    log: Path
-
-    def events(self) -> list[dict[str, Any]]:
-        return [
-            json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")
-        ]
-
-
-@contextlib.asynccontextmanager
-async def metasre_serve(store: Path, log: Path, port: int = 0) -> AsyncIterator[Server]:
-    with log.open("a") as stderr:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "metasre.cli.main",
-            "serve",
-            "--port",
-            str(port),
-            "--store",
-            str(store),
-            "--turn-timeout-seconds",
-            "60",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
-        )
-    try:
-        assert proc.stdout is not None
-        line = await asyncio.wait_for(proc.stdout.readline(), 60)
-        assert line, f"the server did not start: {log.read_text()[-3000:]}"
-        yield Server(proc, json.loads(line)["address"], log)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
 
 
 @dataclass
@@ -240,11 +200,15 @@ async def resume(conn: AgentConnection) -> None:
             await asyncio.sleep(0.1)
 
 
-async def play(tmp: Path, *, crash: bool) -> tuple[Table, list[Server], Path]:
-    db, log = tmp / "store.db", tmp / "server.log"
-    servers: list[Server] = []
+def serve(db: Path, port: int = 0) -> contextlib.AbstractAsyncContextManager[ServeProcess]:
+    return metasre_serve("--store", str(db), "--turn-timeout-seconds", "60", port=port)
+
+
+async def play(tmp: Path, *, crash: bool) -> tuple[Table, list[ServeProcess], Path]:
+    db = tmp / "store.db"
+    servers: list[ServeProcess] = []
     async with contextlib.AsyncExitStack() as stack:
-        server = await stack.enter_async_context(metasre_serve(db, log))
+        server = await stack.enter_async_context(serve(db))
         servers.append(server)
         client = await stack.enter_async_context(
             MetasreClient(server.address, options=FAST_RECONNECT)
@@ -259,7 +223,7 @@ async def play(tmp: Path, *, crash: bool) -> tuple[Table, list[Server], Path]:
             server.proc.send_signal(signal.SIGKILL)
             await server.proc.wait()
             port = int(server.address.rpartition(":")[2])
-            restarted = await stack.enter_async_context(metasre_serve(db, log, port))
+            restarted = await stack.enter_async_context(serve(db, port))
             servers.append(restarted)
             # Nothing acknowledged before the kill was lost.
             store = TrajectoryStore(db)
@@ -354,7 +318,7 @@ def test_nothing_is_applied_twice_and_every_agent_heard_every_call_once(runs):
 
 def test_sessions_are_rebuilt_before_the_server_serves_and_no_token_is_kept(runs):
     _, (crashed, servers, crashed_db) = runs
-    events = servers[1].events()  # both lives: one log file
+    events = servers[0].events() + servers[1].events()  # the server's two lives
     serving = [i for i, e in enumerate(events) if e["event"] == "serving"]
     recovered = [i for i, e in enumerate(events) if e["event"] == "session_recovered"]
     assert len(serving) == 2
@@ -362,7 +326,7 @@ def test_sessions_are_rebuilt_before_the_server_serves_and_no_token_is_kept(runs
     assert all(serving[0] < i < serving[1] for i in recovered)
     secrets = [tok for seats in crashed.tokens.values() for tok in seats.values()]
     secrets += list(crashed.resume_tokens.values())
-    log_text = servers[1].log.read_text()
+    log_text = servers[0].log_text + servers[1].log_text
     stored = b"".join(p.read_bytes() for p in crashed_db.parent.glob(crashed_db.name + "*"))
     for secret in secrets:
         assert secret not in log_text

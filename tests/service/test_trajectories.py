@@ -8,13 +8,11 @@ SIGKILL.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,7 @@ from metasre.v1 import (
 )
 
 from .conftest import AD, PAY, TIMEOUT, AgentClient, create, details, pay_solution, struct
+from .serve_process import metasre_serve
 
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
 MIGRATION = "meta-sre/migration-cascade-v1"
@@ -263,78 +262,48 @@ async def test_over_connect_the_unrecorded_call_is_refused_in_band_then_the_stre
     assert [m.result.tick for m in a.received if m.WhichOneof("response") == "result"] == [1]
 
 
-@contextlib.contextmanager
-def serving(store: Path, log: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """A `metasre serve --store` subprocess and its address; killed at the end if still alive."""
-    with (
-        log.open("w") as stderr,
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "metasre.cli.main",
-                "serve",
-                "--port",
-                "0",
-                "--store",
-                str(store),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        ) as proc,
-    ):
-        try:
-            assert proc.stdout is not None
-            line = proc.stdout.readline()
-            assert line, f"the server did not start: {log.read_text()[-2000:]}"
-            yield proc, json.loads(line)["address"]
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-
-
 async def test_every_acknowledged_call_survives_sigkill_of_the_server(tmp_path):
     db = tmp_path / "killed.db"
     acked: set[tuple[str, str]] = set()
     enough = asyncio.Event()
-    with serving(db, tmp_path / "server.log") as (proc, address):
-        async with grpc.aio.insecure_channel(address) as channel:
-            control = control_pb2_grpc.ControlServiceStub(channel)
-            # 8 sessions of 40 steps each: room for far more calls than the kill lets happen.
-            sessions = [await create(control, ("a", "b"), scenario=MIGRATION) for _ in range(8)]
+    async with (
+        metasre_serve("--store", str(db)) as served,
+        grpc.aio.insecure_channel(served.address) as channel,
+    ):
+        control = control_pb2_grpc.ControlServiceStub(channel)
+        # 8 sessions of 40 steps each: room for far more calls than the kill lets happen.
+        sessions = [await create(control, ("a", "b"), scenario=MIGRATION) for _ in range(8)]
 
-            async def unary(sid: str, token: str, agent: str) -> None:
-                for i in range(1000):
-                    call_id = f"{agent}-{i}"
-                    await call_tool(channel, sid, token, call_id, "get_alerts")
-                    acked.add((sid, call_id))
-                    if len(acked) >= 120:
-                        enough.set()
+        async def unary(sid: str, token: str, agent: str) -> None:
+            for i in range(1000):
+                call_id = f"{agent}-{i}"
+                await call_tool(channel, sid, token, call_id, "get_alerts")
+                acked.add((sid, call_id))
+                if len(acked) >= 120:
+                    enough.set()
 
-            async def streamed(sid: str, token: str) -> None:
-                client = AgentClient(channel)
-                await client.join(sid, token)
-                for _ in range(1000):
-                    call_id = client.tool("get_alerts")
-                    reply = await client.result_or_error(call_id)
-                    assert reply.WhichOneof("response") == "result", reply
-                    acked.add((sid, call_id))
-                    if len(acked) >= 120:
-                        enough.set()
+        async def streamed(sid: str, token: str) -> None:
+            client = AgentClient(channel)
+            await client.join(sid, token)
+            for _ in range(1000):
+                call_id = client.tool("get_alerts")
+                reply = await client.result_or_error(call_id)
+                assert reply.WhichOneof("response") == "result", reply
+                acked.add((sid, call_id))
+                if len(acked) >= 120:
+                    enough.set()
 
-            agents = []
-            for created in sessions:
-                sid = created.session.session_id
-                agents.append(asyncio.create_task(unary(sid, created.tokens[0].join_token, "a")))
-                agents.append(asyncio.create_task(streamed(sid, created.tokens[1].join_token)))
-            await asyncio.wait_for(enough.wait(), 60)
-            # Mid-session, calls in flight from 16 agents: no drain, no flush, no goodbye.
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-            outcomes = await asyncio.gather(*agents, return_exceptions=True)
-            assert all(isinstance(o, grpc.aio.AioRpcError | AssertionError) for o in outcomes)
+        agents = []
+        for created in sessions:
+            sid = created.session.session_id
+            agents.append(asyncio.create_task(unary(sid, created.tokens[0].join_token, "a")))
+            agents.append(asyncio.create_task(streamed(sid, created.tokens[1].join_token)))
+        await asyncio.wait_for(enough.wait(), 60)
+        # Mid-session, calls in flight from 16 agents: no drain, no flush, no goodbye.
+        served.proc.send_signal(signal.SIGKILL)
+        await asyncio.wait_for(served.proc.wait(), 30)
+        outcomes = await asyncio.gather(*agents, return_exceptions=True)
+        assert all(isinstance(o, grpc.aio.AioRpcError | AssertionError) for o in outcomes)
 
     store = TrajectoryStore(db)
     try:
