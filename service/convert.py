@@ -432,4 +432,5 @@ def limits_pb(limits: Limits) -> control_pb2.ServerLimits:
         idle_session_seconds=limits.idle_session_seconds,
         idle_seat_seconds=limits.idle_seat_seconds,
         turn_timeout_seconds=limits.turn_timeout_seconds,
+        seat_grace_seconds=limits.seat_grace_seconds,
     )

@@ -59,6 +59,8 @@ async def wait_released(server, sid: str, agent: str) -> None:
 
 
 async def test_a_dropped_seat_is_kept_for_the_grace_period_then_freed(server, channel, control):
+    info = await control.GetServerInfo(control_pb2.GetServerInfoRequest())
+    assert info.limits.seat_grace_seconds == GRACE  # clients can plan their reconnects
     created = await create(control, ("a", "b"))
     sid, join_a = created.session.session_id, created.tokens[0].join_token
     a = AgentClient(channel)

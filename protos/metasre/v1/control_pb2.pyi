@@ -8,20 +8,22 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ServerLimits(_message.Message):
-    __slots__ = ("max_sessions", "max_agents_per_session", "max_message_bytes", "idle_session_seconds", "idle_seat_seconds", "turn_timeout_seconds")
+    __slots__ = ("max_sessions", "max_agents_per_session", "max_message_bytes", "idle_session_seconds", "idle_seat_seconds", "turn_timeout_seconds", "seat_grace_seconds")
     MAX_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     MAX_AGENTS_PER_SESSION_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
     IDLE_SESSION_SECONDS_FIELD_NUMBER: _ClassVar[int]
     IDLE_SEAT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     TURN_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SEAT_GRACE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     max_sessions: int
     max_agents_per_session: int
     max_message_bytes: int
     idle_session_seconds: float
     idle_seat_seconds: float
     turn_timeout_seconds: float
-    def __init__(self, max_sessions: _Optional[int] = ..., max_agents_per_session: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., idle_session_seconds: _Optional[float] = ..., idle_seat_seconds: _Optional[float] = ..., turn_timeout_seconds: _Optional[float] = ...) -> None: ...
+    seat_grace_seconds: float
+    def __init__(self, max_sessions: _Optional[int] = ..., max_agents_per_session: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., idle_session_seconds: _Optional[float] = ..., idle_seat_seconds: _Optional[float] = ..., turn_timeout_seconds: _Optional[float] = ..., seat_grace_seconds: _Optional[float] = ...) -> None: ...
 
 class GetServerInfoRequest(_message.Message):
     __slots__ = ()
