@@ -248,6 +248,7 @@ def main() -> None:
     structlog.configure(
         wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
     )
     if args.kind == "metasre":
         from metasre.service.server import prepare_sandbox

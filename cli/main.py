@@ -306,8 +306,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _configure_logging(verbose: bool, as_json: bool = False) -> None:
-    # Logs go to stderr so that stdout stays clean for tables and --json.
+def _configure_logging(verbose: bool, as_json: bool = False, *, once: bool = False) -> None:
+    # Logs go to stderr so that stdout stays clean for tables and --json. `once`: nothing will
+    # configure logging again in this process, so each logger is built on its first use and
+    # kept, rather than rebuilt by structlog's proxy on every call and bind (about 6 us each).
     processors: list[structlog.typing.Processor] = [
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso"),
@@ -323,13 +325,14 @@ def _configure_logging(verbose: bool, as_json: bool = False) -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.DEBUG if verbose else logging.INFO if as_json else logging.WARNING
         ),
+        cache_logger_on_first_use=once,
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line."""
     args = build_parser().parse_args(argv)
-    _configure_logging(args.verbose, as_json=args.command == "serve")
+    _configure_logging(args.verbose, as_json=args.command == "serve", once=argv is None)
     code: int = args.func(args)
     return code
 

@@ -312,6 +312,47 @@ def _result_head(event: Applied) -> agent_pb2.ToolResult:
     )
 
 
+# The opening observation of every episode of one scenario instance is one object
+# (`coordinator.opening`), and each new session sends it twice (EpisodeStarted, and Joined when
+# the agent joins before the first call): its message is serialized once for all of them.
+MAX_SHARED_OBSERVATIONS = 64
+"""Serialized observations kept by `shared_observation_bytes` (one per instance in use)."""
+_SHARED_OBSERVATIONS: dict[int, tuple[Observation, bytes]] = {}
+_STARTED_TAG = tag(_RESPONSE["episode_start"].number)
+_STARTED_OBSERVATION_TAG = tag(
+    common_pb2.EpisodeStarted.DESCRIPTOR.fields_by_name["observation"].number
+)
+_JOINED_TAG = tag(_RESPONSE["joined"].number)
+_JOINED_OBSERVATION_TAG = tag(agent_pb2.Joined.DESCRIPTOR.fields_by_name["observation"].number)
+
+
+def shared_observation_bytes(obs: Observation) -> bytes:
+    """`observation_pb(obs)` serialized, kept by the object's identity for the next caller."""
+    found = _SHARED_OBSERVATIONS.get(id(obs))
+    if found is not None and found[0] is obs:
+        return found[1]
+    data = observation_pb(obs).SerializeToString()
+    _SHARED_OBSERVATIONS[id(obs)] = (obs, data)  # held: the id is not reused while kept
+    while len(_SHARED_OBSERVATIONS) > MAX_SHARED_OBSERVATIONS:
+        del _SHARED_OBSERVATIONS[next(iter(_SHARED_OBSERVATIONS))]
+    return data
+
+
+def started_response_bytes(event: Started, sequence: int) -> bytes:
+    """The serialized ConnectResponse announcing an episode (`started_pb`, at `sequence`)."""
+    head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
+    body = common_pb2.EpisodeStarted(episode=event.episode, seed=event.seed).SerializeToString()
+    body += delimited(_STARTED_OBSERVATION_TAG, shared_observation_bytes(event.observation))
+    return head + delimited(_STARTED_TAG, body)
+
+
+def joined_response_bytes(joined: agent_pb2.Joined, observation: Observation) -> bytes:
+    """The serialized ConnectResponse of a join: `joined` with `observation` set."""
+    body = joined.SerializeToString()
+    body += delimited(_JOINED_OBSERVATION_TAG, shared_observation_bytes(observation))
+    return delimited(_JOINED_TAG, body)
+
+
 def ended_pb(event: Ended) -> common_pb2.EpisodeEnded:
     """An EpisodeEnded message."""
     return common_pb2.EpisodeEnded(

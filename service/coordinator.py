@@ -85,7 +85,15 @@ class Coordinator:
         self._skips = 0
         self._round = 0
         self._stop_error: ServiceError = SessionClosedError(f"session {session.id} was closed")
-        self._log = log.bind(session_id=session.id)
+        self._bound: Any = None
+
+    @property
+    def _log(self) -> Any:
+        # Bound on first use: most sessions log nothing of their own before they are closed,
+        # and binding costs a logger per session (structlog's proxy builds one on each bind).
+        if self._bound is None:
+            self._bound = log.bind(session_id=self.session.id)
+        return self._bound
 
     # -- life -------------------------------------------------------------------------------
 

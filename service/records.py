@@ -178,7 +178,7 @@ def event_record(entry: LogEntry) -> tuple[str, str, dict[str, Any]]:
             {
                 "episode": event.episode,
                 "seed": event.seed,
-                "observation": observation_record(event.observation),
+                "observation": _opening_record(event.observation),
             },
         )
     assert isinstance(event, Ended)
@@ -216,6 +216,26 @@ def observation_record(obs: Observation) -> dict[str, Any]:
     out["services"] = [_flat(s) for s in obs.services]
     out["text"] = obs.render()
     return out
+
+
+MAX_OPENING_RECORDS = 64
+"""Opening observations whose records are kept (one per scenario instance in use)."""
+
+# Records of opening observations by the observation's id (held, so the id is not reused): every
+# episode of an instance opens with the same object (`coordinator.opening`), and its record, the
+# largest part of a new session's first write, is built once. Shared: only read, never changed.
+_OPENING_RECORDS: dict[int, tuple[Observation, dict[str, Any]]] = {}
+
+
+def _opening_record(obs: Observation) -> dict[str, Any]:
+    found = _OPENING_RECORDS.get(id(obs))
+    if found is not None and found[0] is obs:
+        return found[1]
+    record = observation_record(obs)
+    _OPENING_RECORDS[id(obs)] = (obs, record)
+    while len(_OPENING_RECORDS) > MAX_OPENING_RECORDS:
+        del _OPENING_RECORDS[next(iter(_OPENING_RECORDS))]
+    return record
 
 
 def _flat(value: Any) -> dict[str, Any]:

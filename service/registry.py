@@ -95,9 +95,9 @@ class Registry:
                 f"the server already holds {len(self._sessions)} sessions, its limit"
             )
         session_id = secrets.token_hex(8)
-        session = Session(
-            session_id, replace(spec, scenario_id=scenario_id), episode, self._recorder
-        )
+        if spec.scenario_id != scenario_id:  # a name without its version: store the full id
+            spec = replace(spec, scenario_id=scenario_id)
+        session = Session(session_id, spec, episode, self._recorder)
         coordinator = Coordinator(session, self.runner, self._failed)
         self._sessions[session_id] = (session, coordinator)
         coordinator.start()

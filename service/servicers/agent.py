@@ -314,17 +314,14 @@ class AgentStream:
         start = session.index_of(session.episode_no, 0)
         if resume and after > 0:
             start = min(int(after), len(session.log))
-        self._out.put_nowait(
-            agent_pb2.ConnectResponse(
-                joined=agent_pb2.Joined(
-                    session=convert.session_pb(session),
-                    agent_id=seat.agent_id,
-                    role=seat.spec.role,
-                    resume_token=resume_token,
-                    observation=convert.observation_pb(session.episode.observation()),
-                )
-            )
+        joined = agent_pb2.Joined(
+            session=convert.session_pb(session),
+            agent_id=seat.agent_id,
+            role=seat.spec.role,
+            resume_token=resume_token,
         )
+        # Before the first call this is the episode's shared opening: its bytes are made once.
+        self._out.put_nowait(convert.joined_response_bytes(joined, session.episode.observation()))
         self._delivered = self._start = start
         self._follower = asyncio.create_task(self._follow(session, start))
 
@@ -416,7 +413,7 @@ class AgentStream:
                 return agent_pb2.ConnectResponse(turn=convert.turn_pb(event))
             return None
         if isinstance(event, Started):
-            return agent_pb2.ConnectResponse(episode_start=convert.started_pb(event))
+            return convert.started_response_bytes(event, entry.sequence)
         if isinstance(event, Ended):
             return agent_pb2.ConnectResponse(episode_end=convert.ended_pb(event))
         return None

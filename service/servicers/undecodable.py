@@ -55,8 +55,18 @@ def _bytes_as_they_are(serialize: Callable[[Any], bytes] | None) -> Callable[[An
     return serialize_unless_bytes
 
 
+MAX_CACHED_METHODS = 256
+"""Wrapped handlers kept; a server registers a few dozen methods (unknown ones are not kept)."""
+
+
 class RejectUndecodable(_Interceptor):
     """See the module docstring."""
+
+    def __init__(self) -> None:
+        # Every call of a method gets the same handler from the server, so its safe version is
+        # built once (closures, a new handler tuple and, for streams, an empty message) and
+        # reused: the wrapping cost a few tens of microseconds per call, on every call.
+        self._wrapped: dict[str, tuple[Handler, Handler]] = {}
 
     async def intercept_service(
         self,
@@ -67,49 +77,58 @@ class RejectUndecodable(_Interceptor):
         handler = await continuation(details)
         if handler is None or handler.request_deserializer is None:
             return handler
-        decode = handler.request_deserializer
         method: str = details.method
+        found = self._wrapped.get(method)
+        if found is not None and found[0] is handler:
+            return found[1]
+        wrapped = _made_safe(handler, method)
+        if len(self._wrapped) >= MAX_CACHED_METHODS:
+            self._wrapped.clear()
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
 
-        if handler.stream_stream is not None:
-            empty = decode(b"")
 
-            def lenient(data: bytes) -> Any:
-                try:
-                    return decode(data)
-                except Exception:  # not a message of this type: refused in-band as empty
-                    return empty
+def _made_safe(handler: Handler, method: str) -> Handler:
+    """`handler` with a deserializer that turns parse errors into refusals."""
+    decode = handler.request_deserializer
+    assert decode is not None
 
-            return grpc.stream_stream_rpc_method_handler(
-                handler.stream_stream, lenient, _bytes_as_they_are(handler.response_serializer)
-            )
+    if handler.stream_stream is not None:
+        empty = decode(b"")
 
-        def safe(data: bytes) -> Any:
+        def lenient(data: bytes) -> Any:
             try:
                 return decode(data)
-            except Exception:  # any parse error of any message type
-                return _Undecodable(method)
+            except Exception:  # not a message of this type: refused in-band as empty
+                return empty
 
-        if handler.unary_unary is not None:
-            unary = handler.unary_unary
+        return grpc.stream_stream_rpc_method_handler(
+            handler.stream_stream, lenient, _bytes_as_they_are(handler.response_serializer)
+        )
 
-            async def unary_unary(request: Any, context: Any) -> Any:
-                if isinstance(request, _Undecodable):
-                    await abort(context, _refusal(request.method))
-                return await unary(request, context)
+    def safe(data: bytes) -> Any:
+        try:
+            return decode(data)
+        except Exception:  # any parse error of any message type
+            return _Undecodable(method)
 
-            return grpc.unary_unary_rpc_method_handler(
-                unary_unary, safe, handler.response_serializer
-            )
-        if handler.unary_stream is not None:
-            streaming: Any = handler.unary_stream  # an async generator function in grpc.aio
+    if handler.unary_unary is not None:
+        unary = handler.unary_unary
 
-            async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
-                if isinstance(request, _Undecodable):
-                    await abort(context, _refusal(request.method))
-                async for response in streaming(request, context):
-                    yield response
+        async def unary_unary(request: Any, context: Any) -> Any:
+            if isinstance(request, _Undecodable):
+                await abort(context, _refusal(request.method))
+            return await unary(request, context)
 
-            return grpc.unary_stream_rpc_method_handler(
-                unary_stream, safe, handler.response_serializer
-            )
-        return handler
+        return grpc.unary_unary_rpc_method_handler(unary_unary, safe, handler.response_serializer)
+    if handler.unary_stream is not None:
+        streaming: Any = handler.unary_stream  # an async generator function in grpc.aio
+
+        async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
+            if isinstance(request, _Undecodable):
+                await abort(context, _refusal(request.method))
+            async for response in streaming(request, context):
+                yield response
+
+        return grpc.unary_stream_rpc_method_handler(unary_stream, safe, handler.response_serializer)
+    return handler

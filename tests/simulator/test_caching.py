@@ -164,12 +164,17 @@ class _Counting(dict[Any, Any]):
 @pytest.mark.parametrize("scenario_id", scenario_ids())
 def test_memos_change_no_output_and_no_observation(scenario_id, monkeypatch):
     runner = _SameReports()
-    openings = _Counting()
+    openings, views = _Counting(), _Counting()
     monkeypatch.setattr(episode_module, "_OPENINGS", openings)
-    Episode.make(scenario_id, 1).observation()  # the opening dashboard is remembered
+    monkeypatch.setattr(episode_module, "_OPENING_VIEWS", views)
+    first = Episode.make(scenario_id, 1).observation()  # the opening is remembered
     memo = _play(scenario_id, 1, runner, memo=True)
     assert openings.hits >= 1  # the memo play opened on the remembered dashboard
+    assert Episode.make(scenario_id, 1).observation() is first
+    assert views.hits >= 1
     monkeypatch.setattr(episode_module, "_OPENINGS", _Forgetful())
+    monkeypatch.setattr(episode_module, "_OPENING_VIEWS", _Forgetful())
+    assert Episode.make(scenario_id, 1).observation() == first  # computed again, the same
     fresh = _play(scenario_id, 1, runner, memo=False)
     assert len(memo.transcript) == len(fresh.transcript) == memo.episode.tick
     for (step, obs, text), (step0, obs0, text0) in zip(

@@ -1,0 +1,140 @@
+"""What CreateSession and a join build once and share: instances, openings, their wire forms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+
+from metasre.service import convert, records
+from metasre.service.coordinator import make_episode
+from metasre.service.events import LogEntry, Started
+from metasre.service.servicers.undecodable import RejectUndecodable, _Undecodable
+from metasre.simulator import Episode
+from metasre.v1 import agent_pb2, common_pb2, control_pb2
+
+from .conftest import PAY, details
+
+CHEAP = "meta-sre/migration-cascade-v1"
+
+
+async def test_episodes_of_a_seed_share_the_opening_not_the_state():
+    a = await make_episode(PAY, 3, None)
+    b = await make_episode(PAY, 3, None)
+    other = await make_episode(PAY, 4, None)
+    first = a.observation()
+    assert b.observation() is first
+    assert other.observation() is not first
+
+    # Sharing the opening shares nothing an episode changes: b plays on, a is still at the page.
+    b.apply("x", "get_alerts", {})
+    assert b.observation() != first
+    assert a.observation() is first
+    assert Episode.make(PAY, 3, None).observation() is first
+
+
+def _started(observation: Any, episode: int = 1, seed: int = 3) -> LogEntry:
+    return LogEntry(1, episode, 0, Started(episode, seed, observation))
+
+
+async def test_the_stored_opening_is_built_once_and_equals_the_record():
+    obs = (await make_episode(PAY, 3, None)).observation()
+    kind, agent, payload = records.event_record(_started(obs))
+    again = records.event_record(_started(obs, episode=2, seed=7))[2]
+    assert (kind, agent) == ("started", "")
+    assert payload["observation"] == records.observation_record(obs)
+    assert again["observation"] is payload["observation"]
+    assert (again["episode"], again["seed"]) == (2, 7)
+
+
+async def test_the_opening_bytes_equal_the_messages_they_stand_for():
+    obs = (await make_episode(PAY, 3, None)).observation()
+    event = Started(2, 11, obs)
+    wire = agent_pb2.ConnectResponse.FromString(convert.started_response_bytes(event, 42))
+    assert wire == agent_pb2.ConnectResponse(episode_start=convert.started_pb(event), sequence=42)
+    assert convert.shared_observation_bytes(obs) is convert.shared_observation_bytes(obs)
+
+    joined = agent_pb2.Joined(
+        session=common_pb2.SessionInfo(session_id="s", seed=11),
+        agent_id="a",
+        role="r",
+        resume_token="t",
+    )
+    wire = agent_pb2.ConnectResponse.FromString(convert.joined_response_bytes(joined, obs))
+    expected = agent_pb2.Joined()
+    expected.CopyFrom(joined)
+    expected.observation.CopyFrom(convert.observation_pb(obs))
+    assert wire == agent_pb2.ConnectResponse(joined=expected)
+
+
+def test_the_shared_observations_are_bounded(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(convert, "MAX_SHARED_OBSERVATIONS", 2)
+    monkeypatch.setattr(convert, "_SHARED_OBSERVATIONS", {})
+    kept = [Episode.make(CHEAP, seed, None).observation() for seed in range(3)]
+    for obs in kept:
+        convert.shared_observation_bytes(obs)
+    assert [v[0] for v in convert._SHARED_OBSERVATIONS.values()] == kept[1:]
+
+
+async def test_the_interceptor_wraps_each_method_once_and_still_refuses_garbage():
+    interceptor = RejectUndecodable()
+
+    async def answer(request: Any, context: Any) -> Any:
+        return request
+
+    unary = grpc.unary_unary_rpc_method_handler(
+        answer,
+        control_pb2.CreateSessionRequest.FromString,
+        control_pb2.CreateSessionResponse.SerializeToString,
+    )
+    replaced = grpc.unary_unary_rpc_method_handler(
+        answer, control_pb2.GetSessionRequest.FromString, None
+    )
+    handlers = {"/m/A": unary}
+
+    async def continuation(details: Any) -> Any:
+        return handlers.get(details.method)
+
+    class Details:
+        def __init__(self, method: str) -> None:
+            self.method = method
+
+    first = await interceptor.intercept_service(continuation, Details("/m/A"))  # type: ignore[arg-type]
+    assert first is not unary
+    assert await interceptor.intercept_service(continuation, Details("/m/A")) is first  # type: ignore[arg-type]
+    assert isinstance(first.request_deserializer(b"\xff\xfe"), _Undecodable)
+    parsed = first.request_deserializer(
+        control_pb2.CreateSessionRequest(scenario_id="x").SerializeToString()
+    )
+    assert parsed.scenario_id == "x"
+
+    handlers["/m/A"] = replaced  # a server that hands out another handler gets it wrapped anew
+    again = await interceptor.intercept_service(continuation, Details("/m/A"))  # type: ignore[arg-type]
+    assert again is not first
+    assert isinstance(again.request_deserializer(b"\xff\xfe"), _Undecodable)
+    assert await interceptor.intercept_service(continuation, Details("/m/none")) is None  # type: ignore[arg-type]
+
+
+async def test_garbage_is_refused_on_every_call_of_a_wrapped_method(channel: grpc.aio.Channel):
+    raw = channel.unary_unary("/metasre.v1.ControlService/CreateSession")
+    for _ in range(3):  # the first call wraps the method, the others reuse it
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await raw(b"\xff\xfe garbage \x00\x01")
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    stub = channel.unary_unary(
+        "/metasre.v1.ControlService/CreateSession",
+        request_serializer=control_pb2.CreateSessionRequest.SerializeToString,
+        response_deserializer=control_pb2.CreateSessionResponse.FromString,
+    )
+    created = await stub(control_pb2.CreateSessionRequest(scenario_id=PAY, seed=1))
+    assert created.session.scenario_id == PAY
+    assert len(created.tokens) == 1
+
+    connect = channel.stream_stream("/metasre.v1.AgentService/Connect")
+    for _ in range(2):
+        call = connect()
+        await call.write(b"\xff\xfe garbage")
+        response = agent_pb2.ConnectResponse.FromString(await call.read())
+        assert details(response.error)[0].reason == "INVALID_REQUEST"
+        call.cancel()
