@@ -240,6 +240,8 @@ class AgentConnection:
         self._prefix = secrets.token_hex(4)
         """Call ids are unique per connection: the server dedupes a seat's calls by call_id."""
         self._reader: asyncio.Task[None] | None = None
+        self._lost: ClientError | None = None
+        """Why the stream ended, once it has; calls fail with it until a join or resume."""
         self._stream: Any = None
         self._joined: asyncio.Future[dict[str, Any]] | None = None
         self._news = asyncio.Condition()
@@ -280,6 +282,7 @@ class AgentConnection:
                 )
             )
         self._requests = asyncio.Queue()
+        self._lost = None
         self._requests.put_nowait(first)
         stream = self._stream = self._stub.Connect(self._outgoing())
         self._reader = asyncio.create_task(self._read(stream))
@@ -311,6 +314,8 @@ class AgentConnection:
         Raises:
             ClientError: the server refused it (bad arguments, not your turn, episode over...).
         """
+        if self._lost is not None:  # nobody would ever answer it
+            raise self._lost
         call_id = call_id or self.new_call_id()
         future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
@@ -342,6 +347,7 @@ class AgentConnection:
             lost = from_rpc_error(exc)
         except asyncio.CancelledError:
             lost = ConnectionLostError("the connection was closed", code="CANCELLED")
+        self._lost = lost
         if self._joined is not None and not self._joined.done():
             self._joined.set_exception(lost)
         for future in self._pending.values():

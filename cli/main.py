@@ -128,6 +128,7 @@ def _serve(args: argparse.Namespace) -> int:
             admin_token=os.environ.get(args.admin_token_env) or None,
             grace_seconds=args.grace_seconds,
             store_path=None if args.no_store else Path(args.store),
+            handover=args.handover,
             manage_gc=True,  # the server owns this process
         )
     except ValueError as exc:
@@ -271,6 +272,12 @@ def build_parser() -> argparse.ArgumentParser:
         "the working directory; created if missing)",
     )
     p.add_argument("--no-store", action="store_true", help="record nothing (no trajectory store)")
+    p.add_argument(
+        "--handover",
+        action="store_true",
+        help="on SIGTERM, leave open sessions in the store for the next server on it (agents "
+        "resume their seats there) instead of closing them: restarts and deploys lose nothing",
+    )
     p.set_defaults(func=_serve)
     p = sub.add_parser(
         "export", help="write stored episodes as JSONL, one chat-form trajectory per line"

@@ -61,6 +61,9 @@ class ServerConfig:
     store_path: Path | None = None
     """The SQLite trajectory store every session and call is recorded in (created if missing);
     None records nothing. `metasre serve` defaults to `metasre.db` in the working directory."""
+    handover: bool = False
+    """On shutdown, leave open sessions open in the store, for the next server on the same store
+    to rebuild (agents resume their seats there), instead of closing them. Needs a store."""
     manage_gc: bool = False
     """Keep garbage-collector pauses short by freezing the long-lived heap (process-wide; see
     `metasre.service.heap`): for a server that owns its process, as `metasre serve` does."""
@@ -68,5 +71,10 @@ class ServerConfig:
     def __post_init__(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("TLS needs both a certificate and a key; give both or neither")
+        if self.handover and self.store_path is None:
+            raise ValueError(
+                "handover leaves sessions in the trajectory store for the next server: "
+                "it needs a store"
+            )
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0-65535, got {self.port}")

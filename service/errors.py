@@ -98,6 +98,14 @@ class ServerDrainingError(ServiceError):
     """Raised when a call arrives while the server is shutting down."""
 
 
+class ServerHandingOverError(ServiceError):
+    """Raised to a session's streams when the server hands the session over.
+
+    The server is stopping and leaves the session open in its store for the next server on it
+    (`ServerConfig.handover`): resume the seat there.
+    """
+
+
 class SeatIdleError(ServiceError):
     """Raised when a Connect stream sends nothing for longer than the idle seat limit."""
 
@@ -142,6 +150,7 @@ ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     SessionFullError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SESSION_FULL"),
     ServerAtCapacityError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_AT_CAPACITY"),
     ServerDrainingError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING"),
+    ServerHandingOverError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_HANDING_OVER"),
     SeatIdleError: StatusRow(grpc.StatusCode.DEADLINE_EXCEEDED, "SEAT_IDLE"),
     StoreUnavailableError: StatusRow(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
 }

@@ -19,6 +19,7 @@ from metasre.service.coordinator import Coordinator, make_episode
 from metasre.service.errors import (
     ServerAtCapacityError,
     ServerDrainingError,
+    ServerHandingOverError,
     SessionClosedError,
     SessionFullError,
     SessionIdleError,
@@ -204,6 +205,22 @@ class Registry:
         log.info("session_closed", session_id=session_id, reason=reason)
         return session
 
+    async def _hand_over(self, session_id: str) -> None:
+        session, coordinator = self.get(session_id)
+        why = (
+            f"the server is stopping and keeps session {session_id} open in its store: resume "
+            "your seat with its resume token once a server runs on that store again"
+        )
+        await coordinator.stop(ServerHandingOverError(why))
+        try:
+            await session.flush()
+        except StoreUnavailableError as exc:
+            log.warning("session_handover_not_stored", session_id=session_id, error=str(exc))
+        session.handed_over = why
+        session.close()  # in this process only: the store still has it open
+        self._sessions.pop(session_id, None)
+        log.info("session_handed_over", session_id=session_id)
+
     def _failed(self, session: Session) -> None:
         """The store cannot record `session` (its coordinator closed it): it leaves at once."""
         found = self._sessions.pop(session.id, None)
@@ -232,11 +249,19 @@ class Registry:
                 while len(self._idle_closed) > REMEMBER_IDLE:
                     del self._idle_closed[next(iter(self._idle_closed))]
 
-    async def drain(self) -> None:
-        """Refuse new work, let calls being applied finish, then close every session."""
+    async def drain(self, *, handover: bool = False) -> None:
+        """Refuse new work, let calls being applied finish, then close every session.
+
+        With `handover` (and a store), sessions are not closed but left open in the store for
+        the next server on it, which rebuilds them (`recover`); their streams end with
+        SERVER_HANDING_OVER, and agents resume their seats on that server.
+        """
         self.draining = True
         for session in self.sessions():
             with contextlib.suppress(SessionNotFoundError):
-                await self.close(session.id, "closed by server shutdown")
+                if handover and self._recorder is not None:
+                    await self._hand_over(session.id)
+                else:
+                    await self.close(session.id, "closed by server shutdown")
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)

@@ -132,7 +132,7 @@ class MetasreServer:
             self._heap_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heap_task
-        await self.registry.drain()
+        await self.registry.drain(handover=self.config.handover and self.store is not None)
         await self._server.stop(self.config.grace_seconds if grace is None else grace)
         if self._heap is not None:
             self._heap.stop()

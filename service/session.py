@@ -175,6 +175,8 @@ class Session:
         self.last_active = time.monotonic()
         self.created_at = time.time()
         self.failure: str | None = None
+        self.handed_over: str | None = None
+        """Why the streams ended, when the server stopped and left the session in its store."""
         """Why the store could not record the session, once it could not (it is then closed)."""
         self._recorder = recorder
         self._opened = recorder is None

@@ -20,6 +20,7 @@ from metasre.service.errors import (
     InvalidRequestError,
     NotJoinedError,
     SeatIdleError,
+    ServerHandingOverError,
     StoreUnavailableError,
 )
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
@@ -386,10 +387,14 @@ class AgentStream:
                     self._out.put_nowait(message)
             self._delivered = run[-1].sequence
             self._progress.set()
-        # A session the store could not record ends its streams with that status.
-        self._out.put_nowait(
-            StoreUnavailableError(session.failure) if session.failure is not None else None
-        )
+        # A session the store could not record, or left in the store for the next server,
+        # ends its streams with that status.
+        if session.failure is not None:
+            self._out.put_nowait(StoreUnavailableError(session.failure))
+        elif session.handed_over is not None:
+            self._out.put_nowait(ServerHandingOverError(session.handed_over))
+        else:
+            self._out.put_nowait(None)
 
     def _view(self, entry: LogEntry) -> Response | None:
         """What this agent is told about one log entry, if anything."""
