@@ -189,6 +189,60 @@ def test_async_failures_and_unittest_classes(runner: sandbox.ForkServerRunner) -
     assert report.outcomes[2].message == "AssertionError: 3 != 4"
 
 
+def test_each_async_test_gets_a_fresh_loop_and_leaves_nothing_behind(
+    runner: sandbox.ForkServerRunner,
+) -> None:
+    # What asyncio.run guarantees between two tests, which the runner's cheaper loop keeps:
+    # pending tasks cancelled, async generators finalised, executor threads stopped, the
+    # loop closed and unset, and a new one for the next test.
+    report = run_one(
+        runner,
+        "import asyncio, threading\n"
+        "LEFT = {}\n"
+        "async def _forever():\n"
+        "    try:\n"
+        "        await asyncio.sleep(3600)\n"
+        "    finally:\n"
+        "        LEFT['task cleaned up'] = True\n"
+        "async def _numbers():\n"
+        "    try:\n"
+        "        yield 1\n"
+        "        yield 2\n"
+        "    finally:\n"
+        "        LEFT['generator closed'] = True\n"
+        "async def test_first_leaves_work_behind():\n"
+        "    LEFT['loop'] = asyncio.get_running_loop()\n"
+        "    LEFT['task'] = asyncio.ensure_future(_forever())\n"
+        "    LEFT['generator'] = _numbers()\n"
+        "    assert await LEFT['generator'].__anext__() == 1\n"
+        "    assert await asyncio.to_thread(threading.active_count) == 2\n"
+        "async def test_second_finds_it_cleaned_up():\n"
+        "    assert asyncio.get_running_loop() is not LEFT['loop']\n"
+        "    assert LEFT['loop'].is_closed()\n"
+        "    assert LEFT['task'].cancelled() and LEFT['task cleaned up']\n"
+        "    assert LEFT['generator closed']\n"
+        "    assert threading.active_count() == 1\n"
+        "def test_no_loop_is_left_running_or_set():\n"
+        "    assert asyncio.events._get_running_loop() is None\n"
+        "    assert asyncio.get_event_loop_policy()._local._loop is None\n"
+        "async def test_a_failure_still_cleans_up():\n"
+        "    asyncio.ensure_future(_forever())\n"
+        "    raise KeyError('k')\n"
+        "def test_after_a_failure():\n"
+        "    assert asyncio.events._get_running_loop() is None\n"
+        "    assert asyncio.get_event_loop_policy()._local._loop is None\n",
+    )
+
+    assert report.status == "completed", report.message
+    assert [(o.test_id.split("::")[1], o.status, o.message) for o in report.outcomes] == [
+        ("test_first_leaves_work_behind", "passed", ""),
+        ("test_second_finds_it_cleaned_up", "passed", ""),
+        ("test_no_loop_is_left_running_or_set", "passed", ""),
+        ("test_a_failure_still_cleans_up", "error", "KeyError: 'k'"),
+        ("test_after_a_failure", "passed", ""),
+    ]
+
+
 def test_a_syntax_error_is_a_collection_error_naming_file_and_line(
     runner: sandbox.ForkServerRunner,
 ) -> None:
