@@ -11,8 +11,10 @@ freed as usual; a closed session's cyclic garbage is not, until the next reclaim
 unfreezes and collects everything once sessions amounting to half of those still open (at least
 `min_reclaim_sessions`) have closed since the last one, or all have: what closed sessions leave
 stays within a bound, and the long pause comes only after churn, when much of what it walks is
-garbage. Ticks are a second apart, so a collection before each freeze walks about a second's
-worth of new objects.
+garbage. Ticks are a quarter of a second apart, so a collection before each freeze walks what
+a quarter of a second made: with 1,000 sessions and 300 calls a second, pauses of 4 ms at the
+median instead of 15 ms with a tick a second, for the same total (measured in the scale
+benchmark, `gc2` in its trace).
 
 Process-wide, so only a server that owns its process turns it on (`ServerConfig.manage_gc`).
 """
@@ -45,7 +47,7 @@ class HeapKeeper:
     """Freezes the long-lived heap every `period` seconds; reclaims after churn (see module)."""
 
     def __init__(
-        self, period: float = 1.0, min_reclaim_sessions: int = MIN_RECLAIM_SESSIONS
+        self, period: float = 0.25, min_reclaim_sessions: int = MIN_RECLAIM_SESSIONS
     ) -> None:
         self.period = period
         self.min_reclaim_sessions = min_reclaim_sessions
