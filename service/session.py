@@ -373,18 +373,12 @@ class Session:
 
     async def follow(self, start: int) -> AsyncIterator[LogEntry]:
         """Entries from index `start` on, waiting for new ones, until the session closes."""
-        index = start
-        while True:
-            while index < self._durable:
-                yield self._log[index]
-                index += 1
-            if self.closed:
-                return
-            changed = self._changed
-            await changed.wait()
+        async for run in self.follow_runs(start):
+            for entry in run:
+                yield entry
 
     async def follow_runs(self, start: int) -> AsyncIterator[Sequence[LogEntry]]:
-        """Like `follow`, in runs: the entries that became durable together (a group commit).
+        """`follow` in runs: the entries that became durable together (a group commit).
 
         A stream that batches its events sends one message per run.
         """
