@@ -170,6 +170,12 @@ async def transport(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
     out["ratio"] = ratio
     out["errors"] = errors
     streams = f"{sizes.transport_sessions}x{sizes.agents}"
+
+    def against(measure: str, figure: str, baseline: str, unit: str) -> Row:
+        """META-SRE's `figure` beside the `baseline` run's, and their ratio."""
+        mine, theirs = out["metasre"][figure], out[baseline][figure]
+        return Row("transport", measure, mine, unit, theirs, mine / max(theirs, 1e-9))
+
     rows = [
         Row(
             "transport",
@@ -181,64 +187,33 @@ async def transport(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
             ">= 0.5 x echo",
             ratio >= 0.5,
         ),
-        Row(
-            "transport",
+        against(
             f"  against an echo with the protocol's fan-out ({2 * sizes.agents} messages a call)",
-            rate["metasre"],
+            "calls_per_s",
+            "fanout",
             "calls/s",
-            rate["fanout"],
-            rate["metasre"] / rate["fanout"],
         ),
-        Row(
-            "transport",
+        against(
             f"  against that echo batching as META-SRE does ({sizes.agents} messages a call)",
-            rate["metasre"],
+            "calls_per_s",
+            "fanout_batched",
             "calls/s",
-            rate["fanout_batched"],
-            rate["metasre"] / rate["fanout_batched"],
         ),
-        Row(
-            "transport",
+        against(
             "  against META-SRE with one message per event (no StreamOptions.batch_events)",
-            rate["metasre"],
+            "calls_per_s",
+            "unbatched",
             "calls/s",
-            rate["unbatched"],
-            rate["metasre"] / rate["unbatched"],
         ),
-        Row(
-            "transport",
-            "server CPU per call (ms)",
-            out["metasre"]["server_cpu_ms_per_call"],
-            "ms",
-            out["echo"]["server_cpu_ms_per_call"],
-            out["metasre"]["server_cpu_ms_per_call"]
-            / max(out["echo"]["server_cpu_ms_per_call"], 1e-9),
-        ),
-        Row(
-            "transport",
+        against("server CPU per call (ms)", "server_cpu_ms_per_call", "echo", "ms"),
+        against(
             "  server CPU per call, META-SRE with batches against without (ms)",
-            out["metasre"]["server_cpu_ms_per_call"],
+            "server_cpu_ms_per_call",
+            "unbatched",
             "ms",
-            out["unbatched"]["server_cpu_ms_per_call"],
-            out["metasre"]["server_cpu_ms_per_call"]
-            / max(out["unbatched"]["server_cpu_ms_per_call"], 1e-9),
         ),
-        Row(
-            "transport",
-            "latency p50 (ms)",
-            out["metasre"]["p50_ms"],
-            "ms",
-            out["echo"]["p50_ms"],
-            out["metasre"]["p50_ms"] / max(out["echo"]["p50_ms"], 1e-9),
-        ),
-        Row(
-            "transport",
-            "latency p99 (ms)",
-            out["metasre"]["p99_ms"],
-            "ms",
-            out["echo"]["p99_ms"],
-            out["metasre"]["p99_ms"] / max(out["echo"]["p99_ms"], 1e-9),
-        ),
+        against("latency p50 (ms)", "p50_ms", "echo", "ms"),
+        against("latency p99 (ms)", "p99_ms", "echo", "ms"),
     ]
     return rows, out
 
