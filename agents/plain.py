@@ -149,18 +149,17 @@ def _single(field: FieldDescriptor) -> Convert | None:
         return str
     if kind == FieldDescriptor.TYPE_DOUBLE:
         return _double
-    if kind == FieldDescriptor.TYPE_ENUM:
-        names = {v.number: v.name for v in field.enum_type.values}
-        if field.enum_type.full_name == "google.protobuf.NullValue":
+    enum_type, message_type = field.enum_type, field.message_type
+    if kind == FieldDescriptor.TYPE_ENUM and enum_type is not None:
+        names = {v.number: v.name for v in enum_type.values}
+        if enum_type.full_name == "google.protobuf.NullValue":
             return lambda v: None
         return lambda v: names.get(v, v)
-    if kind == FieldDescriptor.TYPE_MESSAGE:
-        descriptor = field.message_type
-        if descriptor.full_name.startswith("google.protobuf.") and (
-            descriptor.full_name not in _PLAIN_WELL_KNOWN
-        ):
+    if kind == FieldDescriptor.TYPE_MESSAGE and message_type is not None:
+        name = message_type.full_name
+        if name.startswith("google.protobuf.") and name not in _PLAIN_WELL_KNOWN:
             return None
-        return lambda m: _converter(descriptor)(m)
+        return lambda m: _converter(message_type)(m)
     return None  # float (rounded to its shortest form by the mapping), bytes (base64)
 
 
