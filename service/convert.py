@@ -346,10 +346,9 @@ def started_response_bytes(event: Started, sequence: int) -> bytes:
     return head + delimited(_STARTED_TAG, body)
 
 
-def joined_response_bytes(joined: agent_pb2.Joined, observation: Observation) -> bytes:
-    """The serialized ConnectResponse of a join: `joined` with `observation` set."""
-    body = joined.SerializeToString()
-    body += delimited(_JOINED_OBSERVATION_TAG, shared_observation_bytes(observation))
+def joined_response_bytes(joined: agent_pb2.Joined, observation: bytes) -> bytes:
+    """The serialized ConnectResponse of a join: `joined` with the serialized `observation`."""
+    body = joined.SerializeToString() + delimited(_JOINED_OBSERVATION_TAG, observation)
     return delimited(_JOINED_TAG, body)
 
 

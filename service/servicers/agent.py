@@ -321,8 +321,16 @@ class AgentStream:
             role=seat.spec.role,
             resume_token=resume_token,
         )
-        # Before the first call this is the episode's shared opening: its bytes are made once.
-        self._out.put_nowait(convert.joined_response_bytes(joined, session.episode.observation()))
+        episode = session.episode
+        observation = episode.observation()
+        # Before the first call it is the episode's opening, one object for every episode of
+        # its scenario and seed: its bytes are made once. Later ones are never seen again.
+        data = (
+            convert.shared_observation_bytes(observation)
+            if episode.tick == 0
+            else convert.observation_pb(observation).SerializeToString()
+        )
+        self._out.put_nowait(convert.joined_response_bytes(joined, data))
         self._delivered = self._start = start
         self._follower = asyncio.create_task(self._follow(session, start))
 

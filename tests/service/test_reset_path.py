@@ -14,7 +14,7 @@ from metasre.service.servicers.undecodable import RejectUndecodable, _Undecodabl
 from metasre.simulator import Episode
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
 
-from .conftest import PAY, details
+from .conftest import PAY, AgentClient, create, details
 
 CHEAP = "meta-sre/migration-cascade-v1"
 
@@ -61,7 +61,9 @@ async def test_the_opening_bytes_equal_the_messages_they_stand_for():
         role="r",
         resume_token="t",
     )
-    wire = agent_pb2.ConnectResponse.FromString(convert.joined_response_bytes(joined, obs))
+    wire = agent_pb2.ConnectResponse.FromString(
+        convert.joined_response_bytes(joined, convert.shared_observation_bytes(obs))
+    )
     expected = agent_pb2.Joined()
     expected.CopyFrom(joined)
     expected.observation.CopyFrom(convert.observation_pb(obs))
@@ -138,3 +140,17 @@ async def test_garbage_is_refused_on_every_call_of_a_wrapped_method(channel: grp
         response = agent_pb2.ConnectResponse.FromString(await call.read())
         assert details(response.error)[0].reason == "INVALID_REQUEST"
         call.cancel()
+
+
+async def test_a_join_after_the_first_call_sees_the_world_as_it_is_now(server, channel, control):
+    created = await create(control, ("a", "b"))
+    sid = created.session.session_id
+    a = AgentClient(channel)
+    await a.join(sid, created.tokens[0].join_token)
+    await a.result_or_error(a.tool("get_alerts"))
+    shared = set(convert._SHARED_OBSERVATIONS)
+    joined = await AgentClient(channel).join(sid, created.tokens[1].join_token)
+    now = server.registry.get(sid)[0].episode.observation()
+    assert joined.observation == convert.observation_pb(now)
+    assert joined.observation.minute > 0
+    assert set(convert._SHARED_OBSERVATIONS) == shared  # seen once: not kept
