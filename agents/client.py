@@ -347,7 +347,8 @@ class AgentConnection:
             lost = from_rpc_error(exc)
         except asyncio.CancelledError:
             lost = ConnectionLostError("the connection was closed", code="CANCELLED")
-        self._lost = lost
+        if stream is self._stream:  # not a stream that a resume has already replaced
+            self._lost = lost
         if self._joined is not None and not self._joined.done():
             self._joined.set_exception(lost)
         for future in self._pending.values():
