@@ -27,4 +27,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
     CMD ["metasre", "health", "--target", "127.0.0.1:50051"]
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["metasre"]
-CMD ["serve", "--host", "0.0.0.0", "--port", "50051", "--store", "/data/metasre.db"]
+# --handover: `docker stop` leaves the sessions in the volume's store, and the next container on
+# it rebuilds them (agents resume their seats); without it a restart would end every episode.
+CMD ["serve", "--host", "0.0.0.0", "--port", "50051", "--store", "/data/metasre.db", "--handover"]

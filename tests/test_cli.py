@@ -78,3 +78,18 @@ def test_health_reports_a_serving_server_and_fails_without_one(tmp_path):
         finally:
             server.terminate()
             server.wait(timeout=30)
+
+
+def test_the_image_s_command_is_one_the_cli_accepts():
+    # The Dockerfile cannot be built here; its command line is checked against the parser.
+    from pathlib import Path
+
+    from metasre.cli.main import build_parser
+
+    lines = (Path(__file__).parent.parent / "Dockerfile").read_text().splitlines()
+    command = json.loads(
+        next(line for line in lines if line.startswith("CMD [")).removeprefix("CMD")
+    )
+    args = build_parser().parse_args(command)
+    assert args.command == "serve" and args.handover and args.store == "/data/metasre.db"
+    assert (args.host, args.port) == ("0.0.0.0", 50051)
