@@ -427,11 +427,19 @@ class AgentConnection:
                 await self._reader
             self._reader = None
 
-    async def close(self) -> None:
-        """Hang up (in order: the server frees the seat at once)."""
+    async def close(self, timeout: float = 5.0) -> None:
+        """Hang up in order: the server finishes this agent's calls and frees the seat at once.
+
+        The requests are half-closed and the server ends the stream; only if it has not within
+        `timeout` seconds is the stream cancelled, which the server takes for a dropped agent
+        (the seat then waits for a resume for the grace period).
+        """
         self._requests.put_nowait(None)
         if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-            self._reader = None
+            reader, self._reader = self._reader, None
+            try:
+                await asyncio.wait_for(asyncio.shield(reader), timeout)
+            except TimeoutError:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader

@@ -73,3 +73,16 @@ async def test_the_expert_solves_every_scenario_over_the_wire(server, scenario):
 
     grade = await asyncio.to_thread(play)
     assert grade["grade"]["total"] >= 0.9, grade
+
+
+async def test_closing_a_connection_frees_the_seat_at_once(server):
+    # A close is a hang-up in order, not a drop: nobody waits out the grace period for it.
+    async with MetasreClient(server.address) as client:
+        session = await client.create_session(PAY, seed=0, seats=["a"])
+        for _ in range(3):
+            a = client.agent(session.id, session.tokens["a"])
+            await a.join()  # SEAT_TAKEN here if the last close had been taken for a drop
+            await a.call("get_alerts")
+            await a.close()
+            seat = server.registry.get(session.id)[0].seat("a")
+            assert seat.holder is None and not seat.kept
