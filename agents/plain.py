@@ -120,10 +120,8 @@ def _converter(descriptor: Descriptor) -> Convert:
 
 def _field_converter(field: FieldDescriptor) -> Convert | None:
     if field.message_type is not None and field.message_type.GetOptions().map_entry:
-        key_field, value_field = field.message_type.fields_by_name["key"], None
-        value_field = field.message_type.fields_by_name["value"]
-        key = _key(key_field)
-        value = _single(value_field)
+        entry = field.message_type.fields_by_name
+        key, value = _key(entry["key"]), _single(entry["value"])
         if value is None:
             return None
         return lambda m: {key(k): value(v) for k, v in m.items()}

@@ -25,7 +25,6 @@ import json
 import random
 import signal
 import statistics
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -40,6 +39,7 @@ from metasre.agents.errors import ClientError
 from metasre.agents.policies.base import Policy, ToolReply
 from metasre.agents.policies.expert import ExpertPolicy
 from metasre.agents.policies.random_agent import RandomPolicy
+from metasre.cli.child_server import start_serve
 
 SCENARIOS = (
     "meta-sre/payment-bad-deploy-v1",
@@ -315,26 +315,19 @@ async def run_load(
         work = workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="load-")))
         log = work / "server.log"
         stderr = stack.enter_context(log.open("w"))
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "metasre.cli.main",
-            "serve",
-            "--port",
-            "0",
-            "--store",
-            str(work / "load.db"),
-            "--max-sessions",
-            str(max(sessions, warmup) + 16),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
-        )
         try:
-            assert proc.stdout is not None
-            line = await asyncio.wait_for(proc.stdout.readline(), 60)
-            if not line:
-                raise RuntimeError(f"the server did not start: {log.read_text()[-2000:]}")
-            address = json.loads(line)["address"]
+            proc, address = await start_serve(
+                "--port",
+                "0",
+                "--store",
+                str(work / "load.db"),
+                "--max-sessions",
+                str(max(sessions, warmup) + 16),
+                stderr=stderr,
+            )
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}: {log.read_text()[-2000:]}") from None
+        try:
             options = (("grpc.max_reconnect_backoff_ms", 1000),)
             async with MetasreClient(address, options=options) as client:
                 warm = LoadReport(sessions=warmup)

@@ -9,11 +9,12 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 
 from metasre.service.attribution import Attribution
+from metasre.service.by_identity import ByIdentity
 from metasre.service.config import Limits
 from metasre.service.errors import InvalidRequestError
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
-from metasre.service.struct_wire import delimited, struct_bytes, tag, varint
+from metasre.service.struct_wire import delimited, struct_bytes, tag
 from metasre.simulator import EpisodePhase, Grade, Observation, Tool
 from metasre.simulator.scenarios.registry import ScenarioEntry
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
@@ -270,7 +271,6 @@ def applied_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
 
 _BATCH_TAG = tag(_RESPONSE["batch"].number)
 _BATCH_EVENT_TAG = tag(agent_pb2.EventBatch.DESCRIPTOR.fields_by_name["events"].number)
-_SEQUENCE_TAG = varint(_RESPONSE["sequence"].number << 3)  # a varint field: wire type 0
 
 
 def batch_response_bytes(events: Sequence[bytes], sequence: int) -> bytes:
@@ -280,7 +280,8 @@ def batch_response_bytes(events: Sequence[bytes], sequence: int) -> bytes:
     applied calls are not parsed or built again per stream.
     """
     body = b"".join(delimited(_BATCH_EVENT_TAG, event) for event in events)
-    return _SEQUENCE_TAG + varint(sequence) + delimited(_BATCH_TAG, body)
+    head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
+    return head + delimited(_BATCH_TAG, body)
 
 
 def _applied_head(event: Applied) -> common_pb2.AppliedCall:
@@ -312,12 +313,11 @@ def _result_head(event: Applied) -> agent_pb2.ToolResult:
     )
 
 
-# The opening observation of every episode of one scenario instance is one object
-# (`coordinator.opening`), and each new session sends it twice (EpisodeStarted, and Joined when
-# the agent joins before the first call): its message is serialized once for all of them.
-MAX_SHARED_OBSERVATIONS = 64
-"""Serialized observations kept by `shared_observation_bytes` (one per instance in use)."""
-_SHARED_OBSERVATIONS: dict[int, tuple[Observation, bytes]] = {}
+# The opening observation of every episode of one scenario and seed is one object (what
+# `Episode.observation` gives before the first call), and each new session sends it twice
+# (EpisodeStarted, and Joined when the agent joins before the first call): its message is
+# serialized once for all of them, kept for the 64 most recent scenario instances.
+_SHARED_OBSERVATIONS: ByIdentity[Observation, bytes] = ByIdentity(64)
 _STARTED_TAG = tag(_RESPONSE["episode_start"].number)
 _STARTED_OBSERVATION_TAG = tag(
     common_pb2.EpisodeStarted.DESCRIPTOR.fields_by_name["observation"].number
@@ -328,14 +328,7 @@ _JOINED_OBSERVATION_TAG = tag(agent_pb2.Joined.DESCRIPTOR.fields_by_name["observ
 
 def shared_observation_bytes(obs: Observation) -> bytes:
     """`observation_pb(obs)` serialized, kept by the object's identity for the next caller."""
-    found = _SHARED_OBSERVATIONS.get(id(obs))
-    if found is not None and found[0] is obs:
-        return found[1]
-    data = observation_pb(obs).SerializeToString()
-    _SHARED_OBSERVATIONS[id(obs)] = (obs, data)  # held: the id is not reused while kept
-    while len(_SHARED_OBSERVATIONS) > MAX_SHARED_OBSERVATIONS:
-        del _SHARED_OBSERVATIONS[next(iter(_SHARED_OBSERVATIONS))]
-    return data
+    return _SHARED_OBSERVATIONS.get(obs, lambda o: observation_pb(o).SerializeToString())
 
 
 def started_response_bytes(event: Started, sequence: int) -> bytes:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from metasre.service.attribution import Attribution
+from metasre.service.by_identity import ByIdentity
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.store import EventRow, SessionRow, TrajectoryStore
@@ -218,24 +219,14 @@ def observation_record(obs: Observation) -> dict[str, Any]:
     return out
 
 
-MAX_OPENING_RECORDS = 64
-"""Opening observations whose records are kept (one per scenario instance in use)."""
-
-# Records of opening observations by the observation's id (held, so the id is not reused): every
-# episode of an instance opens with the same object (`coordinator.opening`), and its record, the
-# largest part of a new session's first write, is built once. Shared: only read, never changed.
-_OPENING_RECORDS: dict[int, tuple[Observation, dict[str, Any]]] = {}
+# Records of opening observations: every episode of a scenario and seed opens with the same
+# object (what `Episode.observation` gives before the first call), and its record, the largest
+# part of a new session's first write, is built once. Shared: only read, never changed.
+_OPENING_RECORDS: ByIdentity[Observation, dict[str, Any]] = ByIdentity(64)
 
 
 def _opening_record(obs: Observation) -> dict[str, Any]:
-    found = _OPENING_RECORDS.get(id(obs))
-    if found is not None and found[0] is obs:
-        return found[1]
-    record = observation_record(obs)
-    _OPENING_RECORDS[id(obs)] = (obs, record)
-    while len(_OPENING_RECORDS) > MAX_OPENING_RECORDS:
-        del _OPENING_RECORDS[next(iter(_OPENING_RECORDS))]
-    return record
+    return _OPENING_RECORDS.get(obs, observation_record)
 
 
 def _flat(value: Any) -> dict[str, Any]:

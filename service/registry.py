@@ -20,6 +20,7 @@ from metasre.service.errors import (
     ServerAtCapacityError,
     ServerDrainingError,
     ServerHandingOverError,
+    ServiceError,
     SessionClosedError,
     SessionFullError,
     SessionIdleError,
@@ -193,33 +194,41 @@ class Registry:
 
     async def close(self, session_id: str, reason: str = "closed") -> Session:
         """Close a session: pending calls fail, its close is stored, streams end, it leaves."""
-        session, coordinator = self.get(session_id)
-        await coordinator.stop(SessionClosedError(f"session {session_id} was {reason}"))
-        try:
-            await session.flush(closing=True)
-        except StoreUnavailableError as exc:
-            log.warning("session_close_not_stored", session_id=session_id, error=str(exc))
-        session.close()
-        if self._sessions.pop(session_id, None) is not None:
+        error = SessionClosedError(f"session {session_id} was {reason}")
+        session, left = await self._retire(session_id, error, closing=True)
+        if left:
             self.closed_total += 1
         log.info("session_closed", session_id=session_id, reason=reason)
         return session
 
     async def _hand_over(self, session_id: str) -> None:
-        session, coordinator = self.get(session_id)
         why = (
             f"the server is stopping and keeps session {session_id} open in its store: resume "
             "your seat with its resume token once a server runs on that store again"
         )
-        await coordinator.stop(ServerHandingOverError(why))
-        try:
-            await session.flush()
-        except StoreUnavailableError as exc:
-            log.warning("session_handover_not_stored", session_id=session_id, error=str(exc))
-        session.handed_over = why
-        session.close()  # in this process only: the store still has it open
-        self._sessions.pop(session_id, None)
+        # Left open in the store: the next server on it rebuilds the session (`recover`).
+        await self._retire(session_id, ServerHandingOverError(why), closing=False, why=why)
         log.info("session_handed_over", session_id=session_id)
+
+    async def _retire(
+        self, session_id: str, error: ServiceError, *, closing: bool, why: str | None = None
+    ) -> tuple[Session, bool]:
+        """Take a session off this server; whether it was still here.
+
+        Queued calls fail with `error`, the log is committed (with the session's close when
+        `closing`), and the streams end (with `why` as their status when it is given).
+        """
+        session, coordinator = self.get(session_id)
+        await coordinator.stop(error)
+        try:
+            await session.flush(closing=closing)
+        except StoreUnavailableError as exc:
+            log.warning(
+                "session_end_not_stored", session_id=session_id, closing=closing, error=str(exc)
+            )
+        session.handed_over = why
+        session.close()
+        return session, self._sessions.pop(session_id, None) is not None
 
     def _failed(self, session: Session) -> None:
         """The store cannot record `session` (its coordinator closed it): it leaves at once."""

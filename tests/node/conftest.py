@@ -1,4 +1,4 @@
-"""A real server on 127.0.0.1:0, and the Node.js agent run as a real `node` subprocess.
+"""The Node.js agent run as a real `node` subprocess against tests/conftest.py's server.
 
 These tests need Node.js and the agent's npm packages (`npm ci` in agents/node, which .ci/run
 does). Without them every test here is skipped with the reason; nothing else depends on Node.
@@ -10,7 +10,7 @@ import asyncio
 import json
 import os
 import shutil
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,7 @@ import pytest
 
 from metasre.agents.policies import ExpertPolicy
 from metasre.cli.inprocess import EpisodeCaller
-from metasre.service import Limits, ServerConfig, build_server
-from metasre.service.server import MetasreServer, prepare_sandbox
+from metasre.service.server import prepare_sandbox
 from metasre.simulator import Episode
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,18 +51,6 @@ def node() -> str:
     # The fork server starts before any gRPC server or thread exists.
     prepare_sandbox()
     return node
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[MetasreServer]:
-    srv = await build_server(
-        ServerConfig(port=0, limits=Limits(turn_timeout_seconds=10.0), grace_seconds=1.0)
-    )
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop(0.5)
 
 
 def expert_grade(scenario: str, seed: int) -> float:

@@ -192,3 +192,14 @@ class AgentClient:
             elif kind == "applied":
                 out.append((m.applied.tick, m.applied.agent_id, m.applied.call_id))
         return out
+
+
+async def one_call(channel: grpc.aio.Channel) -> AgentClient:
+    """A one-seat session joined on a Connect stream that has had one call answered."""
+    control = control_pb2_grpc.ControlServiceStub(channel)
+    created = await create(control, ("a",))
+    client = AgentClient(channel)
+    await client.join(created.session.session_id, created.tokens[0].join_token)
+    reply = await client.result_or_error(client.tool("get_alerts"))
+    assert reply.result.tick == 1
+    return client

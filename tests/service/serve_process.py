@@ -7,11 +7,12 @@ import contextlib
 import json
 import os
 import signal
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from metasre.cli.child_server import start_serve
 
 from .conftest import TIMEOUT
 
@@ -53,26 +54,20 @@ async def metasre_serve(
     """
     base = {k: v for k, v in os.environ.items() if k != "METASRE_ADMIN_TOKEN"}
     with tempfile.TemporaryDirectory(prefix="metasre-serve-") as workdir:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "metasre.cli.main",
-            *(("-v",) if verbose else ()),
-            "serve",
+        proc, address = await start_serve(
             "--port",
             str(port),
             *args,
-            stdout=asyncio.subprocess.PIPE,
+            verbose=verbose,
             stderr=asyncio.subprocess.PIPE,
             env={**base, "PYTHONUNBUFFERED": "1", **(env or {})},
             cwd=workdir,
+            timeout=TIMEOUT,
         )
         drain: asyncio.Task[None] | None = None
         try:
-            assert proc.stdout is not None and proc.stderr is not None
-            line = await asyncio.wait_for(proc.stdout.readline(), TIMEOUT)
-            assert line, "metasre serve exited before it was ready"
-            served = ServeProcess(proc, json.loads(line)["address"])
+            assert proc.stderr is not None
+            served = ServeProcess(proc, address)
             drain = served._drain = asyncio.create_task(_read_lines(proc.stderr, served.stderr))
             yield served
         finally:

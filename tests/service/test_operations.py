@@ -23,7 +23,7 @@ from metasre.v1 import (
     watch_pb2_grpc,
 )
 
-from .conftest import TIMEOUT, AgentClient, create, details, struct
+from .conftest import TIMEOUT, AgentClient, create, details, one_call, struct
 from .serve_process import metasre_serve
 
 
@@ -169,12 +169,7 @@ async def test_sigterm_drains_a_real_server():
         metasre_serve() as served,
         grpc.aio.insecure_channel(served.address) as channel,
     ):
-        control = control_pb2_grpc.ControlServiceStub(channel)
-        created = await create(control, ("a",))
-        client = AgentClient(channel)
-        await client.join(created.session.session_id, created.tokens[0].join_token)
-        reply = await client.result_or_error(client.tool("get_alerts"))
-        assert reply.result.tick == 1
+        client = await one_call(channel)
         # The stream ends cleanly (OK), and the process exits 0 once drained.
         assert await served.stop() == 0
         while (await asyncio.wait_for(client.call.read(), TIMEOUT)) is not grpc.aio.EOF:

@@ -8,6 +8,7 @@ import grpc
 import pytest
 
 from metasre.service import convert, records
+from metasre.service.by_identity import ByIdentity
 from metasre.service.coordinator import make_episode
 from metasre.service.events import LogEntry, Started
 from metasre.service.servicers.undecodable import RejectUndecodable, _Undecodable
@@ -71,12 +72,11 @@ async def test_the_opening_bytes_equal_the_messages_they_stand_for():
 
 
 def test_the_shared_observations_are_bounded(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(convert, "MAX_SHARED_OBSERVATIONS", 2)
-    monkeypatch.setattr(convert, "_SHARED_OBSERVATIONS", {})
+    monkeypatch.setattr(convert, "_SHARED_OBSERVATIONS", ByIdentity(2))
     kept = [Episode.make(CHEAP, seed, None).observation() for seed in range(3)]
     for obs in kept:
         convert.shared_observation_bytes(obs)
-    assert [v[0] for v in convert._SHARED_OBSERVATIONS.values()] == kept[1:]
+    assert convert._SHARED_OBSERVATIONS.kept() == kept[1:]
 
 
 async def test_the_interceptor_wraps_each_method_once_and_still_refuses_garbage():
@@ -148,9 +148,9 @@ async def test_a_join_after_the_first_call_sees_the_world_as_it_is_now(server, c
     a = AgentClient(channel)
     await a.join(sid, created.tokens[0].join_token)
     await a.result_or_error(a.tool("get_alerts"))
-    shared = set(convert._SHARED_OBSERVATIONS)
+    shared = [id(o) for o in convert._SHARED_OBSERVATIONS.kept()]
     joined = await AgentClient(channel).join(sid, created.tokens[1].join_token)
     now = server.registry.get(sid)[0].episode.observation()
     assert joined.observation == convert.observation_pb(now)
     assert joined.observation.minute > 0
-    assert set(convert._SHARED_OBSERVATIONS) == shared  # seen once: not kept
+    assert [id(o) for o in convert._SHARED_OBSERVATIONS.kept()] == shared  # seen once: not kept

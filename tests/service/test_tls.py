@@ -27,7 +27,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from metasre.service import ServerConfig, build_server
 from metasre.v1 import control_pb2, control_pb2_grpc
 
-from .conftest import TIMEOUT, AgentClient, create
+from .conftest import TIMEOUT, one_call
 from .serve_process import metasre_serve
 
 
@@ -100,13 +100,7 @@ async def play_over(channel: grpc.aio.Channel) -> None:
         health_pb2.HealthCheckRequest(), timeout=TIMEOUT
     )
     assert health.status == health_pb2.HealthCheckResponse.SERVING
-    control = control_pb2_grpc.ControlServiceStub(channel)
-    created = await create(control, ("a",))
-    client = AgentClient(channel)
-    await client.join(created.session.session_id, created.tokens[0].join_token)
-    reply = await client.result_or_error(client.tool("get_alerts"))
-    assert reply.result.tick == 1
-    client.close()
+    (await one_call(channel)).close()
 
 
 async def assert_refused(channel: grpc.aio.Channel) -> None:
