@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -145,5 +146,5 @@ async def run_demo(scenario: str, seed: int, policy: str, store: Path | None, ou
 def main(scenario: str, seed: int, policy: str, store: Path | None) -> int:
     """Entry point of `metasre demo`."""
     # The sandbox's helper must exist before any gRPC thread does.
-    prepare_sandbox()
+    prepare_sandbox(weak_isolation=os.environ.get("METASRE_ALLOW_WEAK_ISOLATION") == "1")
     return asyncio.run(run_demo(scenario, seed, policy, store, sys.stdout))

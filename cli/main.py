@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import statistics
 import sys
 from collections.abc import Sequence
@@ -134,8 +135,14 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    # The sandbox's fork server must start before any gRPC thread exists.
-    prepare_sandbox()
+    # The sandbox's fork servers must start before any gRPC thread exists.
+    from metasre.simulator.sandbox import WeakIsolationError
+
+    try:
+        prepare_sandbox(weak_isolation=args.allow_weak_isolation or _weak_from_env())
+    except WeakIsolationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     def ready(server: MetasreServer) -> None:
         # One JSON line on stdout says where to connect (logs go to stderr).
@@ -278,6 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="on SIGTERM, leave open sessions in the store for the next server on it (agents "
         "resume their seats there) instead of closing them: restarts and deploys lose nothing",
     )
+    p.add_argument(
+        "--allow-weak-isolation",
+        action="store_true",
+        help="serve even where the sandbox cannot have every required layer (Landlock, "
+        "seccomp): agent code is then less contained; logged loudly and shown in GetServerInfo "
+        "(other commands: METASRE_ALLOW_WEAK_ISOLATION=1)",
+    )
     p.set_defaults(func=_serve)
     p = sub.add_parser(
         "export", help="write stored episodes as JSONL, one chat-form trajectory per line"
@@ -336,11 +350,23 @@ def _configure_logging(verbose: bool, as_json: bool = False, *, once: bool = Fal
     )
 
 
+def _weak_from_env() -> bool:
+    return os.environ.get("METASRE_ALLOW_WEAK_ISOLATION") == "1"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line."""
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose, as_json=args.command == "serve", once=argv is None)
-    code: int = args.func(args)
+    from metasre.simulator.sandbox import WeakIsolationError, allow_weak_isolation
+
+    if _weak_from_env():
+        allow_weak_isolation(True)
+    try:
+        code: int = args.func(args)
+    except WeakIsolationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return code
 
 

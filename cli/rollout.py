@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import difflib
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -135,7 +136,7 @@ def serving(target: str | None, max_sessions: int = 256) -> Iterator[str]:
     from metasre.service.server import prepare_sandbox
 
     # The sandbox's fork server must start before any gRPC thread exists.
-    prepare_sandbox()
+    prepare_sandbox(weak_isolation=os.environ.get("METASRE_ALLOW_WEAK_ISOLATION") == "1")
     loop = LoopThread()
     config = ServerConfig(port=0, limits=Limits(max_sessions=max_sessions), grace_seconds=1.0)
     try:

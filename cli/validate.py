@@ -10,6 +10,8 @@ from typing import Any
 from metasre.agents.policies import PROBES, ExpertPolicy, RandomPolicy
 from metasre.cli.inprocess import EpisodeCaller
 from metasre.simulator import Episode
+from metasre.simulator.episode import StepTarget
+from metasre.simulator.episode import play_steps as _play_steps
 from metasre.simulator.sandbox import TestRunner
 from metasre.simulator.scenarios.spec import SolutionStep
 
@@ -56,22 +58,11 @@ class ScenarioVerdict:
         }
 
 
-def play_steps(episode: Episode, steps: Sequence[SolutionStep]) -> list[tuple[str, dict[str, Any]]]:
+def play_steps(
+    episode: StepTarget, steps: Sequence[SolutionStep]
+) -> list[tuple[str, dict[str, Any]]]:
     """Apply solution steps, resolving `find` into line numbers; returns the concrete calls."""
-    played = []
-    for step in steps:
-        args = dict(step.args)
-        needle = args.pop("find", None)
-        if needle is not None:
-            line = episode.workspace.find_line(str(args["path"]), str(needle))
-            if line is None:
-                raise ValueError(f"reference solution: {needle!r} not found in {args['path']}")
-            args.setdefault("start_line", line)
-            if args.get("action") != "insert":
-                args.setdefault("end_line", line)
-        episode.apply("reference", step.tool, args)
-        played.append((step.tool, args))
-    return played
+    return _play_steps(episode, steps)
 
 
 def _replay_resolves(
@@ -120,6 +111,11 @@ def validate_scenario(
             continue
         g = ref.grade()
         verdict.reference.append(g.total)
+        for check in ref.guessable_checks():
+            verdict.failures.append(
+                f"seed {seed}: FAIL_TO_PASS {check} expects a value code could return blind"
+                " (see metasre.simulator.hidden.GUESSES); observe the computed data instead"
+            )
         if not g.resolved:
             failing = [c for c, ok in {**g.fail_to_pass, **g.pass_to_pass}.items() if not ok]
             verdict.failures.append(f"seed {seed}: reference solution leaves {failing} failing")

@@ -26,7 +26,12 @@ from metasre.service.registry import Registry
 from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
 from metasre.service.servicers.undecodable import RejectUndecodable
 from metasre.service.store import TrajectoryStore
-from metasre.simulator.sandbox import TestRunner, default_runner
+from metasre.simulator.sandbox import (
+    TestRunner,
+    allow_weak_isolation,
+    default_grader_runner,
+    default_runner,
+)
 from metasre.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -46,11 +51,22 @@ SERVICE_NAMES = (
 """The fully qualified names of the services, as health and reflection list them."""
 
 
-def prepare_sandbox() -> TestRunner:
-    """Start the shared sandbox runner's helper and warm it with one tiny run."""
+def prepare_sandbox(*, weak_isolation: bool = False) -> TestRunner:
+    """Start the shared sandbox runners' helpers (visible and grader) and warm them.
+
+    Args:
+        weak_isolation: Serve even where a required containment layer (Landlock, seccomp)
+            is missing; logged loudly and shown in GetServerInfo.
+
+    Raises:
+        WeakIsolationError: a required layer is missing and weak isolation was not allowed.
+    """
+    allow_weak_isolation(weak_isolation)
     runner = default_runner()
     test = "tests/test_warm.py"
     runner.run({test: b"def test_warm():\n    assert True\n"}, [test])
+    probes = "hidden/probes.py"
+    default_grader_runner().observe({probes: b"def warm():\n    return 1\n"}, probes, ["warm"])
     return runner
 
 

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from metasre.simulator.alerts import AlertRules
 from metasre.simulator.clock import incident_start
 from metasre.simulator.errors import EpisodeOverError
 from metasre.simulator.faults import Fault
 from metasre.simulator.grader import EpisodeFacts, Grade, grade
+from metasre.simulator.hidden import HiddenChecks, default_hidden_checks
 from metasre.simulator.logs import LogRenderer
 from metasre.simulator.observation import AlertView, Observation, ServiceRow
 from metasre.simulator.paths import is_within
@@ -22,6 +23,7 @@ from metasre.simulator.rewards import CallFacts, RewardUpdate, Shaper
 from metasre.simulator.sandbox import RunReport, TestRunner, default_runner
 from metasre.simulator.scenarios.loader import ScenarioInstance
 from metasre.simulator.scenarios.registry import resolve
+from metasre.simulator.scenarios.spec import SolutionStep
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.tools import get_tool, validate_args
 from metasre.simulator.tools.base import ToolOutput
@@ -84,6 +86,49 @@ class StepResult:
         return self.phase is not EpisodePhase.RUNNING
 
 
+class StepTarget(Protocol):
+    """What scripted steps are played on: an episode, or a recorder standing in for one."""
+
+    @property
+    def workspace(self) -> Workspace:
+        """The code tree a step's `find` is looked up in."""
+        ...
+
+    def apply(self, agent_id: str, tool: str, args: Mapping[str, Any] | None = None) -> Any:
+        """Apply one call."""
+        ...
+
+
+def play_steps(
+    target: StepTarget, steps: Sequence[SolutionStep], agent_id: str = "reference"
+) -> list[tuple[str, dict[str, Any]]]:
+    """Apply a scenario's scripted steps (its solution, its wrong fix) as `agent_id`.
+
+    A step's `find` names the line to edit by its text; it becomes `start_line` (and
+    `end_line`, except for an insert) here.
+
+    Returns:
+        The concrete calls applied, in order.
+
+    Raises:
+        ValueError: a `find` text is not in its file.
+    """
+    played = []
+    for step in steps:
+        args = dict(step.args)
+        needle = args.pop("find", None)
+        if needle is not None:
+            line = target.workspace.find_line(str(args["path"]), str(needle))
+            if line is None:
+                raise ValueError(f"scripted step: {needle!r} not found in {args['path']}")
+            args.setdefault("start_line", line)
+            if args.get("action") != "insert":
+                args.setdefault("end_line", line)
+        target.apply(agent_id, step.tool, args)
+        played.append((step.tool, args))
+    return played
+
+
 class Episode:
     """A deterministic incident: the same scenario, seed and ordered calls give the same results.
 
@@ -91,10 +136,25 @@ class Episode:
     credited to the agent that made the call.
     """
 
-    def __init__(self, instance: ScenarioInstance, runner: TestRunner | None = None) -> None:
+    def __init__(
+        self,
+        instance: ScenarioInstance,
+        runner: TestRunner | None = None,
+        hidden: HiddenChecks | None = None,
+    ) -> None:
+        """Start an episode at the page.
+
+        Args:
+            instance: The scenario rendered for a seed.
+            runner: Where the agents' visible suites run (``run_tests``); the shared one if None.
+            hidden: Judges the hidden checks, in a grader runner of its own; the shared one if
+                None. The two never share a process.
+        """
         spec = instance.spec
         self._instance = instance
         self._runner = runner if runner is not None else default_runner()
+        self._hidden = hidden if hidden is not None else default_hidden_checks()
+        self._reference = False
         self._workspace = Workspace(instance.tree)
         self._world = World(spec)
         self._faults = tuple(Fault(f) for f in spec.faults)
@@ -125,7 +185,6 @@ class Episode:
             frozenset()
             if location.startswith(("deployment:", "migration:", "service:"))
             else frozenset({location}),
-            spec.expert.suite,
         )
         self._code_dirs = sorted(
             ((s.code_dir.strip("/"), s.name) for s in spec.services if s.code_dir),
@@ -133,9 +192,21 @@ class Episode:
         )
 
     @classmethod
-    def make(cls, scenario_id: str, seed: int, runner: TestRunner | None = None) -> Episode:
+    def make(
+        cls,
+        scenario_id: str,
+        seed: int,
+        runner: TestRunner | None = None,
+        hidden: HiddenChecks | None = None,
+    ) -> Episode:
         """Start an episode of a registered scenario (by id, or name for the newest version)."""
-        return cls(resolve(scenario_id).instance(seed), runner)
+        return cls(resolve(scenario_id).instance(seed), runner, hidden)
+
+    def play_steps(
+        self, steps: Sequence[SolutionStep], agent_id: str = "reference"
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Apply a scenario's scripted steps (its solution, its wrong fix); see `play_steps`."""
+        return play_steps(self, steps, agent_id)
 
     # -- what handlers see (ToolContext) -------------------------------------------------------
 
@@ -368,23 +439,33 @@ class Episode:
         )
         return grade(
             spec,
-            self.hidden_report(),
+            self.code_checks(),
             self._world,
             self._telemetry,
             facts,
             final=self._phase is not EpisodePhase.RUNNING,
         )
 
-    def hidden_report(self) -> RunReport | None:
-        """The hidden checks run on the current code (cached by content), None if there are none."""
-        hidden = self._instance.spec.hidden
-        ids = (*hidden.fail_to_pass, *hidden.pass_to_pass)
-        if not ids:
-            return None
-        test_files = sorted({i.partition("::")[0] for i in ids})
-        files = self._runtime_files()
-        files.update(self._instance.hidden_files)
-        return self._runner.run(files, test_files)
+    def code_checks(self) -> dict[str, bool]:
+        """Per hidden check id, whether the current code observes what the reference does.
+
+        Judged on the trusted side by `HiddenChecks`; empty when the scenario has no code
+        checks. Nothing of the checks (their text, inputs or expected values) is returned.
+        """
+        if self._reference:
+            return {}
+        return self._hidden.verdict(self._instance, self._runtime_files(), self._reference_files)
+
+    def guessable_checks(self) -> list[str]:
+        """FAIL_TO_PASS checks a blind guess of code under test would pass (validate: none)."""
+        return self._hidden.guessable_checks(self._instance, self._reference_files)
+
+    def _reference_files(self) -> dict[str, bytes]:
+        """The code of the reference world: this scenario and seed with its solution applied."""
+        reference = Episode(self._instance, self._runner, self._hidden)
+        reference._reference = True  # its own grading would ask for the reference again
+        reference.play_steps([s for s in self._instance.spec.solution if s.tool != "submit_report"])
+        return reference._runtime_files()
 
     def observation(self) -> Observation:
         """The pager, budgets, alerts, dashboard and terminal as they are now."""
@@ -496,13 +577,10 @@ class Episode:
         return files
 
     def _code_f2p_fails(self) -> bool:
-        report = self.hidden_report()
-        if report is None:
-            return False
-        return not all(
-            (o := report.outcome(i)) is not None and o.status == "passed"
-            for i in self._instance.spec.hidden.fail_to_pass
-        )
+        if self._reference:
+            return True
+        checks = self.code_checks()
+        return not all(checks.get(i, False) for i in self._instance.spec.hidden.fail_to_pass)
 
     def _update_faults(self) -> tuple[int, int]:
         cured = returned = 0

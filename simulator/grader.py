@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from metasre.simulator.report import IncidentReport, locations_match
-from metasre.simulator.sandbox import RunReport
 from metasre.simulator.scenarios.spec import ScenarioSpec, StateCheck
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.world import World
@@ -95,31 +94,35 @@ def check_state(check: StateCheck, world: World, telemetry: Telemetry, minute: i
     return svc.replicas >= (check.replicas or 0)
 
 
-def _code_results(ids: Sequence[str], report: RunReport | None) -> dict[str, bool]:
-    if report is None:
-        return {}
-    return {i: (o := report.outcome(i)) is not None and o.status == "passed" for i in ids}
-
-
 def grade(
     spec: ScenarioSpec,
-    hidden: RunReport | None,
+    code_checks: Mapping[str, bool],
     world: World,
     telemetry: Telemetry,
     facts: EpisodeFacts,
     *,
     final: bool,
 ) -> Grade:
-    """Grade an episode as it stands."""
+    """Grade an episode as it stands.
+
+    Args:
+        spec: The scenario.
+        code_checks: Per hidden check id, whether its probe observed what the reference world
+            observes (``metasre.simulator.hidden``); a check it lacks counts as failing.
+        world: The operational state, for the state checks.
+        telemetry: The signals, for the state checks.
+        facts: How the episode went.
+        final: Whether the episode is over.
+    """
     settle_minute = int(facts.clock + spec.hidden.settle_minutes)
-    f2p = _code_results(spec.hidden.fail_to_pass, hidden)
+    f2p = {i: code_checks.get(i, False) for i in spec.hidden.fail_to_pass}
     f2p.update(
         {
             f"state::{c.name}": check_state(c, world, telemetry, settle_minute)
             for c in spec.hidden.state_checks
         }
     )
-    p2p = _code_results(spec.hidden.pass_to_pass, hidden)
+    p2p = {i: code_checks.get(i, False) for i in spec.hidden.pass_to_pass}
     fix = sum(f2p.values()) / len(f2p) if f2p else 0.0
     kept = sum(p2p.values()) / len(p2p) if p2p else 1.0
     resolved = fix == 1.0 and kept == 1.0

@@ -14,7 +14,6 @@ ROOT_SERVICE_SEEN = 0.02
 ROOT_LOCATION_SEEN = 0.03
 FAULT_CURED = 0.2
 FAULT_RETURNED = -0.2
-SUITE_GREEN = 0.05
 SYNTAX_ERROR = -0.05
 WRONG_ROLLBACK = -0.1
 INNOCENT_TARGET = -0.05
@@ -56,7 +55,6 @@ class Shaper:
     truth: GroundTruth
     root_files: frozenset[str]
     """The ground-truth files (for code faults), normalised."""
-    expert_suite: str
     seen: set[str] = field(default_factory=set)
     wrong_operations: list[str] = field(default_factory=list)
     """Operations on the wrong target, for the grader's penalty."""
@@ -85,8 +83,9 @@ class Shaper:
             out["fault_returned"] = FAULT_RETURNED * facts.returned
         if tool == "edit_lines" and facts.data.get("syntax_error"):
             out["syntax_error"] = SYNTAX_ERROR
-        if tool == "run_tests" and args.get("suite") == self.expert_suite and facts.data.get("ok"):
-            self._first("suite_green", SUITE_GREEN, out)
+        # No reward for a visible suite turning green: its result is what the agent's own code
+        # says about itself (DESIGN section 7); a real fix is paid through fault_cured, which
+        # the hidden checks judge on the trusted side.
         if tool == "ask_hint":
             out["hint"] = HINT
         wrong = self._wrong_operation(tool, args)

@@ -14,6 +14,7 @@ from metasre.service.registry import Registry
 from metasre.service.servicers.status import guarded
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 from metasre.simulator import TOOLS, resolve, scenario_ids
+from metasre.simulator.sandbox import isolation
 from metasre.v1 import control_pb2
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -33,6 +34,13 @@ CAPABILITIES = (
     "trajectory",
 )
 """What this server supports, as GetServerInfo lists it."""
+
+
+def _sandbox_pb() -> control_pb2.SandboxIsolation:
+    found = isolation()
+    return control_pb2.SandboxIsolation(
+        layers=found.layers, missing=found.missing, weak_allowed=found.weak_allowed
+    )
 
 
 class ControlServicer:
@@ -62,6 +70,7 @@ class ControlServicer:
                 server_version=SERVER_VERSION,
                 capabilities=CAPABILITIES,
                 limits=convert.limits_pb(self._config.limits),
+                sandbox=_sandbox_pb(),
             )
 
         return await guarded(context, op)

@@ -20,13 +20,23 @@ import marshal
 import os
 import signal
 import socket
-import struct
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from . import _codegen, _guard, _isolation, _memimport, _protocol, _seccomp, _warmup, runner
+from . import (
+    _codegen,
+    _guard,
+    _isolation,
+    _landlock,
+    _memimport,
+    _probe,
+    _protocol,
+    _seccomp,
+    _warmup,
+    runner,
+)
 
 __all__ = [
     "ChildPlan",
@@ -40,7 +50,6 @@ __all__ = [
     "zygote",
 ]
 
-_LENGTH = struct.Struct(">Q")
 _ZONEINFO_DIRS = (
     "/usr/share/zoneinfo",
     "/usr/lib/zoneinfo",
@@ -48,6 +57,22 @@ _ZONEINFO_DIRS = (
     "/etc/zoneinfo",
 )
 _SANDBOX_DIR = os.path.dirname(os.path.realpath(__file__))
+_SYSTEM_READABLE = (
+    "/lib",
+    "/lib64",
+    "/usr/lib",
+    "/usr/lib64",
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/dev/urandom",
+    "/dev/random",
+    "/dev/zero",
+)
+"""Shared libraries (a lazily imported extension module loads its own), the loader's cache,
+the local time zone and the random devices."""
+_DEVICES_READ_WRITE = ("/dev/null",)
+_PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
+_readable_cache: tuple[str, ...] | None = None
 _MAX_VIOLATION_FRAMES = 20
 EXIT_SETUP_FAILED = _protocol.EXIT_SETUP_FAILED
 
@@ -118,44 +143,37 @@ class ChildPlan:
     scratch_dir: str
     """Root-only directory for temporary mount points."""
 
-    def to_wire(self) -> tuple[Any, ...]:
-        """Return the plan as a marshal-able tuple."""
-        return (
-            self.request_fd,
-            self.report_fd,
-            self.output_fd,
-            self.key,
-            self.run_dir,
-            self.uid,
-            self.new_namespaces,
-            self.scratch_dir,
-        )
+    def to_wire(self) -> dict[str, Any]:
+        """Return the plan as a marshal-able dict of its fields."""
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
 def encode_request(
     plan: ChildPlan | None,
     files: Mapping[str, bytes],
-    test_files: Sequence[str],
-    limits: tuple[int, int, int, int, float, int],
+    limits: Mapping[str, Any],
+    *,
+    tests: Sequence[str] = (),
+    probe_file: str | None = None,
+    probes: Sequence[str] = (),
     keys: Mapping[str, bytes] | None = None,
+    strict: bool = True,
 ) -> bytes:
-    """Return the length-prefixed request a child reads first.
+    """Return the request a child reads first (``_protocol.REQUEST_FIELDS`` names the fields).
 
     ``keys`` maps sources to the keys the fork server files what it learned about them under
     (see _bytecode.file_key); a child finds nothing it has no key for.
     """
-    wire = None if plan is None else plan.to_wire()
-    body = marshal.dumps((wire, dict(files), tuple(test_files), limits, dict(keys or {})))
-    return _LENGTH.pack(len(body)) + body
-
-
-def _read_request(
-    fd: int,
-) -> tuple[Any, dict[str, bytes], tuple[str, ...], tuple[Any, ...], dict[str, bytes]]:
-    (size,) = _LENGTH.unpack(_protocol.read_exact(fd, _LENGTH.size))
-    # the request comes from our own client over a private socketpair or pipe
-    wire, files, test_files, limits, keys = marshal.loads(_protocol.read_exact(fd, size))
-    return wire, files, test_files, limits, keys
+    return _protocol.encode_request(
+        plan=None if plan is None else plan.to_wire(),
+        files=dict(files),
+        tests=tuple(tests),
+        probe_file=probe_file,
+        probes=tuple(probes),
+        limits=dict(limits),
+        keys=dict(keys or {}),
+        strict=bool(strict),
+    )
 
 
 def _materialise(run_dir: str, files: Mapping[str, bytes]) -> None:
@@ -184,7 +202,7 @@ def _keep_only_own_caches(run_dir: str, keys: Mapping[str, bytes]) -> None:
     abandon((_codegen.keep_only(run_dir, keys), _memimport.keep_only(keys.values())))
 
 
-def _isolate(plan: ChildPlan) -> None:
+def _isolate(plan: ChildPlan, strict: bool) -> None:
     uid = plan.uid
     if plan.new_namespaces and _isolation.is_root():
         _isolation.unshare(_isolation.CLONE_NEWNET)
@@ -200,7 +218,10 @@ def _isolate(plan: ChildPlan) -> None:
             os.chown(plan.run_dir, uid, uid)
             _isolation.drop_privileges(uid)
         except PermissionError:
-            pass  # root without CAP_SETUID (a trimmed container): the other layers remain
+            # root without CAP_SETUID (a trimmed container): the helper announced this layer,
+            # so a strict run stops rather than go on with less than the caller was told
+            if strict:
+                raise
         else:
             # a process left behind by an earlier run in this uid must not see this run's files
             _isolation.kill_uid_processes()
@@ -309,17 +330,8 @@ def zygote(go_fd: int, scratch_dir: str, rehearse: bool) -> NoReturn:
         go.close()
         if len(fds) != 3:
             os._exit(0)  # the server is gone or retired this spare
-        key, run_dir, uid, scratch_dir, new_namespaces = marshal.loads(message)
-        plan = ChildPlan(
-            request_fd=fds[0],
-            report_fd=fds[1],
-            output_fd=fds[2],
-            key=key,
-            run_dir=run_dir,
-            uid=uid,
-            new_namespaces=new_namespaces,
-            scratch_dir=scratch_dir,
-        )
+        go = marshal.loads(message)  # from our own helper, over a private socketpair
+        plan = ChildPlan(request_fd=fds[0], report_fd=fds[1], output_fd=fds[2], **go)
     except BaseException:
         os._exit(EXIT_SETUP_FAILED)
     _run_detached(plan)
@@ -348,7 +360,7 @@ def _rehearse(go: socket.socket, scratch_dir: str) -> None:
 
 
 def _run_detached(plan: ChildPlan) -> NoReturn:
-    """Set the run up in this detached process, run the tests, report, and exit."""
+    """Set the run up in this detached process, run the tests or probes, report, and exit."""
     writer: _protocol.FrameWriter | None = None
     code = 0
     try:
@@ -356,27 +368,36 @@ def _run_detached(plan: ChildPlan) -> NoReturn:
             os.dup2(plan.output_fd, 1)
             os.close(plan.output_fd)
         os.dup2(1, 2)
-        wire, files, test_files, limits, keys = _read_request(plan.request_fd)
+        request = _protocol.decode_request(plan.request_fd)
         os.close(plan.request_fd)
-        if wire is not None:
-            plan = ChildPlan(*wire)
+        if request["plan"] is not None:
+            plan = ChildPlan(**request["plan"])
+        strict = request["strict"]
+        files = request["files"]
         writer = _protocol.FrameWriter(plan.report_fd, plan.key)
-        _keep_only_own_caches(plan.run_dir, keys)
-        _isolate(plan)
+        _keep_only_own_caches(plan.run_dir, request["keys"])
+        _isolate(plan, strict)
         _materialise(plan.run_dir, files)
-        cpu, memory, nproc, fsize, _wall, nofile = limits
+        limits = request["limits"]
         _isolation.apply_rlimits(
-            cpu_seconds=cpu,
-            memory_bytes=memory,
-            max_processes=nproc if plan.uid is not None and os.getuid() == plan.uid else None,
-            max_file_bytes=fsize,
-            max_open_files=nofile,
+            cpu_seconds=limits["cpu_seconds"],
+            memory_bytes=limits["memory_bytes"],
+            max_processes=(
+                limits["max_processes"]
+                if plan.uid is not None and os.getuid() == plan.uid
+                else None
+            ),
+            max_file_bytes=limits["max_file_bytes"],
+            max_open_files=limits["max_open_files"],
         )
-        _seccomp.forbid_new_processes()
+        if not _seccomp.forbid_new_processes() and strict:
+            raise _isolation.IsolationError("the seccomp filter could not be installed")
         stdlib = stdlib_dirs()
-        _prepare_interpreter(plan, stdlib, files, test_files)
+        _confine(plan.run_dir, stdlib, strict)
+        tests = request["tests"] or ((request["probe_file"],) if request["probe_file"] else ())
+        _prepare_interpreter(plan, stdlib, files, tests)
         buffer = _stdio()
-        _run(plan, stdlib, files, keys, writer, buffer, test_files)
+        _run(plan, stdlib, files, request, writer, buffer)
     except BaseException as exc:
         if writer is None:
             code = EXIT_SETUP_FAILED
@@ -396,14 +417,49 @@ def _run_detached(plan: ChildPlan) -> NoReturn:
         os._exit(code)
 
 
+def readable_roots(stdlib: Sequence[str]) -> tuple[str, ...]:
+    """Return what a run may read besides its folder: the interpreter's own files.
+
+    The standard library, the shared libraries its extension modules load on first import,
+    the time zone data, and this folder (the runner's source, so tracebacks through it show).
+    None of these holds anything of a scenario, a session or the server. Installed packages
+    do (an installed META-SRE carries its scenarios, hidden probes included), and they sit in
+    ``site-packages`` *inside* the standard library's folder, so a standard library folder
+    that holds one is granted entry by entry instead. Computed once per process (the fork
+    server computes it before forking).
+    """
+    global _readable_cache
+    if _readable_cache is None:
+        granted: list[str] = []
+        for folder in stdlib:
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                names = []
+            if any(name in _PACKAGE_FOLDERS for name in names):
+                granted += [f"{folder}/{n}" for n in names if n not in _PACKAGE_FOLDERS]
+            else:
+                granted.append(folder)
+        _readable_cache = (*granted, *zoneinfo_dirs(), *_SYSTEM_READABLE, _SANDBOX_DIR)
+    return _readable_cache
+
+
+def _confine(run_dir: str, stdlib: Sequence[str], strict: bool) -> None:
+    """Apply Landlock: from here on the kernel itself keeps the run inside its folder."""
+    try:
+        _landlock.restrict(run_dir, readable_roots(stdlib), _DEVICES_READ_WRITE)
+    except OSError:
+        if strict:
+            raise
+
+
 def _run(
     plan: ChildPlan,
     stdlib: tuple[str, ...],
     files: Mapping[str, bytes],
-    keys: Mapping[str, bytes],
+    request: Mapping[str, Any],
     writer: _protocol.FrameWriter,
     buffer: io.BufferedIOBase,
-    test_files: Sequence[str],
 ) -> None:
     run_dir = plan.run_dir
     ours = (sys.stdout, sys.stderr)
@@ -441,18 +497,23 @@ def _run(
             buffer.flush()
 
     extra = zoneinfo_dirs()
-    finder = _memimport.RunModuleFinder(run_dir, files, keys)
+    finder = _memimport.RunModuleFinder(run_dir, files, request["keys"])
     sys.meta_path.insert(0, finder)
     # the runner's own source stays readable so tracebacks through it never trip the guard
     _guard.install_guard(run_dir, (*stdlib, *extra, _SANDBOX_DIR), on_violation, finder.touched)
-    runner.run_suite(
-        test_files,
-        run_dir=run_dir,
-        stdlib_dirs=stdlib,
-        hidden_dirs=(_SANDBOX_DIR,),
-        emit=emit,
-        after_each=after_each,
-    )
+    if request["probe_file"] is not None:
+        # a grader run: observations only; whatever this process says is compared by the
+        # caller with values that never enter it
+        _probe.observe(request["probe_file"], request["probes"], run_dir=run_dir, emit=emit)
+    else:
+        runner.run_suite(
+            request["tests"],
+            run_dir=run_dir,
+            stdlib_dirs=stdlib,
+            hidden_dirs=(_SANDBOX_DIR,),
+            emit=emit,
+            after_each=after_each,
+        )
     after_each()
 
 

@@ -40,6 +40,8 @@ class RunCollector:
         self.violations: list[str] = []
         self.collection_notes: list[str] = []
         self.end: dict[str, Any] | None = None
+        self.observations: dict[str, str] = {}
+        """Probe id -> the JSON text the child said its probe returned (a grader run)."""
         self.codegen: list[Any] = []
         """Generated-code texts the child compiled itself (see _codegen), for the helper."""
 
@@ -92,6 +94,11 @@ class RunCollector:
             self.violations.append(str(message.get("message")))
         elif kind == "end":
             self.end = message
+            self.current = None
+        elif kind == "observation":
+            probe, value = message.get("id"), message.get("value")
+            if isinstance(probe, str) and isinstance(value, str) and probe not in self.observations:
+                self.observations[probe] = value
             self.current = None
         elif kind == "codegen" and not self.codegen:
             texts = message.get("texts")
@@ -187,5 +194,6 @@ class RunCollector:
             "status": status,
             "message": message.replace(self._run_dir + "/", "").replace(self._run_dir, "."),
             "outcomes": self.outcomes,
+            "observations": self.observations,
             "output": self.output_text(),
         }

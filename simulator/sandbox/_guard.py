@@ -1,9 +1,10 @@
 """The in-process layer of the sandbox: an audit hook that refuses escapes and reports them.
 
 Stdlib only (runs inside the sandboxed child). It is installed right before the test modules
-are imported, after the OS layers (namespaces, uid, rlimits) are in place; it is what turns an
-attempted escape into a clear message rather than a bare EACCES, and what guards hosts where
-the OS layers are unavailable.
+are imported, after the OS layers (Landlock, seccomp, rlimits, and as root a uid and
+namespaces) are in place; it turns an attempted escape into a clear message rather than a bare
+EACCES. It is not a boundary of its own (PEP 578 hooks are not a sandbox): the kernel layers
+are, and a run refuses to start without them unless weak isolation was explicitly allowed.
 """
 
 from __future__ import annotations
@@ -82,6 +83,12 @@ _WRITE_PATH_EVENTS = frozenset(
 )
 _READ_PATH_EVENTS = frozenset({"os.listdir", "os.scandir", "os.listxattr", "os.getxattr"})
 _FORBIDDEN_IMPORTS = frozenset({"_posixsubprocess"})
+_PACKAGES = "-packages/"
+"""site-packages and dist-packages: installed packages (ours with its scenarios) are not the
+standard library, even under its folder."""
+_SQLITE_ATTACH = 24
+_SQLITE_OK = 0
+_SQLITE_DENY = 1
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _SAFE_PATH_TYPES: tuple[type, ...] = (str, bytes, pathlib.PurePosixPath, pathlib.PosixPath)
 _DEVICES_READ = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"})
@@ -182,7 +189,7 @@ def install_guard(
         real, inside = resolve(text)
         if inside or real in _DEVICES_READ:
             return
-        if real.startswith("/proc/") or real == "/proc":
+        if real.startswith("/proc/") or real == "/proc" or _PACKAGES in real + "/":
             refuse("read", real)
         for root in roots:
             if real.startswith(root) or real + "/" == root:
@@ -211,6 +218,12 @@ def install_guard(
             check_write(path)
         else:
             check_read(path)
+
+    def no_attach(action: int, arg1: Any, *_rest: Any) -> int:
+        if action == _SQLITE_ATTACH:
+            report("read", f"sqlite3 ATTACH {arg1!r}")
+            return _SQLITE_DENY
+        return _SQLITE_OK
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
@@ -247,11 +260,32 @@ def install_guard(
                 refuse("process", f"import {args[0]}")
         elif event == "sqlite3.connect":
             database = args[0] if args else None
+            text = as_text(database)
+            if text is not None and text.lower().startswith("file:"):
+                # a URI names any file, whatever the folder; Landlock stops it too
+                refuse("read", f"sqlite3 URI {text!r}")
             if database not in (":memory:", "", b":memory:", b""):
                 check_write(database)
+
         elif event in ("sqlite3.enable_load_extension", "sqlite3.load_extension"):
             refuse("ctypes", event)
         elif event == "resource.prlimit" and args and args[0] not in (0, me):
             refuse("signal", f"resource.prlimit on pid {args[0]}")
 
     sys.addaudithook(hook)
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None:
+        # ATTACH opens a database by name from inside SQLite, with no audit event, and the
+        # connect/handle event comes before the connection can take an authorizer: refuse it
+        # on every connection made the usual way (Landlock refuses it whatever the way)
+        real_connect = sqlite3.connect
+
+        def connect(*args: Any, **kwargs: Any) -> Any:
+            connection = real_connect(*args, **kwargs)
+            connection.set_authorizer(no_attach)
+            return connection
+
+        sqlite3.connect = connect  # type: ignore[attr-defined]  # sys.modules gives a bare ModuleType
+        dbapi2 = getattr(sqlite3, "dbapi2", None)
+        if dbapi2 is not None:
+            dbapi2.connect = connect

@@ -1,7 +1,8 @@
 """OS isolation layers for sandboxed runs: namespaces, mounts, rlimits, privilege drop.
 
-Stdlib only (runs inside the helper process). Every layer is best effort: a function returns
-False, or the caller skips it, when the OS or our privileges do not allow it.
+Stdlib only (runs inside the helper process). The layers here are extras on top of the ones
+every run must have (Landlock, seccomp, rlimits): a function returns False, or the caller
+skips it, when the OS or our privileges do not allow it, and the helper says which it has.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "CAP_SETUID",
     "CLONE_NEWNET",
     "CLONE_NEWNS",
+    "IsolationError",
     "apply_rlimits",
     "close_fds_except",
     "drop_privileges",
@@ -47,6 +49,10 @@ _MS_PRIVATE = 1 << 18
 _PR_SET_PDEATHSIG = 1
 
 _libc: ctypes.CDLL | None = None
+
+
+class IsolationError(OSError):
+    """Raised when a containment layer the run requires cannot be set up."""
 
 
 def _c() -> ctypes.CDLL:

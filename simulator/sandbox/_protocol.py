@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 import struct
 from typing import Any
@@ -16,10 +17,13 @@ __all__ = [
     "EXIT_SETUP_FAILED",
     "MAC_SIZE",
     "MAX_FRAME",
+    "REQUEST_FIELDS",
     "FrameReader",
     "FrameWriter",
     "TamperError",
     "clean_text",
+    "decode_request",
+    "encode_request",
     "read_exact",
     "write_all",
 ]
@@ -32,6 +36,26 @@ MAX_FRAME = 1 << 20
 """Largest payload a child may send in one frame; anything bigger is treated as tampering."""
 
 _HEADER = struct.Struct(">I")
+_LENGTH = struct.Struct(">Q")
+
+REQUEST_FIELDS = {
+    "plan": "the child's ChildPlan as a dict (ChildPlan.to_wire), or None in a fork-server"
+    " child, which got it in its go message",
+    "files": "{relative path: content} to materialise in the run folder",
+    "tests": "test modules to run, in order (a visible run); empty for a probe run",
+    "probe_file": "the module holding the probes (a grader run), or None",
+    "probes": "the probe functions to call, in order (a grader run)",
+    "limits": "SandboxLimits.to_wire(): {limit name: value}",
+    "keys": "{path: key} under which the fork server filed what it learned about each file",
+    "strict": "True: a containment layer that cannot be set up fails the run",
+}
+"""The request a child reads first, by field: one marshalled dict, length-prefixed.
+
+Every message between the caller, the helper and a child is one of: this request; the helper's
+go message to a spare (``{"key", "run_dir", "uid", "scratch_dir", "new_namespaces"}``); the
+child's keyed frames below (``{"t": kind, ...}``: collect, start, outcome, observation,
+collection_error, violation, codegen, end); the helper's JSON reply (RunCollector.finish); and,
+on the control socket, the run header and the bytecode lessons (``_server.HEADER``)."""
 
 
 class TamperError(Exception):
@@ -43,6 +67,24 @@ def clean_text(text: str, limit: int) -> str:
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def encode_request(**fields: Any) -> bytes:
+    """Return the length-prefixed request a child reads first (fields: REQUEST_FIELDS)."""
+    unknown = set(fields) ^ set(REQUEST_FIELDS)
+    if unknown:
+        raise ValueError(f"request fields differ from REQUEST_FIELDS: {sorted(unknown)}")
+    body = marshal.dumps(fields)
+    return _LENGTH.pack(len(body)) + body
+
+
+def decode_request(fd: int) -> dict[str, Any]:
+    """Read one request from a blocking descriptor (from our own caller, over a private pipe)."""
+    (size,) = _LENGTH.unpack(read_exact(fd, _LENGTH.size))
+    request = marshal.loads(read_exact(fd, size))
+    if not isinstance(request, dict) or set(request) != set(REQUEST_FIELDS):
+        raise ValueError("malformed sandbox request")
+    return request
 
 
 def _mac(key: bytes, seq: int, payload: bytes) -> bytes:

@@ -4,7 +4,9 @@ Stdlib only (runs inside the sandboxed child). The audit hook refuses process cr
 clear message, but Python-level hooks can be sidestepped (``_imp`` can rebuild
 ``_posixsubprocess``, whose ``fork_exec`` raises no audit event); this kernel filter cannot.
 It fails execve/execveat/fork/vfork/ptrace with EPERM, and clone unless it creates a thread,
-so threads (and asyncio's executors) keep working.
+so threads (and asyncio's executors) keep working. It also refuses sockets of any family but
+AF_UNIX (asyncio's self-pipe is a unix socketpair), so there is no network even without root
+and a network namespace, and io_uring, whose queued operations no filter can see.
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ _JSET_K = 0x45
 _JGE_K = 0x35
 _RET_K = 0x06
 
-# arch: (AUDIT_ARCH value, denied syscalls, clone, clone3, first x32-style number or None)
-_ARCHES: dict[str, tuple[int, tuple[int, ...], int, int, int | None]] = {
-    # execve, execveat, fork, vfork, ptrace
-    "x86_64": (0xC000003E, (59, 322, 57, 58, 101), 56, 435, 0x40000000),
-    # execve, execveat, ptrace (no fork/vfork syscalls)
-    "aarch64": (0xC00000B7, (221, 281, 117), 220, 435, None),
+_AF_UNIX = 1
+
+# arch: (AUDIT_ARCH value, denied syscalls, clone, clone3, socket, first x32-style number)
+_ARCHES: dict[str, tuple[int, tuple[int, ...], int, int, int, int | None]] = {
+    # execve, execveat, fork, vfork, ptrace, io_uring_setup/enter/register
+    "x86_64": (0xC000003E, (59, 322, 57, 58, 101, 425, 426, 427), 56, 435, 41, 0x40000000),
+    # execve, execveat, ptrace, io_uring_* (no fork/vfork syscalls)
+    "aarch64": (0xC00000B7, (221, 281, 117, 425, 426, 427), 220, 435, 198, None),
 }
 
 
@@ -53,8 +57,9 @@ class _SockFprog(ctypes.Structure):
 
 
 def _program(machine: str) -> list[tuple[int, int, int, int]]:
-    audit_arch, denied, clone, clone3, x32 = _ARCHES[machine]
+    audit_arch, denied, clone, clone3, sock, x32 = _ARCHES[machine]
     eperm = _SECCOMP_RET_ERRNO | errno.EPERM
+    eacces = _SECCOMP_RET_ERRNO | errno.EACCES
     enosys = _SECCOMP_RET_ERRNO | errno.ENOSYS
     prog: list[tuple[int, int, int, int]] = [
         (_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
@@ -68,6 +73,14 @@ def _program(machine: str) -> list[tuple[int, int, int, int]]:
         prog += [(_JEQ_K, 0, 1, number), (_RET_K, 0, 0, eperm)]
     # clone3 hides its flags in memory the filter cannot read: make libc fall back to clone
     prog += [(_JEQ_K, 0, 1, clone3), (_RET_K, 0, 0, enosys)]
+    prog += [
+        (_JEQ_K, 0, 4, sock),
+        (_LD_W_ABS, 0, 0, 16),  # low half of args[0]: the address family
+        (_JEQ_K, 1, 0, _AF_UNIX),
+        (_RET_K, 0, 0, eacces),
+        (_RET_K, 0, 0, _SECCOMP_RET_ALLOW),
+        (_LD_W_ABS, 0, 0, 0),  # back to the syscall number for the clone test
+    ]
     prog += [
         (_JEQ_K, 0, 4, clone),
         (_LD_W_ABS, 0, 0, 16),  # low half of args[0]: the clone flags

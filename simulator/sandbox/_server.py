@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from . import _child, _codegen, _isolation, _memimport, _seccomp
+from . import _child, _codegen, _isolation, _landlock, _memimport, _seccomp
 from ._collector import RunCollector
 from ._host import remove_tree
 from ._warmup import warm_up
@@ -108,10 +108,13 @@ class _Server:
         self.spare_target: int = config["spares"]
         self.netns_per_run: bool = config["netns_per_run"]
         self.rehearse: bool = config["rehearse"]
+        self.accelerate: bool = config["accelerate"]
         self.sequence = 0
         self.stopping = False
         self.drop_uid = False
         self.layers: list[str] = []
+        self.missing: list[str] = []
+        """Layers every run needs that this machine cannot give (see ForkServerRunner)."""
 
     # -- start-up -------------------------------------------------------------------------
 
@@ -142,7 +145,24 @@ class _Server:
                 self.layers.append("private unprivileged uid per run, run folder mode 0700")
                 self.layers.append("RLIMIT_NPROC per run uid")
         if _seccomp.prepare():
-            self.layers.append("seccomp: no execve, fork, vfork or ptrace; clone for threads only")
+            self.layers.append(
+                "seccomp: no execve, fork, vfork, ptrace or io_uring; clone for threads only;"
+                " sockets of the unix family only"
+            )
+        else:
+            self.missing.append("seccomp (no filter for this machine, or no seccomp)")
+        abi = _landlock.abi_version()
+        if abi >= 6:
+            self.layers.extend(_landlock.describe(abi))
+        else:
+            self.missing.append(
+                f"Landlock ABI 6 (files, TCP and signals confined by the kernel); this kernel has"
+                f" {'ABI ' + str(abi) if abi else 'none'}"
+            )
+            self.layers.extend(_landlock.describe(abi))
+        if not self.drop_uid:
+            # not required (Landlock confines files and signals without it), but say so
+            self.layers.append("no private uid per run (not root, or no CAP_SETUID)")
         self.layers.extend(
             [
                 "rlimits: CPU, AS, FSIZE, NOFILE, CORE=0",
@@ -153,11 +173,13 @@ class _Server:
         )
         os.environ.clear()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _codegen.install()
+        if self.accelerate:
+            _codegen.install()
         warm_up(os.path.join(self.base_dir, "warm-up"), stdlib)
         _codegen.reset_misses()
         _child.remember_own_modules()
         _child.zoneinfo_dirs()
+        _child.readable_roots(stdlib)
         # children then share these pages copy-on-write without the collector touching them
         gc.collect()
         gc.freeze()
@@ -246,7 +268,15 @@ class _Server:
         key = os.urandom(16)
         report_r, report_w = os.pipe()
         output_r, output_w = os.pipe()
-        go = marshal.dumps((key, run_dir, uid, self.base_dir, self.netns_per_run))
+        go = marshal.dumps(
+            {
+                "key": key,
+                "run_dir": run_dir,
+                "uid": uid,
+                "scratch_dir": self.base_dir,
+                "new_namespaces": self.netns_per_run,
+            }
+        )
         try:
             socket.send_fds(zygote.sock, [go], [reply.fileno(), report_w, output_w])
         finally:
@@ -335,7 +365,7 @@ class _Server:
     def learn(self, run: _Run) -> None:
         # After the reply, so off the caller's path; the spares refill() forks next (the old
         # ones are retired) then know the code this run's files generated.
-        if not run.learned and run.collector.codegen:
+        if self.accelerate and not run.learned and run.collector.codegen:
             run.learned = True
             if _codegen.learn(run.collector.codegen):
                 self.retire_spares()
@@ -418,7 +448,7 @@ class _Server:
             self.on_message(message, [socket.socket(fileno=fd) for fd in fds])
 
     def on_message(self, message: bytes, socks: list[socket.socket]) -> None:
-        if message[:1] == b"C" and not socks:
+        if message[:1] == b"C" and not socks and self.accelerate:
             # pycs the client compiled itself; the control socket is private to the client
             with contextlib.suppress(Exception):
                 _memimport.learn_bytecode(marshal.loads(message[1:]))
@@ -451,7 +481,7 @@ class _Server:
 
     def serve(self) -> None:
         self.refill()
-        ready = {"t": "ready", "pid": os.getpid(), "layers": self.layers}
+        ready = {"t": "ready", "pid": os.getpid(), "layers": self.layers, "missing": self.missing}
         self.control.send(json.dumps(ready).encode())
         self.control.setblocking(False)
         self.selector.register(self.control, selectors.EVENT_READ, ("control", None))

@@ -8,9 +8,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from .errors import InvalidRunRequestError
-from .report import OutcomeStatus, RunReport, RunStatus, TestOutcome
+from .report import OutcomeStatus, ProbeReport, RunReport, RunStatus, TestOutcome
 
-__all__ = ["check_request", "crashed_report", "decode_response", "report_from_dict"]
+__all__ = [
+    "check_request",
+    "crashed_report",
+    "decode_response",
+    "probe_report_from_dict",
+    "report_from_dict",
+]
 
 MAX_REQUEST_BYTES = 256 * 2**20
 
@@ -102,6 +108,22 @@ def report_from_dict(raw: dict[str, Any]) -> RunReport:
         message=str(raw.get("message", "")),
         cached=False,
     )
+
+
+def probe_report_from_dict(raw: dict[str, Any]) -> ProbeReport:
+    """Build a ProbeReport from a collector's verdict; keeps only well-formed observations."""
+    status = raw.get("status")
+    if status not in _RUN_STATUSES:
+        return ProbeReport(
+            "crashed", {}, f"the sandbox helper answered with an unknown status {status!r}"
+        )
+    observed = raw.get("observations")
+    observations = (
+        {k: v for k, v in observed.items() if isinstance(k, str) and isinstance(v, str)}
+        if isinstance(observed, dict)
+        else {}
+    )
+    return ProbeReport(cast(RunStatus, status), observations, str(raw.get("message", "")))
 
 
 def crashed_report(message: str) -> RunReport:

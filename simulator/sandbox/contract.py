@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from .limits import SandboxLimits
-from .report import RunReport
+from .report import ProbeReport, RunReport
 
-__all__ = ["RunnerState", "TestRunner"]
+__all__ = ["ProbeRunner", "RunnerState", "TestRunner"]
 
 
 class RunnerState(enum.Enum):
@@ -47,6 +47,37 @@ class TestRunner(Protocol):
 
         Raises:
             InvalidRunRequestError: if a path is not normalised or a test file is missing.
+            RunnerClosedError: if the runner was closed.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the runner's helper processes and folders; idempotent."""
+        ...
+
+
+class ProbeRunner(Protocol):
+    """Calls a scenario's hidden probes against a set of source files, in a sandbox.
+
+    Only grader runners implement it; what it returns are observations, never verdicts.
+    """
+
+    def observe(
+        self,
+        files: Mapping[str, bytes],
+        probe_file: str,
+        probes: Sequence[str],
+        *,
+        limits: SandboxLimits | None = None,
+    ) -> ProbeReport:
+        """Call each of ``probes`` (functions of ``probe_file``, a key of ``files``) in order.
+
+        Returns:
+            The JSON each probe returned, by name; a failing run is a report, never an
+            exception.
+
+        Raises:
+            InvalidRunRequestError: if a path is not normalised or the probe file is missing.
             RunnerClosedError: if the runner was closed.
         """
         ...

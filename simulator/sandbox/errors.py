@@ -7,6 +7,8 @@ __all__ = [
     "RunnerClosedError",
     "RunnerStartError",
     "SandboxError",
+    "WeakIsolationError",
+    "WrongRunnerError",
 ]
 
 
@@ -24,3 +26,17 @@ class RunnerClosedError(SandboxError):
 
 class RunnerStartError(SandboxError):
     """Raised when the sandbox helper process cannot be started or does not answer."""
+
+
+class WeakIsolationError(RunnerStartError):
+    """Raised when a layer every run needs is missing here and weakness was not allowed.
+
+    The required layers are Landlock and seccomp; see ForkServerRunner.
+    """
+
+
+class WrongRunnerError(SandboxError):
+    """Raised when a grader runner is asked for a visible run, or a visible one for probes.
+
+    The two never share a process.
+    """

@@ -12,6 +12,7 @@ import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from types import TracebackType
+from typing import Literal
 
 import structlog
 
@@ -19,11 +20,11 @@ from . import _host
 from ._bytecode import compile_files
 from ._child import encode_request
 from ._server import CONTROL_MAX, DEFAULT_PRELOAD, HEADER
-from ._wire import check_request, crashed_report, decode_response
+from ._wire import check_request, crashed_report, decode_response, probe_report_from_dict
 from .contract import RunnerState
-from .errors import RunnerClosedError, RunnerStartError
+from .errors import RunnerClosedError, RunnerStartError, WeakIsolationError, WrongRunnerError
 from .limits import SandboxLimits
-from .report import RunReport
+from .report import ProbeReport, RunReport
 
 __all__ = ["ForkServerRunner"]
 
@@ -51,6 +52,16 @@ class ForkServerRunner:
     If the helper dies it is restarted on the next run. Use as a context manager or call
     close(); start() is optional (the first run() starts the helper).
 
+    A runner serves one purpose. A ``visible`` runner runs the agents' own test suites
+    (``run``); a ``grader`` runner only calls hidden probes (``observe``), never learns
+    anything from one run for the next (no accelerators), and so shares no process, cache or
+    file with any visible run: each grader run is a child forked from a helper that has never
+    executed a line of agent code and never holds a probe (the child reads its request itself).
+
+    Containment fails closed: when Landlock or seccomp cannot be had on this machine, start()
+    raises WeakIsolationError unless ``allow_weak_isolation`` is set, in which case the runner
+    says so loudly in the log and in ``missing_layers``.
+
     Args:
         max_concurrency: Children running at once; defaults to the CPU count, at least 2.
         preload: Extra modules for the helper to import before serving.
@@ -61,6 +72,10 @@ class ForkServerRunner:
             instead of one empty namespace shared by all runs of this helper; runs are kept
             from reaching each other over the network by the audit hook either way.
         start_timeout_s: How long start() waits for the helper to report ready.
+        purpose: ``visible`` (run) or ``grader`` (observe).
+        accelerate: Keep what runs taught the helper (compiled bytecode, generated code) for
+            later runs; defaults to on for a visible runner. A grader runner cannot have it.
+        allow_weak_isolation: Run even where a required containment layer is missing.
     """
 
     def __init__(
@@ -72,7 +87,21 @@ class ForkServerRunner:
         rehearse: bool = True,
         netns_per_run: bool = False,
         start_timeout_s: float = 60.0,
+        purpose: Literal["visible", "grader"] = "visible",
+        accelerate: bool | None = None,
+        allow_weak_isolation: bool = False,
     ) -> None:
+        if purpose not in ("visible", "grader"):
+            raise ValueError(f"purpose must be 'visible' or 'grader', got {purpose!r}")
+        if accelerate is None:
+            accelerate = purpose == "visible"
+        if accelerate and purpose == "grader":
+            raise ValueError(
+                "a grader runner cannot accelerate: its runs must not carry state between them"
+            )
+        self._purpose = purpose
+        self._accelerate = accelerate
+        self._allow_weak = allow_weak_isolation
         concurrency = max_concurrency or max(2, os.cpu_count() or 2)
         if not 1 <= concurrency <= _host.UID_BLOCK:
             raise ValueError(
@@ -94,6 +123,7 @@ class ForkServerRunner:
         self._base_dir: str | None = None
         self._uids: _host.UidBlock | None = None
         self._layers: tuple[str, ...] = ()
+        self._missing: tuple[str, ...] = ()
         # keys of the pycs already sent to the helper of _taught_generation (see _lessons)
         self._taught: set[bytes] = set()
         self._taught_generation = 0
@@ -107,6 +137,16 @@ class ForkServerRunner:
     def isolation(self) -> tuple[str, ...]:
         """The isolation layers the helper could set up (empty until started)."""
         return self._layers
+
+    @property
+    def missing_layers(self) -> tuple[str, ...]:
+        """Required containment layers this machine could not give (empty unless weak)."""
+        return self._missing
+
+    @property
+    def purpose(self) -> str:
+        """``visible`` or ``grader``."""
+        return self._purpose
 
     @property
     def helper_pid(self) -> int | None:
@@ -155,6 +195,7 @@ class ForkServerRunner:
             "spares": self._spares,
             "rehearse": self._rehearse,
             "netns_per_run": self._netns_per_run,
+            "accelerate": self._accelerate,
         }
         pass_fds = [child.fileno()] + ([] if uids is None else [uids.fd])
         process: subprocess.Popen[bytes] | None = None
@@ -182,6 +223,15 @@ class ForkServerRunner:
                     f" (exit code {process.poll()}); its stderr says why"
                 )
             parent.settimeout(None)
+            missing = tuple(str(layer) for layer in ready.get("missing", ()))
+            if missing and not self._allow_weak:
+                raise WeakIsolationError(
+                    "the sandbox cannot contain agent code on this machine: missing "
+                    + "; ".join(missing)
+                    + ". Run where the kernel offers Landlock (Linux 5.13+, enabled) and seccomp,"
+                    " or accept weaker isolation explicitly (metasre serve"
+                    " --allow-weak-isolation, ForkServerRunner(allow_weak_isolation=True))"
+                )
         except BaseException:
             child.close()
             parent.close()
@@ -193,6 +243,13 @@ class ForkServerRunner:
             raise
         self._process, self._control, self._base_dir, self._uids = process, parent, base, uids
         self._layers = tuple(str(layer) for layer in ready.get("layers", ()))
+        self._missing = missing
+        if missing:
+            _log.error(
+                "sandbox running with WEAK isolation: agent code is not fully contained",
+                missing=list(missing),
+                purpose=self._purpose,
+            )
         self._generation += 1
         self._state = RunnerState.RUNNING
 
@@ -244,25 +301,83 @@ class ForkServerRunner:
             RunnerClosedError: if the runner was closed.
             RunnerStartError: if the helper cannot be (re)started.
         """
+        if self._purpose != "visible":
+            raise WrongRunnerError(
+                "this runner serves grader runs only (observe); visible suites run elsewhere"
+            )
         check_request(files, test_files)
         limits = limits or SandboxLimits()
-        compiled = compile_files(files)
-        request = encode_request(None, compiled.files, test_files, limits.to_wire(), compiled.keys)
+        payload: Mapping[str, bytes] = files
+        keys: Mapping[str, bytes] = {}
+        lessons: Sequence[tuple[bytes, bytes]] = ()
+        if self._accelerate:
+            compiled = compile_files(files)
+            payload, keys, lessons = compiled.files, compiled.keys, compiled.lessons
+        request = encode_request(
+            None,
+            payload,
+            limits.to_wire(),
+            tests=test_files,
+            keys=keys,
+            strict=not self._allow_weak,
+        )
+        answer = self._submit(request, limits, lessons)
+        return decode_response(answer) if answer is not None else _helper_lost()
+
+    def observe(
+        self,
+        files: Mapping[str, bytes],
+        probe_file: str,
+        probes: Sequence[str],
+        *,
+        limits: SandboxLimits | None = None,
+    ) -> ProbeReport:
+        """Call ``probes`` of ``probe_file`` (a key of ``files``) in a fresh sandboxed child.
+
+        Returns:
+            What each probe returned, as JSON text, by name. A grader run's output is not kept.
+
+        Raises:
+            WrongRunnerError: if this is a visible runner.
+            InvalidRunRequestError: if a path is not normalised or the probe file is missing.
+            RunnerClosedError: if the runner was closed.
+            RunnerStartError: if the helper cannot be (re)started.
+        """
+        if self._purpose != "grader":
+            raise WrongRunnerError(
+                "hidden probes never run in a visible runner; use a purpose='grader' runner"
+            )
+        check_request(files, [probe_file])
+        limits = limits or SandboxLimits()
+        request = encode_request(
+            None,
+            files,
+            limits.to_wire(),
+            probe_file=probe_file,
+            probes=probes,
+            strict=not self._allow_weak,
+        )
+        answer = self._submit(request, limits, ())
+        if answer is None:
+            return ProbeReport("crashed", {}, _helper_lost().message)
+        return probe_report_from_dict(json.loads(answer))
+
+    def _submit(
+        self, request: bytes, limits: SandboxLimits, lessons: Sequence[tuple[bytes, bytes]]
+    ) -> bytes | None:
         header = HEADER.pack(b"R", limits.wall_timeout_s, float(limits.cpu_seconds))
         # generous: the helper answers every request unless it dies, which closes the socket
         patience = 120.0 + 50.0 * limits.wall_timeout_s
         for _attempt in range(2):
             control, generation = self._ensure_started()
-            lessons = self._lessons(generation, compiled.lessons)
-            answer = _exchange(control, header, request, patience, lessons)
+            taught = self._lessons(generation, lessons) if lessons else []
+            answer = _exchange(control, header, request, patience, taught)
             if answer is not None:
-                return decode_response(answer)
+                return answer
             if self._state is RunnerState.CLOSED:
                 raise RunnerClosedError("this ForkServerRunner was closed during the run")
             self._helper_died(generation)
-        return crashed_report(
-            "the sandbox helper process died twice during this run; it will be restarted"
-        )
+        return None
 
     def _lessons(self, generation: int, lessons: Sequence[tuple[bytes, bytes]]) -> list[bytes]:
         """Return control messages with the (key, pyc) pairs the helper has not had yet.
@@ -300,6 +415,12 @@ class ForkServerRunner:
         with self._lock:
             self._state = RunnerState.CLOSED
             self._teardown()
+
+
+def _helper_lost() -> RunReport:
+    return crashed_report(
+        "the sandbox helper process died twice during this run; it will be restarted"
+    )
 
 
 def _exchange(

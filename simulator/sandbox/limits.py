@@ -48,13 +48,13 @@ class SandboxLimits:
                 f" few), got {self.max_open_files!r}"
             )
 
-    def to_wire(self) -> tuple[int, int, int, int, float, int]:
-        """Return the limits as a plain tuple for the helper process (stdlib-only side)."""
-        return (
-            self.cpu_seconds,
-            self.memory_bytes,
-            self.max_processes,
-            self.max_file_bytes,
-            float(self.wall_timeout_s),
-            self.max_open_files,
-        )
+    def to_wire(self) -> dict[str, int | float]:
+        """Return the limits by name, as plain values for the helper (stdlib-only side)."""
+        return {
+            "cpu_seconds": self.cpu_seconds,
+            "memory_bytes": self.memory_bytes,
+            "max_processes": self.max_processes,
+            "max_file_bytes": self.max_file_bytes,
+            "wall_timeout_s": float(self.wall_timeout_s),
+            "max_open_files": self.max_open_files,
+        }

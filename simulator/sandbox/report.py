@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-__all__ = ["OutcomeStatus", "RunReport", "RunStatus", "TestOutcome"]
+__all__ = ["OutcomeStatus", "ProbeReport", "RunReport", "RunStatus", "TestOutcome"]
 
 OutcomeStatus = Literal["passed", "failed", "error"]
 RunStatus = Literal["completed", "collection_error", "timeout", "crashed", "sandbox_violation"]
@@ -78,3 +79,29 @@ class RunReport:
             if o.test_id == test_id:
                 return o
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeReport:
+    """What a grader run's probes observed, as the sandboxed child told it.
+
+    A claim of code under test, never a verdict: the grader compares each observation with
+    the reference's, which the child never saw. The run's output is not kept at all, so
+    nothing printed in a grader run can reach anyone.
+    """
+
+    status: RunStatus
+    """``completed`` when the probe module imported and every probe was called."""
+
+    observations: Mapping[str, str]
+    """Probe name -> the JSON text it returned (``{"raised": ...}`` when it raised)."""
+
+    message: str
+    """Why the run did not complete, in plain words; empty when status is ``completed``."""
+
+    cached: bool = False
+    """True when the report came from a cache rather than a fresh run."""
+
+    def observation(self, probe: str) -> str | None:
+        """Return what ``probe`` observed, or None if it never reported."""
+        return self.observations.get(probe)

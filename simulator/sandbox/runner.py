@@ -26,7 +26,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Case", "collect_module", "import_test_module", "run_case", "run_suite"]
+__all__ = ["Case", "collect_module", "import_test_module", "run_case", "run_coroutine", "run_suite"]
 
 Emit = Callable[[dict[str, Any]], None]
 _MESSAGE_LIMIT = 400
@@ -102,10 +102,10 @@ def _wanted(obj: object) -> bool:
 def _call(function: Callable[[], object]) -> None:
     result = function()
     if inspect.iscoroutine(result):
-        _run_coroutine(result)
+        run_coroutine(result)
 
 
-def _run_coroutine(coro: Coroutine[Any, Any, object]) -> None:
+def run_coroutine(coro: Coroutine[Any, Any, object]) -> object:
     """Run an ``async def`` test as ``asyncio.run`` would, on a fresh event loop of its own.
 
     The same steps in the same order, minus those with nothing to do (each ran the loop once
@@ -120,7 +120,7 @@ def _run_coroutine(coro: Coroutine[Any, Any, object]) -> None:
     loop = events.new_event_loop()
     try:
         events.set_event_loop(loop)
-        loop.run_until_complete(coro)
+        return loop.run_until_complete(coro)
     finally:
         try:
             asyncio.runners._cancel_all_tasks(loop)  # type: ignore[attr-defined]

@@ -16,11 +16,11 @@ from . import _host
 from ._bytecode import with_bytecode
 from ._child import ChildPlan, encode_request
 from ._collector import RunCollector
-from ._wire import check_request, report_from_dict
+from ._wire import check_request, probe_report_from_dict, report_from_dict
 from .contract import RunnerState
 from .errors import RunnerClosedError
 from .limits import SandboxLimits
-from .report import RunReport
+from .report import ProbeReport, RunReport
 
 __all__ = ["SubprocessRunner"]
 
@@ -30,10 +30,17 @@ class SubprocessRunner:
 
     Each run pays for a new interpreter (10-50 ms here) but shares nothing with earlier runs.
     The child applies the same isolation as ForkServerRunner's children, plus its own network
-    (and, when needed, mount) namespace. Thread-safe; no helper process outlives a run.
+    (and, when needed, mount) namespace. Thread-safe; no helper process outlives a run. As
+    nothing outlives a run, one runner may serve visible runs (``run``) and grader runs
+    (``observe``) alike.
+
+    Args:
+        allow_weak_isolation: Let a run go on when Landlock or seccomp cannot be set up
+            (by default such a run ends as crashed, saying which layer was missing).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, allow_weak_isolation: bool = False) -> None:
+        self._strict = not allow_weak_isolation
         self._lock = threading.Lock()
         self._slots_free = threading.Condition(self._lock)
         self._state = RunnerState.NEW
@@ -107,9 +114,29 @@ class SubprocessRunner:
         """
         check_request(files, test_files)
         limits = limits or SandboxLimits()
+        raw = self._in_slot(with_bytecode(files), limits, tests=tuple(test_files))
+        return report_from_dict(raw)
+
+    def observe(
+        self,
+        files: Mapping[str, bytes],
+        probe_file: str,
+        probes: Sequence[str],
+        *,
+        limits: SandboxLimits | None = None,
+    ) -> ProbeReport:
+        """Call ``probes`` of ``probe_file`` in a fresh interpreter (see ForkServerRunner)."""
+        check_request(files, [probe_file])
+        limits = limits or SandboxLimits()
+        raw = self._in_slot(dict(files), limits, probe_file=probe_file, probes=tuple(probes))
+        return probe_report_from_dict(raw)
+
+    def _in_slot(
+        self, files: Mapping[str, bytes], limits: SandboxLimits, **what: object
+    ) -> dict[str, object]:
         slot, run_dir, uid, base_dir = self._acquire()
         try:
-            return self._run(files, test_files, limits, run_dir, uid, base_dir)
+            return self._run(files, limits, run_dir, uid, base_dir, what)
         finally:
             _host.remove_tree(run_dir)
             self._release(slot)
@@ -117,12 +144,12 @@ class SubprocessRunner:
     def _run(
         self,
         files: Mapping[str, bytes],
-        test_files: Sequence[str],
         limits: SandboxLimits,
         run_dir: str,
         uid: int | None,
         base_dir: str,
-    ) -> RunReport:
+        what: Mapping[str, object],
+    ) -> dict[str, object]:
         key = os.urandom(16)
         request_r, request_w = os.pipe()
         report_r, report_w = os.pipe()
@@ -136,7 +163,7 @@ class SubprocessRunner:
             new_namespaces=True,
             scratch_dir=base_dir,
         )
-        request = encode_request(plan, with_bytecode(files), test_files, limits.to_wire())
+        request = encode_request(plan, files, limits.to_wire(), strict=self._strict, **what)  # type: ignore[arg-type]
         try:
             process = subprocess.Popen(
                 _host.helper_command("_child", str(request_r), str(report_w)),
@@ -164,7 +191,7 @@ class SubprocessRunner:
                 os.close(request_w)
             os.close(report_r)
             process.stdout.close()
-        return report_from_dict(collector.finish(status, cpu_time, timed_out))
+        return collector.finish(status, cpu_time, timed_out)
 
     def close(self) -> None:
         """Mark the runner closed and kill any process left in its uids; idempotent."""

@@ -102,7 +102,10 @@ def test_public_names_are_pinned() -> None:
         "CachingRunner",
         "ForkServerRunner",
         "InvalidRunRequestError",
+        "Isolation",
         "OutcomeStatus",
+        "ProbeReport",
+        "ProbeRunner",
         "RunReport",
         "RunStatus",
         "RunnerClosedError",
@@ -113,7 +116,12 @@ def test_public_names_are_pinned() -> None:
         "SubprocessRunner",
         "TestOutcome",
         "TestRunner",
+        "WeakIsolationError",
+        "WrongRunnerError",
+        "allow_weak_isolation",
+        "default_grader_runner",
         "default_runner",
+        "isolation",
     }
 
 

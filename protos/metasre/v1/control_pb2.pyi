@@ -30,16 +30,28 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetServerInfoResponse(_message.Message):
-    __slots__ = ("protocol_version", "server_version", "capabilities", "limits")
+    __slots__ = ("protocol_version", "server_version", "capabilities", "limits", "sandbox")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    SANDBOX_FIELD_NUMBER: _ClassVar[int]
     protocol_version: str
     server_version: str
     capabilities: _containers.RepeatedScalarFieldContainer[str]
     limits: ServerLimits
-    def __init__(self, protocol_version: _Optional[str] = ..., server_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[str]] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ...) -> None: ...
+    sandbox: SandboxIsolation
+    def __init__(self, protocol_version: _Optional[str] = ..., server_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[str]] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., sandbox: _Optional[_Union[SandboxIsolation, _Mapping]] = ...) -> None: ...
+
+class SandboxIsolation(_message.Message):
+    __slots__ = ("layers", "missing", "weak_allowed")
+    LAYERS_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    WEAK_ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    layers: _containers.RepeatedScalarFieldContainer[str]
+    missing: _containers.RepeatedScalarFieldContainer[str]
+    weak_allowed: bool
+    def __init__(self, layers: _Optional[_Iterable[str]] = ..., missing: _Optional[_Iterable[str]] = ..., weak_allowed: _Optional[bool] = ...) -> None: ...
 
 class ListScenariosRequest(_message.Message):
     __slots__ = ()

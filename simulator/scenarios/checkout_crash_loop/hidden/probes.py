@@ -1,8 +1,14 @@
-"""Grader checks for checkout-crash-loop: all PASS_TO_PASS (the fix is a restart of
-{{stuck.service}}'s pods, not a code change). Both services must still refuse to serve without
-a mongo-db primary and serve once they find it, {{stuck.other}} must still drop a stale primary
-hint and re-discover the replica set, checkout must still give up within its budget, and the
-order path must still reserve stock."""
+"""Grader probes for checkout-crash-loop (never shown to agents): all PASS_TO_PASS (the fix
+is a restart of {{stuck.service}}'s pods, not a code change).
+
+Each probe calls the services' code on fixed inputs and returns what it observed as plain
+data; it decides nothing. The grader runs the same probes on the reference solution's code and
+compares the observations there, so the expected values are written nowhere in this file.
+
+What they look at: whether both services refuse to serve without a mongo-db primary and serve
+once they find it, whether {{stuck.other}} drops a stale primary hint and re-discovers the
+replica set, checkout's time budget for order-service, and whether the order path reserves
+stock."""
 
 import importlib
 import sys
@@ -98,40 +104,41 @@ def _after_election(uri):
     return _primary(uri)
 
 
-def test_inventory_refuses_to_serve_without_a_primary():
-    code, served, _, _ = _run_main("inventory_service", _no_primary)
-    assert code != 0 and not served, f"no primary must exit non-zero, got {code!r}"
+def _started(code, served, written):
+    return {"exit_code": code, "served": len(served), "hints_written": list(written)}
 
 
-def test_inventory_serves_once_it_finds_the_primary():
+def inventory_refuses_to_serve_without_a_primary():
+    code, served, written, _ = _run_main("inventory_service", _no_primary)
+    return _started(code, served, written)
+
+
+def inventory_serves_once_it_finds_the_primary():
     code, served, written, _ = _run_main("inventory_service", _primary)
-    assert code == 0 and len(served) == 1, (code, served)
-    assert written == [PRIMARY], written
+    return _started(code, served, written)
 
 
-def test_orders_refuse_to_serve_without_a_primary():
-    code, served, _, _ = _run_main("order_service", _no_primary)
-    assert code != 0 and not served, f"no primary must exit non-zero, got {code!r}"
+def orders_refuse_to_serve_without_a_primary():
+    code, served, written, _ = _run_main("order_service", _no_primary)
+    return _started(code, served, written)
 
 
-def test_orders_serve_once_they_find_the_primary():
+def orders_serve_once_they_find_the_primary():
     code, served, written, _ = _run_main("order_service", _primary)
-    assert code == 0 and len(served) == 1, (code, served)
-    assert written == [PRIMARY], written
+    return _started(code, served, written)
 
 
-def test_other_service_rediscovers_the_primary_after_an_election():
-    code, served, written, uris = _run_main("{{stuck.other_code_dir}}", _after_election, hint=STALE)
-    assert code == 0 and len(served) == 1, f"stale hint {STALE}: exit {code!r}, tried {uris}"
-    assert written[-1:] == [PRIMARY], written
+def other_service_rediscovers_the_primary_after_an_election():
+    code, served, written, _ = _run_main("{{stuck.other_code_dir}}", _after_election, hint=STALE)
+    return {"exit_code": code, "served": len(served), "last_hint_written": list(written[-1:])}
 
 
-def test_checkout_gives_up_within_its_budget():
+def checkout_gives_up_within_its_budget():
     budget = (1 + checkout_config.ORDER_RETRIES) * checkout_config.ORDER_TIMEOUT_S
-    assert budget <= 12.0, f"checkout may wait {budget} s for order-service"
+    return {"budget_s": round(budget, 6)}
 
 
-def test_order_reserves_stock_through_inventory():
+def order_reserves_stock_through_inventory():
     stock = StockStore(InMemoryCollection([{"sku": "sku-{{primary}}", "available": 2, "reserved": 0}]))
     transport = InProcessTransport({"inventory-service": InventoryApp(stock)})
     transport.register("order-service", OrderApp(InMemoryOrderStore(), transport))
@@ -139,5 +146,4 @@ def test_order_reserves_stock_through_inventory():
     answer = transport.send("checkout-service", Request(
         "POST", "/v1/checkout", {"items": [{"sku": "sku-{{primary}}", "qty": 2}]},
         {"X-User-Id": "u-1"}))
-    assert answer.status == 201, answer
-    assert stock.available("sku-{{primary}}") == 0
+    return {"status": answer.status, "available_after": stock.available("sku-{{primary}}")}

@@ -1,11 +1,13 @@
-"""Grader checks for meta-sre/ad-ranking-crash-v1 (never shown to agents).
+"""Grader probes for meta-sre/ad-ranking-crash-v1 (never shown to agents).
 
-FAIL_TO_PASS: ranking works again on plain dict feature rows, with {{feature_key}} still
-weighing the score. PASS_TO_PASS: what worked before keeps working, in particular that
-malformed input is still refused (a blanket try/except in the ranker is a regression).
+Each probe calls the services' code on fixed inputs and returns what it observed as plain
+data; it decides nothing. The grader runs the same probes on the reference solution's code and
+compares the observations there, so the expected values are written nowhere in this file.
+
+FAIL_TO_PASS: ranking of plain dict feature rows, with {{feature_key}} still weighing the
+score. PASS_TO_PASS: what worked before, in particular that malformed input is still refused
+(a blanket try/except in the ranker is a regression).
 """
-
-import asyncio
 
 from ad_ranking import (
     AdCandidate,
@@ -27,10 +29,15 @@ def _row(pctr, pcvr, quality=1.0, signal=1.0):
     return row
 
 
+def _ranked(ranked):
+    return {"order": [ad.ad_id for ad in ranked],
+            "scores": {ad.ad_id: round(ad.score, 6) for ad in ranked}}
+
+
 # --- FAIL_TO_PASS -------------------------------------------------------------------------
 
 
-def test_rank_scores_dict_feature_rows():
+def rank_scores_dict_feature_rows():
     rows = {
         "ad-1": _row(0.02, 0.10, signal=0.25),
         "ad-2": _row(0.02, 0.10, signal=1.0),
@@ -41,15 +48,10 @@ def test_rank_scores_dict_feature_rows():
         AdCandidate("ad-2", "c-1", 1_000_000),
         AdCandidate("ad-3", "c-2", 2_000_000),
     ]
-    ranked = rank_ads(candidates, rows)
-    expected = {"ad-1": 3_000_000 * 0.02 * 0.10 * 0.25, "ad-2": 1_000_000 * 0.02 * 0.10,
-                "ad-3": 2_000_000 * 0.01 * 0.05 * 0.8 * 0.9}
-    assert [ad.ad_id for ad in ranked] == ["ad-2", "ad-1", "ad-3"], ranked
-    for ad in ranked:
-        assert abs(ad.score - expected[ad.ad_id]) < 1e-3, (ad, expected[ad.ad_id])
+    return _ranked(rank_ads(candidates, rows))
 
 
-def test_rank_endpoint_serves_valid_requests():
+def rank_endpoint_serves_valid_requests():
     store = InMemoryFeatureStore([
         AdStats("ad-a", impressions=10_000, clicks=300, attributed_conversions=30),
         AdStats("ad-b", impressions=10_000, clicks=300, attributed_conversions=30,
@@ -60,34 +62,40 @@ def test_rank_endpoint_serves_valid_requests():
         {"ad_id": "ad-a", "campaign_id": "c-2", "bid_micros": 1_000_000},
     ]}
     response = handle_rank_request(payload, store)
-    assert response["status"] == 200, response
-    assert [ad["ad_id"] for ad in response["ads"]] == ["ad-a", "ad-b"], response
+    ads = response.get("ads") or []
+    return {
+        "status": response["status"],
+        "order": [ad["ad_id"] for ad in ads],
+        "scores": {ad["ad_id"]: round(ad["score"], 6) for ad in ads},
+    }
 
 
 # --- PASS_TO_PASS -------------------------------------------------------------------------
 
 
-def test_rank_still_rejects_a_row_missing_a_feature():
+def rank_still_rejects_a_row_missing_a_feature():
     row = _row(0.02, 0.10)
     del row["pctr"]
     try:
-        rank_ads([AdCandidate("ad-x", "c-1", 1_000_000)], {"ad-x": row})
+        ranked = rank_ads([AdCandidate("ad-x", "c-1", 1_000_000)], {"ad-x": row})
     except RankingError as exc:
-        assert "pctr" in str(exc) and "ad-x" in str(exc), exc
-    else:
-        raise AssertionError("a feature row without pctr must raise RankingError, not be scored")
+        return {"raised": type(exc).__name__, "names_pctr": "pctr" in str(exc),
+                "names_ad": "ad-x" in str(exc)}
+    return {"raised": None, "ranked": _ranked(ranked)}
 
 
-def test_rank_endpoint_still_answers_400_to_bad_requests():
+def rank_endpoint_still_answers_400_to_bad_requests():
     store = InMemoryFeatureStore([AdStats("ad-a", 100, 1, 0)])
     unknown = {"candidates": [{"ad_id": "ad-zzz", "campaign_id": "c", "bid_micros": 1}]}
     negative = {"candidates": [{"ad_id": "ad-a", "campaign_id": "c", "bid_micros": -5}]}
+    observed = []
     for payload in ({"candidates": "ad-a"}, {"limit": 3}, unknown, negative):
         response = handle_rank_request(payload, store)
-        assert response["status"] == 400 and response.get("error"), (payload, response)
+        observed.append({"status": response["status"], "has_error": bool(response.get("error"))})
+    return observed
 
 
-def test_attribution_window_unchanged():
+def attribution_window_unchanged():
     clicks = [Click("k1", "ad-a", 1_000_000), Click("k2", "ad-b", 1_000_000)]
     conversions = [
         ConversionEvent("e1", "Purchase", 1_000_000 + 86_400, "k1", 0, "USD"),
@@ -95,10 +103,10 @@ def test_attribution_window_unchanged():
         ConversionEvent("e3", "Lead", 1_000_000 + 60, "k2", 0, "USD"),
         ConversionEvent("e4", "Lead", 999_000, "k2", 0, "USD"),
     ]
-    assert attribute_conversions(clicks, conversions) == {"ad-a": 1, "ad-b": 1}
+    return dict(attribute_conversions(clicks, conversions))
 
 
-def test_capi_ingest_unchanged():
+def capi_ingest_unchanged():
     store = InMemoryEventStore()
     batch = [
         {"event_id": "x1", "event_name": "Purchase", "event_time": 1_717_000_000_500,
@@ -107,11 +115,16 @@ def test_capi_ingest_unchanged():
         {"event_id": "x2", "event_name": "Refund", "event_time": 1_717_000_000},
     ]
     result = ConversionIngestor(store).ingest(batch)
-    assert (result.accepted, result.duplicates, len(result.rejected)) == (1, 1, 1), result
-    assert store.all_events()[0].event_time == 1_717_000_000, store.all_events()
+    events = store.all_events()
+    return {
+        "accepted": result.accepted,
+        "duplicates": result.duplicates,
+        "rejected": len(result.rejected),
+        "first_event_time": events[0].event_time if events else None,
+    }
 
 
-def test_whatsapp_sync_unchanged():
+async def whatsapp_sync_unchanged():
     from whatsapp_sync import MessageRepository, SyncApi, repository
 
     user = {"user_id": "u-9", "display_name": "Loja", "phone": "+351 912 345 678",
@@ -139,15 +152,18 @@ def test_whatsapp_sync_unchanged():
         async def release(self, conn):
             Pool.out -= 1
 
-    async def scenario():
-        api = SyncApi(MessageRepository(Pool()))
-        profile = await api.get_profile("u-9")
-        assert profile["status"] == 200 and "912" not in str(profile), profile
-        inbound = {"message_id": "m1", "from": "u-9", "timestamp": 5}
-        assert (await api.inbound_webhook(inbound))["body"]["duplicate"] is False
-        status = {"message_id": "m1", "status": "read", "timestamp": 6}
-        assert (await api.status_webhook(status))["body"]["changed"] is True
-        assert (await api.status_webhook({**status, "message_id": "nope"}))["status"] == 404
-        assert Pool.out == 0, "connections must all be released"
-
-    asyncio.run(scenario())
+    api = SyncApi(MessageRepository(Pool()))
+    profile = await api.get_profile("u-9")
+    inbound = {"message_id": "m1", "from": "u-9", "timestamp": 5}
+    inbound_answer = await api.inbound_webhook(inbound)
+    status = {"message_id": "m1", "status": "read", "timestamp": 6}
+    status_answer = await api.status_webhook(status)
+    unknown_answer = await api.status_webhook({**status, "message_id": "nope"})
+    return {
+        "profile_status": profile["status"],
+        "profile_shows_phone": "912" in str(profile),
+        "inbound_duplicate": inbound_answer.get("body", {}).get("duplicate"),
+        "status_changed": status_answer.get("body", {}).get("changed"),
+        "unknown_message_status": unknown_answer["status"],
+        "connections_out": Pool.out,
+    }

@@ -1,13 +1,17 @@
-"""Grader checks for meta-sre/migration-cascade-v1 (never shown to agents).
+"""Grader probes for meta-sre/migration-cascade-v1 (never shown to agents).
 
-The incident is fixed operationally (roll back {{mig.bad}} on postgres), which the state checks
-prove. These PASS_TO_PASS checks read the code and the migrations as the running platform has
-them (a rolled-back migration's file is left out): the schema must still hold every service
-table and the good migration {{mig.good}}, and no service may have been patched to swallow
-write errors or otherwise changed.
+Each probe calls the services' code on fixed inputs, or reads the migrations, and returns what
+it observed as plain data; it decides nothing. The grader runs the same probes on the reference
+solution's world and compares the observations there, so the expected values are written
+nowhere in this file.
+
+The incident is fixed operationally (roll back {{mig.bad}} on postgres), which
+the state checks prove. These PASS_TO_PASS probes read the code and the migrations as the
+running platform has them (a rolled-back migration's file is left out): the service tables,
+the foreign keys, the good migration {{mig.good}}, and the behaviour of each
+service (none may have been patched to swallow write errors or otherwise changed).
 """
 
-import asyncio
 import os
 import re
 
@@ -57,32 +61,38 @@ def _schema():
     return tables
 
 
-def test_service_tables_still_exist():
+def service_tables_still_exist():
     tables = _schema()
-    for table in ("conversion_events", "ads", "ad_clicks", "wa_users", "wa_messages"):
-        assert table in tables, f"table {table} is gone: a table-creating migration was rolled back"
-    assert "status" in tables["wa_messages"]["columns"], tables["wa_messages"]
+    wanted = ("conversion_events", "ads", "ad_clicks", "wa_users", "wa_messages")
+    wa_messages = tables.get("wa_messages", {"columns": set()})
+    return {
+        "present": [table for table in wanted if table in tables],
+        "wa_messages_has_status": "status" in wa_messages["columns"],
+    }
 
 
-def test_foreign_keys_still_resolve():
+def foreign_keys_still_resolve():
     tables = _schema()
+    dangling = []
     for table, spec in tables.items():
         for column, ref_table, ref_column in spec["fks"]:
-            assert ref_column in tables.get(ref_table, {"columns": set()})["columns"], (
-                f"{table}.{column} references {ref_table}.{ref_column}, which does not exist"
-            )
+            if ref_column not in tables.get(ref_table, {"columns": set()})["columns"]:
+                dangling.append([table, column, ref_table, ref_column])
+    return {"dangling": sorted(dangling)}
 
 
-def test_the_good_migration_is_kept():
-    assert os.path.exists(os.path.join(MIGRATIONS, "{{mig.good}}.sql")), (
-        "{{mig.good}} was rolled back: its nullable links were harmless"
-    )
+def the_good_migration_is_kept():
     tables = _schema()
-    for table, column in GOOD_COLUMNS:
-        assert column in tables[table]["columns"], f"{table}.{column} from {{mig.good}} is gone"
+    return {
+        "file_present": os.path.exists(os.path.join(MIGRATIONS, "{{mig.good}}.sql")),
+        "columns_present": sorted(
+            f"{table}.{column}" for table, column in GOOD_COLUMNS
+            if column in tables.get(table, {"columns": set()})["columns"]
+        ),
+    }
 
 
-def test_capi_ingest_unchanged():
+def capi_ingest_unchanged():
     from capi_pipeline import ConversionIngestor, InMemoryEventStore
 
     store = InMemoryEventStore()
@@ -93,11 +103,16 @@ def test_capi_ingest_unchanged():
         {"event_id": "x2", "event_name": "Refund", "event_time": 1_717_000_000},
     ]
     result = ConversionIngestor(store).ingest(batch)
-    assert (result.accepted, result.duplicates, len(result.rejected)) == (1, 1, 1), result
-    assert store.all_events()[0].event_time == 1_717_000_000, store.all_events()
+    events = store.all_events()
+    return {
+        "accepted": result.accepted,
+        "duplicates": result.duplicates,
+        "rejected": len(result.rejected),
+        "first_event_time": events[0].event_time if events else None,
+    }
 
 
-def test_attribution_window_unchanged():
+def attribution_window_unchanged():
     from ad_ranking import Click, attribute_conversions
     from capi_pipeline import ConversionEvent
 
@@ -108,10 +123,10 @@ def test_attribution_window_unchanged():
         ConversionEvent("e3", "Lead", 1_000_000 + 60, "k2", 0, "USD"),
         ConversionEvent("e4", "Lead", 999_000, "k2", 0, "USD"),
     ]
-    assert attribute_conversions(clicks, conversions) == {"ad-a": 1, "ad-b": 1}
+    return dict(attribute_conversions(clicks, conversions))
 
 
-def test_ranking_unchanged():
+def ranking_unchanged():
     from ad_ranking import AdStats, InMemoryFeatureStore, handle_rank_request
 
     store = InMemoryFeatureStore([
@@ -123,13 +138,15 @@ def test_ranking_unchanged():
         {"ad_id": "ad-a", "campaign_id": "c-2", "bid_micros": 1_000_000},
     ]}
     response = handle_rank_request(payload, store)
-    assert response["status"] == 200, response
-    assert [ad["ad_id"] for ad in response["ads"]] == ["ad-a", "ad-b"], response
     bad = {"candidates": [{"ad_id": "ad-zzz", "campaign_id": "c", "bid_micros": 1}]}
-    assert handle_rank_request(bad, store)["status"] == 400
+    return {
+        "status": response["status"],
+        "order": [ad["ad_id"] for ad in response.get("ads") or []],
+        "unknown_ad_status": handle_rank_request(bad, store)["status"],
+    }
 
 
-def test_whatsapp_sync_unchanged():
+async def whatsapp_sync_unchanged():
     from whatsapp_sync import MessageRepository, SyncApi, repository
 
     user = {"user_id": "u-9", "display_name": "Loja", "phone": "+351 912 345 678",
@@ -157,15 +174,18 @@ def test_whatsapp_sync_unchanged():
         async def release(self, conn):
             Pool.out -= 1
 
-    async def scenario():
-        api = SyncApi(MessageRepository(Pool()))
-        profile = await api.get_profile("u-9")
-        assert profile["status"] == 200 and "912" not in str(profile), profile
-        inbound = {"message_id": "m1", "from": "u-9", "timestamp": 5}
-        assert (await api.inbound_webhook(inbound))["body"]["duplicate"] is False
-        status = {"message_id": "m1", "status": "read", "timestamp": 6}
-        assert (await api.status_webhook(status))["body"]["changed"] is True
-        assert (await api.status_webhook({**status, "message_id": "nope"}))["status"] == 404
-        assert Pool.out == 0, "connections must all be released"
-
-    asyncio.run(scenario())
+    api = SyncApi(MessageRepository(Pool()))
+    profile = await api.get_profile("u-9")
+    inbound = {"message_id": "m1", "from": "u-9", "timestamp": 5}
+    inbound_answer = await api.inbound_webhook(inbound)
+    status = {"message_id": "m1", "status": "read", "timestamp": 6}
+    status_answer = await api.status_webhook(status)
+    unknown_answer = await api.status_webhook({**status, "message_id": "nope"})
+    return {
+        "profile_status": profile["status"],
+        "profile_shows_phone": "912" in str(profile),
+        "inbound_duplicate": inbound_answer.get("body", {}).get("duplicate"),
+        "status_changed": status_answer.get("body", {}).get("changed"),
+        "unknown_message_status": unknown_answer["status"],
+        "connections_out": Pool.out,
+    }

@@ -1,9 +1,13 @@
-"""Grader checks for payment-bad-deploy: all PASS_TO_PASS.
+"""Grader probes for payment-bad-deploy (never shown to agents): all PASS_TO_PASS.
+
+Each probe calls the services' code on fixed inputs and returns what it observed as plain
+data; it decides nothing. The grader runs the same probes on the reference solution's code and
+compares the observations there, so the expected values are written nowhere in this file.
 
 The incident is fixed operationally (roll payment-service back to {{release.good}}), so the code
-at HEAD must keep behaving: the gateway must still surface upstream failures as 502s, pods must
-still refuse to start on a failed migration, and the retry dedupe of {{release.bad}} (a wanted
-feature, merely shipped without its column) must still work in code.
+at HEAD must keep behaving: the gateway surfaces upstream failures as 502s, pods refuse to start
+on a failed migration, and the retry dedupe of {{release.bad}} (a wanted feature, merely shipped
+without its column) works in code.
 """
 
 from contextlib import contextmanager
@@ -36,31 +40,6 @@ class _CrashingApp:
         return Response(500, {"error": {"code": "internal", "message": "internal error"}})
 
 
-def test_gateway_turns_payment_failures_into_502():
-    transport = InProcessTransport({"auth-service": _auth()})
-    gateway = Gateway(transport)
-    request = Request("POST", "/v1/payments/charge", CHARGE, _bearer("m-3"))
-    down = gateway.handle(request)
-    assert down.status == 502, f"no ready payment-service pod must give 502, got {down}"
-    assert down.body.get("error", {}).get("code") == "bad_gateway", down.body
-    transport.register("payment-service", _CrashingApp())
-    failing = gateway.handle(request)
-    assert failing.status == 502, f"a payment-service 5xx must give 502, got {failing}"
-
-
-def test_gateway_routes_charges_to_payment_service():
-    transport = InProcessTransport({"auth-service": _auth()})
-    store = InMemoryPaymentStore()
-    transport.register("payment-service", PaymentApp(store, SandboxProvider()))
-    answer = Gateway(transport).handle(Request("POST", "/v1/payments/charge", CHARGE,
-                                               _bearer("m-3")))
-    assert answer.status == 201, answer
-    assert ("payment-service", "POST", "/v1/payments/charge") in transport.calls, transport.calls
-    assert store.get(answer.body["id"]) is not None, "the charge must be recorded"
-    anonymous = Gateway(transport).handle(Request("POST", "/v1/payments/charge", CHARGE))
-    assert anonymous.status == 401, anonymous
-
-
 class _SchemaRejectingDatabase:
     """Accepts the migration bookkeeping, rejects every migration's own SQL."""
 
@@ -91,8 +70,41 @@ class _FakeDatabaseClass:
         return cls.instance
 
 
-def test_payment_service_refuses_to_start_when_a_migration_fails():
+def gateway_turns_payment_failures_into_502():
+    transport = InProcessTransport({"auth-service": _auth()})
+    gateway = Gateway(transport)
+    request = Request("POST", "/v1/payments/charge", CHARGE, _bearer("m-3"))
+    down = gateway.handle(request)
+    transport.register("payment-service", _CrashingApp())
+    failing = gateway.handle(request)
+    error = down.body.get("error")
+    return {
+        "no_pod": {"status": down.status,
+                   "error_code": error.get("code") if isinstance(error, dict) else None},
+        "pod_answers_500": failing.status,
+    }
+
+
+def gateway_routes_charges_to_payment_service():
+    transport = InProcessTransport({"auth-service": _auth()})
+    store = InMemoryPaymentStore()
+    transport.register("payment-service", PaymentApp(store, SandboxProvider()))
+    answer = Gateway(transport).handle(Request("POST", "/v1/payments/charge", CHARGE,
+                                               _bearer("m-3")))
+    anonymous = Gateway(transport).handle(Request("POST", "/v1/payments/charge", CHARGE))
+    payment_id = answer.body.get("id")
+    return {
+        "status": answer.status,
+        "routed_to_payment_service":
+            ("payment-service", "POST", "/v1/payments/charge") in transport.calls,
+        "charge_recorded": payment_id is not None and store.get(payment_id) is not None,
+        "anonymous": anonymous.status,
+    }
+
+
+def payment_service_refuses_to_start_when_a_migration_fails():
     served = []
+    _FakeDatabaseClass.instance = None
     original_db, original_serve = payment_main.Database, shop_common.server.serve
     payment_main.Database = _FakeDatabaseClass
     shop_common.server.serve = lambda app, port=8080: served.append(app)
@@ -100,23 +112,30 @@ def test_payment_service_refuses_to_start_when_a_migration_fails():
         code = payment_main.main()
     finally:
         payment_main.Database, shop_common.server.serve = original_db, original_serve
-    assert code != 0, f"main() must exit non-zero when a migration fails, got {code!r}"
-    assert not served, "a pod whose migration failed must not serve traffic"
-    assert _FakeDatabaseClass.instance.recorded == [], "a failed migration must not be recorded"
+    database = _FakeDatabaseClass.instance
+    return {
+        "exit_code": code,
+        "served": len(served),
+        "recorded": None if database is None else list(database.recorded),
+    }
 
 
-def test_retried_charge_is_not_billed_twice():
+def retried_charge_is_not_billed_twice():
     provider = SandboxProvider()
     app = PaymentApp(InMemoryPaymentStore(), provider)
     body = {**CHARGE, "{{missing_column}}": "order-5521-try"}
     first = app.handle(Request("POST", "/v1/payments/charge", body))
     retry = app.handle(Request("POST", "/v1/payments/charge", body))
-    assert first.status == 201, first
-    assert retry.status in (200, 201) and retry.body.get("id") == first.body["id"], retry
-    assert len(provider.captures) == 1, f"the card was charged {len(provider.captures)} times"
+    return {
+        "first": first.status,
+        "retry": retry.status,
+        "same_payment": first.body.get("id") is not None
+        and retry.body.get("id") == first.body.get("id"),
+        "captures": len(provider.captures),
+    }
 
 
-def test_checkout_reserves_stock_end_to_end():
+def checkout_reserves_stock_end_to_end():
     transport = InProcessTransport()
     stock = StockStore(InMemoryCollection([{"sku": "lamp", "available": 1, "reserved": 0}]))
     outbox = InMemoryOutbox()
@@ -128,7 +147,10 @@ def test_checkout_reserves_stock_end_to_end():
     gateway = Gateway(transport)
     body = {"items": [{"sku": "lamp", "qty": 1}], "email": "bo@example.com"}
     answer = gateway.handle(Request("POST", "/v1/checkout", body, _bearer("u-9")))
-    assert answer.status == 201 and answer.body.get("status") == "confirmed", answer
-    assert stock.available("lamp") == 0, "checkout must reserve the stock"
+    available = stock.available("lamp")
     again = gateway.handle(Request("POST", "/v1/checkout", body, _bearer("u-9")))
-    assert again.status == 409, f"sold-out stock must give 409, got {again}"
+    return {
+        "first": {"status": answer.status, "order_status": answer.body.get("status")},
+        "available_after_first": available,
+        "sold_out": again.status,
+    }

@@ -1,0 +1,234 @@
+"""Hidden checks, judged on the trusted side: probes observe in a sandbox, the verdict is made here.
+
+A scenario's hidden checks are probes (``hidden/probes.py``): functions that call the services'
+code on fixed inputs and return plain data. A grader run calls them in a sandboxed child and
+sends back only what they returned. The expected value of each probe is what it returns on
+the *reference world* (the scenario's solution applied), observed once per scenario and seed
+in a sandbox that never held agent code, and kept here, in this process; it never enters a
+sandboxed process, a cache of the sandbox or a file. A check passes when its observation
+equals the reference's, compared as canonical JSON. Code under test can make its process say
+anything, but to pass it must say what the fixed code says: that is the fix.
+
+What is kept between episodes, and why it is safe: the reference observations per (scenario,
+seed) (trusted: computed from our own solution, in a child forked from a helper that never ran
+agent code), and the observations of agent code per content (a deterministic function of the
+files, so another episode with the same files would observe the same). Neither is ever shown
+to an agent; the grade says only which checks pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+
+from metasre.simulator.errors import SimulatorError
+from metasre.simulator.sandbox import ProbeReport, ProbeRunner, default_grader_runner
+from metasre.simulator.scenarios.loader import ScenarioInstance
+
+__all__ = [
+    "GUESSES",
+    "HiddenCheckError",
+    "HiddenChecks",
+    "canonical",
+    "default_hidden_checks",
+    "guessable",
+]
+
+_REFERENCES_KEPT = 512
+_OBSERVATIONS_KEPT = 2048
+
+
+class HiddenCheckError(SimulatorError):
+    """Raised when the reference world cannot be observed, so nothing could be graded."""
+
+
+def canonical(text: str | None) -> str | None:
+    """Return ``text`` as canonical JSON (sorted keys, no spaces), None if it is not JSON."""
+    if text is None:
+        return None
+    try:
+        return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+GUESSES: frozenset[str] = frozenset(
+    json.dumps(value, sort_keys=True, separators=(",", ":"))
+    for value in (
+        None, True, False, 0, 1, -1, 0.0, 1.0, "", [], {}, [[]], [{}],
+        200, 201, 204, 400, 404, 500, 502, 503, "ok", "OK", "passed", "pass", "true", "None",
+        {"status": 200}, {"ok": True}, {"passed": True}, {"status": "ok"},
+    )
+)  # fmt: skip
+"""Observations code under test could return blind. A FAIL_TO_PASS probe must expect none of
+them (`metasre validate` proves it), or forging its observation would need no fix."""
+
+
+def guessable(observation: str) -> bool:
+    """Whether code under test could produce ``observation`` (canonical JSON) without a fix.
+
+    A blind guess (GUESSES), or an exception type alone: both need no knowledge of the answer.
+    """
+    if observation in GUESSES:
+        return True
+    value = json.loads(observation)
+    return isinstance(value, dict) and set(value) <= {"raised", "unserialisable", "too_long"}
+
+
+def _probes_by_file(ids: Sequence[str]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for check in ids:
+        path, _, name = check.partition("::")
+        grouped.setdefault(path, []).append(name)
+    return grouped
+
+
+def _content_key(files: Mapping[str, bytes], ids: Sequence[str]) -> bytes:
+    digest = hashlib.sha256(b"metasre-hidden-v1\0")
+    for path in sorted(files):
+        encoded, content = path.encode(), files[path]
+        digest.update(len(encoded).to_bytes(8, "big") + encoded)
+        digest.update(len(content).to_bytes(8, "big") + content)
+    for check in ids:
+        digest.update(check.encode() + b"\0")
+    return digest.digest()
+
+
+class HiddenChecks:
+    """Runs a scenario's probes through a grader runner and judges them against the reference.
+
+    Thread-safe; one instance serves every episode of a process.
+
+    Args:
+        runner: The grader runner (``purpose="grader"``); the shared one when None.
+    """
+
+    def __init__(self, runner: ProbeRunner | None = None) -> None:
+        self._runner = runner
+        self._lock = threading.Lock()
+        self._references: OrderedDict[tuple[str, int], dict[str, str]] = OrderedDict()
+        self._reference_locks: dict[tuple[str, int], threading.Lock] = {}
+        self._observed: OrderedDict[bytes, dict[str, str | None]] = OrderedDict()
+
+    @property
+    def runner(self) -> ProbeRunner:
+        """The grader runner probes run in."""
+        if self._runner is None:
+            self._runner = default_grader_runner()
+        return self._runner
+
+    def observe(
+        self, instance: ScenarioInstance, files: Mapping[str, bytes]
+    ) -> dict[str, str | None]:
+        """Return what every hidden probe observes on ``files``, canonical JSON by check id.
+
+        A probe that did not report (the run crashed, timed out, or was refused) maps to None.
+        """
+        ids = self._ids(instance)
+        if not ids:
+            return {}
+        runtime = dict(files)
+        runtime.update(instance.hidden_files)
+        key = _content_key(runtime, ids)
+        with self._lock:
+            found = self._observed.get(key)
+            if found is not None:
+                self._observed.move_to_end(key)
+                return dict(found)
+        observed: dict[str, str | None] = {}
+        complete = True
+        for path, names in _probes_by_file(ids).items():
+            report: ProbeReport = self.runner.observe(runtime, path, names)
+            complete = complete and report.status == "completed"
+            for name in names:
+                observed[f"{path}::{name}"] = canonical(report.observation(name))
+        if complete:
+            # a timeout or a crash can depend on the machine's load: those are not kept
+            with self._lock:
+                self._observed[key] = observed
+                while len(self._observed) > _OBSERVATIONS_KEPT:
+                    self._observed.popitem(last=False)
+        return observed
+
+    def expected(
+        self, instance: ScenarioInstance, reference_files: Callable[[], Mapping[str, bytes]]
+    ) -> dict[str, str]:
+        """Return the reference world's observation of every probe, by check id.
+
+        Args:
+            instance: The scenario and seed.
+            reference_files: Builds the reference world's files (the solution applied); called
+                at most once per scenario and seed while the memo keeps it.
+
+        Raises:
+            HiddenCheckError: a probe did not report on the reference world.
+        """
+        key = (instance.spec.id, instance.seed)
+        with self._lock:
+            found = self._references.get(key)
+            if found is not None:
+                self._references.move_to_end(key)
+                return found
+            lock = self._reference_locks.setdefault(key, threading.Lock())
+        with lock:  # one reference run per instance, however many episodes ask at once
+            with self._lock:
+                found = self._references.get(key)
+            if found is not None:
+                return found
+            observed = self.observe(instance, reference_files())
+            missing = sorted(check for check, value in observed.items() if value is None)
+            if missing:
+                raise HiddenCheckError(
+                    f"{instance.spec.id} seed {instance.seed}: the reference solution's world"
+                    f" gave no observation for {missing}; the scenario's probes or solution"
+                    " are broken (metasre validate names the cause)"
+                )
+            reference = {check: value for check, value in observed.items() if value is not None}
+            with self._lock:
+                self._references[key] = reference
+                self._reference_locks.pop(key, None)
+                while len(self._references) > _REFERENCES_KEPT:
+                    self._references.popitem(last=False)
+            return reference
+
+    def verdict(
+        self,
+        instance: ScenarioInstance,
+        files: Mapping[str, bytes],
+        reference_files: Callable[[], Mapping[str, bytes]],
+    ) -> dict[str, bool]:
+        """Return, per check id, whether ``files`` observe what the reference world observes."""
+        ids = self._ids(instance)
+        if not ids:
+            return {}
+        expected = self.expected(instance, reference_files)
+        observed = self.observe(instance, files)
+        return {check: observed.get(check) == expected[check] for check in ids}
+
+    def guessable_checks(
+        self, instance: ScenarioInstance, reference_files: Callable[[], Mapping[str, bytes]]
+    ) -> list[str]:
+        """Return the FAIL_TO_PASS checks whose reference observation a blind guess matches."""
+        expected = self.expected(instance, reference_files)
+        return [i for i in instance.spec.hidden.fail_to_pass if guessable(expected[i])]
+
+    @staticmethod
+    def _ids(instance: ScenarioInstance) -> list[str]:
+        hidden = instance.spec.hidden
+        return [*hidden.fail_to_pass, *hidden.pass_to_pass]
+
+
+_shared: HiddenChecks | None = None
+_shared_lock = threading.Lock()
+
+
+def default_hidden_checks() -> HiddenChecks:
+    """Return the process-wide HiddenChecks over the shared grader runner."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = HiddenChecks()
+        return _shared
