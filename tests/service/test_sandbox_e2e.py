@@ -31,8 +31,8 @@ from metasre.simulator import Episode
 from .conftest import PAY, pay_solution
 from .serve_process import metasre_serve
 
-HIDDEN = Path(scenarios.__file__).parent / "payment_bad_deploy" / "hidden" / "test_hidden.py"
-HIDDEN_LINES = ("Grader checks for payment-bad-deploy", "def _bearer(user)")
+HIDDEN = Path(scenarios.__file__).parent / "payment_bad_deploy" / "hidden" / "probes.py"
+HIDDEN_LINES = ("Grader probes for payment-bad-deploy", "def _bearer(user)")
 
 
 def attack(port: int, outside: Path) -> str:
@@ -45,7 +45,7 @@ def attack(port: int, outside: Path) -> str:
             except BaseException as exc:
                 print("BLOCKED", label, type(exc).__name__)
         _try("hidden-by-path", lambda: open({str(HIDDEN)!r}).read())
-        _try("hidden-relative", lambda: open("hidden/test_hidden.py").read())
+        _try("hidden-relative", lambda: open("hidden/probes.py").read())
         _try("hidden-glob", lambda: [open(p).read() for p in _glob.glob("/**/hidden/*.py")])
         _try("server-environ", lambda: open(f"/proc/{{_os.getppid()}}/environ", "rb").read())
         _try("init-environ", lambda: open("/proc/1/environ", "rb").read())

@@ -37,7 +37,7 @@ def test_observation_is_what_on_call_sees_when_paged(ad):
     [
         ("view_file", {"path": "ad_ranking/nope.py"}, "file_not_found"),
         ("view_file", {"path": "../../etc/passwd"}, "path_outside_tree"),
-        ("view_file", {"path": "hidden/test_hidden.py"}, "file_not_found"),
+        ("view_file", {"path": "hidden/probes.py"}, "file_not_found"),
         (
             "edit_lines",
             {"path": "tests/unit/test_ad_ranking.py", "action": "delete", "start_line": 1},
