@@ -18,7 +18,10 @@ RUN useradd --create-home --uid 10001 metasre \
     && mkdir -p /data && chown metasre:metasre /data
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir --no-index --find-links=/wheels metasre && rm -rf /wheels
-USER metasre
+# Numeric, so the runtime (and Kubernetes' runAsNonRoot) can tell it is not root without
+# reading /etc/passwd. The sandbox needs no root: Landlock, seccomp and rlimits contain agent
+# code for an unprivileged user; `metasre serve` refuses to start if the host kernel lacks them.
+USER 10001:10001
 WORKDIR /home/metasre
 VOLUME ["/data"]
 EXPOSE 50051

@@ -152,14 +152,17 @@ class _Server:
         else:
             self.missing.append("seccomp (no filter for this machine, or no seccomp)")
         abi = _landlock.abi_version()
-        if abi >= 6:
-            self.layers.extend(_landlock.describe(abi))
-        else:
+        self.layers.extend(_landlock.describe(abi))
+        if abi < 1:
             self.missing.append(
-                f"Landlock ABI 6 (files, TCP and signals confined by the kernel); this kernel has"
-                f" {'ABI ' + str(abi) if abi else 'none'}"
+                "Landlock (files confined by the kernel; Linux 5.13+): this kernel has none"
             )
-            self.layers.extend(_landlock.describe(abi))
+        elif abi < 6 and not self.drop_uid:
+            # seccomp already keeps every run off TCP; signals need Landlock's scope or a uid
+            self.missing.append(
+                f"signal isolation: Landlock ABI 6 (Linux 6.12+; this kernel has ABI {abi})"
+                " or a private uid per run (root with CAP_SETUID)"
+            )
         if not self.drop_uid:
             # not required (Landlock confines files and signals without it), but say so
             self.layers.append("no private uid per run (not root, or no CAP_SETUID)")

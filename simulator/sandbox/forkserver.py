@@ -228,8 +228,8 @@ class ForkServerRunner:
                 raise WeakIsolationError(
                     "the sandbox cannot contain agent code on this machine: missing "
                     + "; ".join(missing)
-                    + ". Run where the kernel offers Landlock (Linux 5.13+, enabled) and seccomp,"
-                    " or accept weaker isolation explicitly (metasre serve"
+                    + ". Run where the kernel offers what is missing, or accept weaker isolation"
+                    " explicitly (metasre serve"
                     " --allow-weak-isolation, ForkServerRunner(allow_weak_isolation=True))"
                 )
         except BaseException:
