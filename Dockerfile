@@ -14,7 +14,7 @@ RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 # -- runtime: the wheels only, an unprivileged user, a store volume --------------------------
 FROM python:3.11-slim
-RUN useradd --create-home --uid 10001 metasre \
+RUN groupadd --gid 10001 metasre && useradd --create-home --uid 10001 --gid 10001 metasre \
     && mkdir -p /data && chown metasre:metasre /data
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir --no-index --find-links=/wheels metasre && rm -rf /wheels
