@@ -43,9 +43,11 @@ __all__ = [
     "abandon",
     "encode_request",
     "main",
+    "readable_roots",
     "remember_own_modules",
     "run_child",
     "stdlib_dirs",
+    "without_packages",
     "zoneinfo_dirs",
     "zygote",
 ]
@@ -430,18 +432,24 @@ def readable_roots(stdlib: Sequence[str]) -> tuple[str, ...]:
     """
     global _readable_cache
     if _readable_cache is None:
-        granted: list[str] = []
-        for folder in stdlib:
-            try:
-                names = sorted(os.listdir(folder))
-            except OSError:
-                names = []
-            if any(name in _PACKAGE_FOLDERS for name in names):
-                granted += [f"{folder}/{n}" for n in names if n not in _PACKAGE_FOLDERS]
-            else:
-                granted.append(folder)
+        granted = without_packages(stdlib)
         _readable_cache = (*granted, *zoneinfo_dirs(), *_SYSTEM_READABLE, _SANDBOX_DIR)
     return _readable_cache
+
+
+def without_packages(folders: Sequence[str]) -> list[str]:
+    """Return ``folders``, splitting one that holds installed packages into its other entries."""
+    granted: list[str] = []
+    for folder in folders:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            names = []
+        if any(name in _PACKAGE_FOLDERS for name in names):
+            granted += [f"{folder}/{n}" for n in names if n not in _PACKAGE_FOLDERS]
+        else:
+            granted.append(folder)
+    return granted
 
 
 def _confine(run_dir: str, stdlib: Sequence[str], strict: bool) -> None:

@@ -10,8 +10,11 @@ import re
 import select
 import signal
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -440,3 +443,43 @@ def test_a_network_namespace_per_run_can_be_asked_for() -> None:
         )
         assert any("one per run" in layer for layer in fork_server.isolation)
     assert report.ok, report.outcomes
+
+
+def test_installed_packages_under_the_standard_library_are_not_readable(tmp_path: Path) -> None:
+    """A wheel install (the Docker image) puts site-packages, with our hidden probes, inside
+    the standard library's folder; Landlock grants that folder entry by entry instead."""
+    from metasre.simulator.sandbox import _child
+
+    stdlib = tmp_path / "lib" / "python3.11"
+    (stdlib / "site-packages" / "metasre").mkdir(parents=True)
+    (stdlib / "json").mkdir()
+    (stdlib / "os.py").write_text("")
+    plain = tmp_path / "lib-dynload"
+    plain.mkdir()
+    granted = _child.without_packages([str(stdlib), str(plain)])
+    assert granted == [str(stdlib / "json"), str(stdlib / "os.py"), str(plain)]
+    (stdlib / "site-packages" / "metasre" / "probes.py").write_text("secret")
+    (stdlib / "json" / "ok.py").write_text("fine")
+    run = tmp_path / "run"
+    run.mkdir()
+    # the kernel alone, in a process of its own: no audit hook in the way
+    script = (
+        "import sys\n"
+        "from metasre.simulator.sandbox import _child, _landlock\n"
+        f"_landlock.restrict({str(run)!r}, _child.without_packages([{str(stdlib)!r}]))\n"
+        f"print(open({str(stdlib / 'json' / 'ok.py')!r}).read())\n"
+        "try:\n"
+        f"    open({str(stdlib / 'site-packages' / 'metasre' / 'probes.py')!r}).read()\n"
+        "except PermissionError:\n"
+        "    print('refused')\n"
+    )
+    if _landlock_abi() < 1:
+        pytest.skip("this kernel has no Landlock")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.split() == ["fine", "refused"], done.stderr
+
+
+def _landlock_abi() -> int:
+    from metasre.simulator.sandbox import _landlock
+
+    return _landlock.abi_version()
