@@ -8,7 +8,7 @@ tracebacks are unaffected. Sources that do not compile get no pyc: the child the
 them itself and reports the SyntaxError with file and line, as before.
 
 Each source also gets a key, a digest of its path and content that the fork server files what
-it learns about the source under (see _memimport and _codegen); a child is handed the keys of
+it learns about the source under (see helper.accel); a child is handed the keys of
 its own sources only, so it can find nothing learned from anyone else's.
 """
 

@@ -6,15 +6,15 @@ import contextlib
 import fcntl
 import os
 import re
-import shutil
-import stat
 import sys
 import tempfile
 from dataclasses import dataclass
 
+from .helper.folders import remove_tree
+
 __all__ = [
+    "HELPER_DIR",
     "HELPER_ENV",
-    "SANDBOX_DIR",
     "UID_BASE",
     "UID_BLOCK",
     "UidBlock",
@@ -25,7 +25,8 @@ __all__ = [
     "scratch_parent",
 ]
 
-SANDBOX_DIR = os.path.dirname(os.path.realpath(__file__))
+HELPER_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "helper")
+"""The stdlib-only code that runs in the helper and the children (booted as a package)."""
 
 UID_BASE = 1_900_000_000
 """First sandbox uid. Far above login users and the 100000-265535 sub-uid ranges that rootless
@@ -42,7 +43,7 @@ and few malloc arenas so threads in tests do not eat the address-space limit."""
 # PYTHONHASHSEED above applies); -B: never write .pyc into run folders.
 _FLAGS = ("-P", "-s", "-S", "-B", "-X", "utf8")
 
-# The helper has no site-packages, so it cannot import metasre; it imports this folder as a
+# The helper has no site-packages, so it cannot import metasre; it imports the helper folder as a
 # private package whose modules use only the standard library and relative imports.
 _BOOT = (
     "import sys,types,importlib\n"
@@ -54,7 +55,7 @@ _BOOT = (
 
 def helper_command(module: str, *args: str) -> list[str]:
     """Return the argv that starts ``module``'s ``main(args)`` in a bare interpreter."""
-    return [sys.executable, *_FLAGS, "-c", _BOOT, SANDBOX_DIR, module, *args]
+    return [sys.executable, *_FLAGS, "-c", _BOOT, HELPER_DIR, module, *args]
 
 
 def scratch_parent() -> str:
@@ -101,23 +102,6 @@ def make_base_dir() -> str:
     if os.geteuid() == 0:
         os.chmod(base, 0o711)
     return base
-
-
-def remove_tree(path: str) -> None:
-    """Remove ``path`` even if the tests made parts of it read-only."""
-
-    def unlock(function: object, target: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            parent = os.path.dirname(target)
-            os.chmod(parent, stat.S_IRWXU)
-            if os.path.isdir(target) and not os.path.islink(target):
-                os.chmod(target, stat.S_IRWXU)
-                shutil.rmtree(target, ignore_errors=True)
-            else:
-                os.unlink(target)
-
-    if os.path.lexists(path):
-        shutil.rmtree(path, onerror=unlock)
 
 
 @dataclass(slots=True)

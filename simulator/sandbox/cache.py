@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from types import TracebackType
 
-from ._wire import check_request
+from ._caller import check_request
 from .contract import TestRunner
 from .limits import SandboxLimits
 from .report import RunReport

@@ -18,11 +18,10 @@ import structlog
 
 from . import _host
 from ._bytecode import compile_files
-from ._child import encode_request
-from ._server import CONTROL_MAX, DEFAULT_PRELOAD, HEADER
-from ._wire import check_request, crashed_report, decode_response, probe_report_from_dict
+from ._caller import check_request, crashed_report, decode_response, probe_report_from_dict
 from .contract import RunnerState
 from .errors import RunnerClosedError, RunnerStartError, WeakIsolationError, WrongRunnerError
+from .helper.protocol import CONTROL_MAX, DEFAULT_PRELOAD, HEADER, make_request
 from .limits import SandboxLimits
 from .report import ProbeReport, RunReport
 
@@ -201,7 +200,7 @@ class ForkServerRunner:
         process: subprocess.Popen[bytes] | None = None
         try:
             process = subprocess.Popen(
-                _host.helper_command("_server", json.dumps(config)),
+                _host.helper_command("server", json.dumps(config)),
                 pass_fds=pass_fds,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -313,7 +312,7 @@ class ForkServerRunner:
         if self._accelerate:
             compiled = compile_files(files)
             payload, keys, lessons = compiled.files, compiled.keys, compiled.lessons
-        request = encode_request(
+        request = make_request(
             None,
             payload,
             limits.to_wire(),
@@ -349,7 +348,7 @@ class ForkServerRunner:
             )
         check_request(files, [probe_file])
         limits = limits or SandboxLimits()
-        request = encode_request(
+        request = make_request(
             None,
             files,
             limits.to_wire(),

@@ -14,11 +14,11 @@ from types import TracebackType
 
 from . import _host
 from ._bytecode import with_bytecode
-from ._child import ChildPlan, encode_request
-from ._collector import RunCollector
-from ._wire import check_request, probe_report_from_dict, report_from_dict
+from ._caller import check_request, probe_report_from_dict, report_from_dict
 from .contract import RunnerState
 from .errors import RunnerClosedError
+from .helper.collector import RunCollector
+from .helper.protocol import ChildPlan, make_request
 from .limits import SandboxLimits
 from .report import ProbeReport, RunReport
 
@@ -163,10 +163,10 @@ class SubprocessRunner:
             new_namespaces=True,
             scratch_dir=base_dir,
         )
-        request = encode_request(plan, files, limits.to_wire(), strict=self._strict, **what)  # type: ignore[arg-type]
+        request = make_request(plan, files, limits.to_wire(), strict=self._strict, **what)  # type: ignore[arg-type]
         try:
             process = subprocess.Popen(
-                _host.helper_command("_child", str(request_r), str(report_w)),
+                _host.helper_command("child", str(request_r), str(report_w)),
                 pass_fds=(request_r, report_w),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -205,7 +205,7 @@ class SubprocessRunner:
         if uids is not None:
             # setresuid would switch every thread of this process: borrow uids elsewhere
             subprocess.run(
-                _host.helper_command("_isolation", *(str(uids.first + s) for s in used)),
+                _host.helper_command("isolation", *(str(uids.first + s) for s in used)),
                 env=_host.HELPER_ENV,
                 stdin=subprocess.DEVNULL,
                 check=False,

@@ -10,11 +10,12 @@ import dataclasses
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
 import pytest
 
 import metasre.simulator.sandbox as sandbox
-from metasre.simulator.sandbox._isolation import CAP_SETUID, has_capabilities
+from metasre.simulator.sandbox.helper.isolation import CAP_SETUID, has_capabilities
 
 CAN_SWITCH_UID = os.geteuid() == 0 and has_capabilities(CAP_SETUID)
 
@@ -165,7 +166,7 @@ def test_tracebacks_show_paths_relative_to_the_run_folder(
     for text in (outcome.traceback, report.output, report.message):
         assert "/dev/shm" not in text
         assert "metasre-sandbox" not in text
-        assert "_child.py" not in text and "runner.py" not in text
+        assert "child.py" not in text and "minitest.py" not in text
 
 
 def test_async_failures_and_unittest_classes(runner: sandbox.ForkServerRunner) -> None:
@@ -557,3 +558,41 @@ def test_as_root_each_run_gets_an_unprivileged_uid(runner: sandbox.ForkServerRun
     )
     assert report.ok, report.outcomes
     assert any("uid per run" in layer for layer in runner.isolation)
+
+
+def test_the_helper_package_is_stdlib_only() -> None:
+    """The helper's code imports nothing but the standard library and itself.
+
+    Booted the way the helper boots it: no site-packages, so no metasre.
+    """
+    import json
+    import subprocess
+    import sys
+
+    from metasre.simulator.sandbox import _host
+
+    helper = Path(_host.HELPER_DIR)
+    modules = sorted(
+        str(p.relative_to(helper).with_suffix("")).replace("/", ".")
+        for p in helper.rglob("*.py")
+        if p.name != "__init__.py"
+    )
+    script = (
+        "import importlib, json, sys, sysconfig, types\n"
+        "p = types.ModuleType('_metasre_sandbox'); p.__path__ = [sys.argv[1]]\n"
+        "sys.modules['_metasre_sandbox'] = p\n"
+        "for name in sys.argv[2:]:\n"
+        "    importlib.import_module('_metasre_sandbox.' + name)\n"
+        "stdlib = sysconfig.get_paths()['stdlib']\n"
+        "foreign = sorted(n for n, m in sys.modules.items() if getattr(m, '__file__', None)\n"
+        "                 and not m.__file__.startswith((stdlib, sys.argv[1])))\n"
+        "print(json.dumps(foreign))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-s", "-S", "-c", script, str(helper), *modules],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == []
+    assert "server" in modules and "accel.codegen" in modules

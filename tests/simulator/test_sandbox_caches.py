@@ -15,7 +15,9 @@ from collections.abc import Iterator
 import pytest
 
 import metasre.simulator.sandbox as sandbox
-from metasre.simulator.sandbox import _bytecode, _codegen, _memimport
+from metasre.simulator.sandbox import _bytecode
+from metasre.simulator.sandbox.helper.accel import codegen as _codegen
+from metasre.simulator.sandbox.helper.accel import memimport as _memimport
 
 MODELS = b"""\
 import collections

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import metasre.simulator.sandbox as sandbox
-from metasre.simulator.sandbox._isolation import CAP_SETUID, has_capabilities
+from metasre.simulator.sandbox.helper.isolation import CAP_SETUID, has_capabilities
 
 ROOT = os.geteuid() == 0
 CAN_SWITCH_UID = ROOT and has_capabilities(CAP_SETUID)
@@ -448,7 +448,7 @@ def test_a_network_namespace_per_run_can_be_asked_for() -> None:
 def test_installed_packages_under_the_standard_library_are_not_readable(tmp_path: Path) -> None:
     """A wheel install (the Docker image) puts site-packages, with our hidden probes, inside
     the standard library's folder; Landlock grants that folder entry by entry instead."""
-    from metasre.simulator.sandbox import _child
+    from metasre.simulator.sandbox.helper import child
 
     stdlib = tmp_path / "lib" / "python3.11"
     (stdlib / "site-packages" / "metasre").mkdir(parents=True)
@@ -456,7 +456,7 @@ def test_installed_packages_under_the_standard_library_are_not_readable(tmp_path
     (stdlib / "os.py").write_text("")
     plain = tmp_path / "lib-dynload"
     plain.mkdir()
-    granted = _child.without_packages([str(stdlib), str(plain)])
+    granted = child.without_packages([str(stdlib), str(plain)])
     assert granted == [str(stdlib / "json"), str(stdlib / "os.py"), str(plain)]
     (stdlib / "site-packages" / "metasre" / "probes.py").write_text("secret")
     (stdlib / "json" / "ok.py").write_text("fine")
@@ -465,8 +465,8 @@ def test_installed_packages_under_the_standard_library_are_not_readable(tmp_path
     # the kernel alone, in a process of its own: no audit hook in the way
     script = (
         "import sys\n"
-        "from metasre.simulator.sandbox import _child, _landlock\n"
-        f"_landlock.restrict({str(run)!r}, _child.without_packages([{str(stdlib)!r}]))\n"
+        "from metasre.simulator.sandbox.helper import child, landlock\n"
+        f"landlock.restrict({str(run)!r}, child.without_packages([{str(stdlib)!r}]))\n"
         f"print(open({str(stdlib / 'json' / 'ok.py')!r}).read())\n"
         "try:\n"
         f"    open({str(stdlib / 'site-packages' / 'metasre' / 'probes.py')!r}).read()\n"
@@ -480,6 +480,6 @@ def test_installed_packages_under_the_standard_library_are_not_readable(tmp_path
 
 
 def _landlock_abi() -> int:
-    from metasre.simulator.sandbox import _landlock
+    from metasre.simulator.sandbox.helper import landlock
 
-    return _landlock.abi_version()
+    return landlock.abi_version()

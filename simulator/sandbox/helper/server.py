@@ -18,7 +18,6 @@ import os
 import selectors
 import signal
 import socket
-import struct
 import sys
 import time
 import traceback
@@ -27,36 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from . import _child, _codegen, _isolation, _landlock, _memimport, _seccomp
-from ._collector import RunCollector
-from ._host import remove_tree
-from ._warmup import warm_up
+from . import child, isolation, landlock, seccomp
+from .accel import codegen, memimport
+from .collector import RunCollector
+from .folders import remove_tree
+from .protocol import CONTROL_MAX, HEADER
+from .warmup import warm_up
 
-__all__ = ["CONTROL_MAX", "DEFAULT_PRELOAD", "HEADER", "main"]
-
-HEADER = struct.Struct("<cdd")
-"""Control message: b"R", wall timeout seconds, CPU limit seconds (plus one fd).
-
-The other control message is b"C" and a marshalled list of (file key, pyc) for the helper to
-keep (see _memimport.learn_bytecode)."""
-
-CONTROL_MAX = 1 << 16
-"""Largest control message; the client splits its pycs to fit."""
-
-DEFAULT_PRELOAD = (
-    "abc", "argparse", "array", "ast", "asyncio", "base64", "binascii", "bisect", "calendar",
-    "collections", "collections.abc", "concurrent.futures", "contextlib", "copy", "csv",
-    "dataclasses", "datetime", "decimal", "difflib", "email.parser", "enum", "fnmatch",
-    "fractions", "functools", "glob", "hashlib", "heapq", "hmac", "html", "http",
-    "http.client", "http.server", "inspect", "io", "ipaddress", "itertools", "json",
-    "logging", "math", "numbers", "operator", "pathlib", "pickle", "pprint", "queue",
-    "random", "re", "secrets", "shlex", "shutil", "sqlite3", "statistics", "string",
-    "struct", "tempfile", "textwrap", "threading", "time", "traceback", "types", "typing",
-    "unittest", "unittest.mock", "urllib.error", "urllib.parse", "urllib.request", "uuid",
-    "warnings", "weakref", "zlib", "zoneinfo",
-)  # fmt: skip
-"""Imported by the helper before it forks: a run pays nothing for these. Services' code and
-tests reach for the HTTP ones (urllib.request alone costs about 10 ms to import)."""
+__all__ = ["main"]
 
 
 @dataclass(eq=False)
@@ -123,19 +100,19 @@ class _Server:
         for name in preload:
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
-        stdlib = _child.stdlib_dirs()
-        if _isolation.is_root():
+        stdlib = child.stdlib_dirs()
+        if isolation.is_root():
             if self.netns_per_run:
                 self.layers.append("network namespace without interfaces, one per run")
-            elif _isolation.unshare(_isolation.CLONE_NEWNET):
+            elif isolation.unshare(isolation.CLONE_NEWNET):
                 self.layers.append("network namespace without interfaces (shared by runs)")
-            can_switch = _isolation.has_capabilities(
-                _isolation.CAP_CHOWN, _isolation.CAP_SETGID, _isolation.CAP_SETUID
+            can_switch = isolation.has_capabilities(
+                isolation.CAP_CHOWN, isolation.CAP_SETGID, isolation.CAP_SETUID
             )
             if self.uid_base is not None and can_switch:
-                traversable = all(_isolation.traversable_by_others(p) for p in stdlib)
-                if not traversable and _isolation.unshare(_isolation.CLONE_NEWNS):
-                    traversable = _isolation.expose_to_others(stdlib, self.base_dir)
+                traversable = all(isolation.traversable_by_others(p) for p in stdlib)
+                if not traversable and isolation.unshare(isolation.CLONE_NEWNS):
+                    traversable = isolation.expose_to_others(stdlib, self.base_dir)
                     if traversable:
                         self.layers.append(
                             "mount namespace exposing only the standard library of closed ancestors"
@@ -144,15 +121,15 @@ class _Server:
             if self.drop_uid:
                 self.layers.append("private unprivileged uid per run, run folder mode 0700")
                 self.layers.append("RLIMIT_NPROC per run uid")
-        if _seccomp.prepare():
+        if seccomp.prepare():
             self.layers.append(
                 "seccomp: no execve, fork, vfork, ptrace or io_uring; clone for threads only;"
                 " sockets of the unix family only"
             )
         else:
             self.missing.append("seccomp (no filter for this machine, or no seccomp)")
-        abi = _landlock.abi_version()
-        self.layers.extend(_landlock.describe(abi))
+        abi = landlock.abi_version()
+        self.layers.extend(landlock.describe(abi))
         if abi < 1:
             self.missing.append(
                 "Landlock (files confined by the kernel; Linux 5.13+): this kernel has none"
@@ -177,12 +154,12 @@ class _Server:
         os.environ.clear()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if self.accelerate:
-            _codegen.install()
+            codegen.install()
         warm_up(os.path.join(self.base_dir, "warm-up"), stdlib)
-        _codegen.reset_misses()
-        _child.remember_own_modules()
-        _child.zoneinfo_dirs()
-        _child.readable_roots(stdlib)
+        codegen.reset_misses()
+        child.remember_own_modules()
+        child.zoneinfo_dirs()
+        child.readable_roots(stdlib)
         # children then share these pages copy-on-write without the collector touching them
         gc.collect()
         gc.freeze()
@@ -198,9 +175,9 @@ class _Server:
             try:
                 go_fd, scratch_dir = theirs.fileno(), self.base_dir
                 # the server's state holds other runs' results and replies in flight
-                _child.abandon(self.__dict__)
+                child.abandon(self.__dict__)
                 self.__dict__ = {}
-                _child.zygote(go_fd, scratch_dir, rehearse)
+                child.zygote(go_fd, scratch_dir, rehearse)
             finally:
                 os._exit(71)
         theirs.close()
@@ -370,7 +347,7 @@ class _Server:
         # ones are retired) then know the code this run's files generated.
         if self.accelerate and not run.learned and run.collector.codegen:
             run.learned = True
-            if _codegen.learn(run.collector.codegen):
+            if codegen.learn(run.collector.codegen):
                 self.retire_spares()
 
     def finish(self, run: _Run) -> None:
@@ -385,7 +362,7 @@ class _Server:
         # any process of that uid that escaped the group
         self.kill(run)
         if run.uid is not None:
-            _isolation.sweep_uid(run.uid)
+            isolation.sweep_uid(run.uid)
         self.read_stream(run, "report", drain=True)
         self.read_stream(run, "output", drain=True)
         self.close_stream(run, "report")
@@ -454,7 +431,7 @@ class _Server:
         if message[:1] == b"C" and not socks and self.accelerate:
             # pycs the client compiled itself; the control socket is private to the client
             with contextlib.suppress(Exception):
-                _memimport.learn_bytecode(marshal.loads(message[1:]))
+                memimport.learn_bytecode(marshal.loads(message[1:]))
             return
         if len(socks) != 1 or len(message) != HEADER.size or message[:1] != b"R":
             for sock in socks:

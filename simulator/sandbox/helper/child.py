@@ -22,26 +22,14 @@ import signal
 import socket
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from . import (
-    _codegen,
-    _guard,
-    _isolation,
-    _landlock,
-    _memimport,
-    _probe,
-    _protocol,
-    _seccomp,
-    _warmup,
-    runner,
-)
+from . import guard, isolation, landlock, minitest, probe, protocol, seccomp, warmup
+from .accel import codegen, memimport
+from .protocol import ChildPlan
 
 __all__ = [
-    "ChildPlan",
     "abandon",
-    "encode_request",
     "main",
     "readable_roots",
     "remember_own_modules",
@@ -58,7 +46,7 @@ _ZONEINFO_DIRS = (
     "/usr/share/lib/zoneinfo",
     "/etc/zoneinfo",
 )
-_SANDBOX_DIR = os.path.dirname(os.path.realpath(__file__))
+_HELPER_DIR = os.path.dirname(os.path.realpath(__file__))
 _SYSTEM_READABLE = (
     "/lib",
     "/lib64",
@@ -76,7 +64,7 @@ _DEVICES_READ_WRITE = ("/dev/null",)
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 _readable_cache: tuple[str, ...] | None = None
 _MAX_VIOLATION_FRAMES = 20
-EXIT_SETUP_FAILED = _protocol.EXIT_SETUP_FAILED
+EXIT_SETUP_FAILED = protocol.EXIT_SETUP_FAILED
 
 _stdlib_cache: tuple[str, ...] | None = None
 _py_incref = ctypes.pythonapi.Py_IncRef  # looked up once, in the fork server
@@ -95,7 +83,7 @@ def stdlib_dirs() -> tuple[str, ...]:
         _stdlib_cache = tuple(
             os.path.realpath(p)
             for p in sys.path
-            if p and os.path.isdir(p) and os.path.realpath(p) != _SANDBOX_DIR
+            if p and os.path.isdir(p) and os.path.realpath(p) != _HELPER_DIR
         )
     return _stdlib_cache
 
@@ -117,67 +105,6 @@ def remember_own_modules() -> None:
     _own_modules = tuple(n for n in sys.modules if n.startswith("_metasre_sandbox"))
 
 
-@dataclass(frozen=True, slots=True)
-class ChildPlan:
-    """Where and how one run happens; built by the supervisor before the child exists."""
-
-    request_fd: int
-    """Blocking descriptor carrying the length-prefixed marshalled request."""
-
-    report_fd: int
-    """Write end of the report pipe (keyed frames)."""
-
-    output_fd: int
-    """Write end of the output pipe; becomes the child's fds 1 and 2."""
-
-    key: bytes
-    """Per-run key authenticating the report frames."""
-
-    run_dir: str
-    """Folder to create and run in; must not exist yet; its parent is root-owned."""
-
-    uid: int | None
-    """Unprivileged uid/gid unique to this run, or None to keep the current user."""
-
-    new_namespaces: bool
-    """Unshare a network (and, if needed, mount) namespace for this run alone."""
-
-    scratch_dir: str
-    """Root-only directory for temporary mount points."""
-
-    def to_wire(self) -> dict[str, Any]:
-        """Return the plan as a marshal-able dict of its fields."""
-        return {name: getattr(self, name) for name in self.__slots__}
-
-
-def encode_request(
-    plan: ChildPlan | None,
-    files: Mapping[str, bytes],
-    limits: Mapping[str, Any],
-    *,
-    tests: Sequence[str] = (),
-    probe_file: str | None = None,
-    probes: Sequence[str] = (),
-    keys: Mapping[str, bytes] | None = None,
-    strict: bool = True,
-) -> bytes:
-    """Return the request a child reads first (``_protocol.REQUEST_FIELDS`` names the fields).
-
-    ``keys`` maps sources to the keys the fork server files what it learned about them under
-    (see _bytecode.file_key); a child finds nothing it has no key for.
-    """
-    return _protocol.encode_request(
-        plan=None if plan is None else plan.to_wire(),
-        files=dict(files),
-        tests=tuple(tests),
-        probe_file=probe_file,
-        probes=tuple(probes),
-        limits=dict(limits),
-        keys=dict(keys or {}),
-        strict=bool(strict),
-    )
-
-
 def _materialise(run_dir: str, files: Mapping[str, bytes]) -> None:
     made = {run_dir}
     for path, content in files.items():
@@ -190,7 +117,7 @@ def _materialise(run_dir: str, files: Mapping[str, bytes]) -> None:
             made.add(folder)
         fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            _protocol.write_all(fd, content)
+            protocol.write_all(fd, content)
         finally:
             os.close(fd)
 
@@ -201,15 +128,15 @@ def _keep_only_own_caches(run_dir: str, keys: Mapping[str, bytes]) -> None:
     The helper's caches hold code generated and compiled for every run it has seen; this run
     must see none of it but its own files'. What it must not see is abandoned (see abandon).
     """
-    abandon((_codegen.keep_only(run_dir, keys), _memimport.keep_only(keys.values())))
+    abandon((codegen.keep_only(run_dir, keys), memimport.keep_only(keys.values())))
 
 
 def _isolate(plan: ChildPlan, strict: bool) -> None:
     uid = plan.uid
-    if plan.new_namespaces and _isolation.is_root():
-        _isolation.unshare(_isolation.CLONE_NEWNET)
-        if uid is not None and not all(_isolation.traversable_by_others(p) for p in stdlib_dirs()):
-            exposed = _isolation.unshare(_isolation.CLONE_NEWNS) and _isolation.expose_to_others(
+    if plan.new_namespaces and isolation.is_root():
+        isolation.unshare(isolation.CLONE_NEWNET)
+        if uid is not None and not all(isolation.traversable_by_others(p) for p in stdlib_dirs()):
+            exposed = isolation.unshare(isolation.CLONE_NEWNS) and isolation.expose_to_others(
                 stdlib_dirs(), plan.scratch_dir
             )
             if not exposed:
@@ -218,7 +145,7 @@ def _isolate(plan: ChildPlan, strict: bool) -> None:
     if uid is not None:
         try:
             os.chown(plan.run_dir, uid, uid)
-            _isolation.drop_privileges(uid)
+            isolation.drop_privileges(uid)
         except PermissionError:
             # root without CAP_SETUID (a trimmed container): the helper announced this layer,
             # so a strict run stops rather than go on with less than the caller was told
@@ -226,8 +153,8 @@ def _isolate(plan: ChildPlan, strict: bool) -> None:
                 raise
         else:
             # a process left behind by an earlier run in this uid must not see this run's files
-            _isolation.kill_uid_processes()
-    _isolation.set_parent_death_signal()
+            isolation.kill_uid_processes()
+    isolation.set_parent_death_signal()
 
 
 def _prepare_interpreter(
@@ -283,7 +210,7 @@ def _detach(keep: Sequence[int]) -> None:
     """Leave the helper's session and descriptors behind; stdin becomes /dev/null."""
     with contextlib.suppress(OSError):
         os.setsid()
-    _isolation.close_fds_except(keep)
+    isolation.close_fds_except(keep)
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -322,7 +249,7 @@ def zygote(go_fd: int, scratch_dir: str, rehearse: bool) -> NoReturn:
         _detach((go_fd,))
         # now rather than after the go message: the filter forbids nothing a spare does, and
         # a spare that has it spends less of the run's time setting up
-        _seccomp.forbid_new_processes()
+        seccomp.forbid_new_processes()
         go = socket.socket(fileno=go_fd)
         if rehearse:
             _rehearse(go, scratch_dir)
@@ -352,7 +279,7 @@ def _rehearse(go: socket.socket, scratch_dir: str) -> None:
     with contextlib.suppress(OSError, AttributeError):
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     with contextlib.suppress(Exception):
-        _warmup.warm_up(
+        warmup.warm_up(
             f"{scratch_dir}/zygote-{os.getpid()}",
             stdlib_dirs(),
             lambda: bool(select.select([go], [], [], 0)[0]),
@@ -363,25 +290,25 @@ def _rehearse(go: socket.socket, scratch_dir: str) -> None:
 
 def _run_detached(plan: ChildPlan) -> NoReturn:
     """Set the run up in this detached process, run the tests or probes, report, and exit."""
-    writer: _protocol.FrameWriter | None = None
+    writer: protocol.FrameWriter | None = None
     code = 0
     try:
         if plan.output_fd != 1:
             os.dup2(plan.output_fd, 1)
             os.close(plan.output_fd)
         os.dup2(1, 2)
-        request = _protocol.decode_request(plan.request_fd)
+        request = protocol.decode_request(plan.request_fd)
         os.close(plan.request_fd)
         if request["plan"] is not None:
             plan = ChildPlan(**request["plan"])
         strict = request["strict"]
         files = request["files"]
-        writer = _protocol.FrameWriter(plan.report_fd, plan.key)
+        writer = protocol.FrameWriter(plan.report_fd, plan.key)
         _keep_only_own_caches(plan.run_dir, request["keys"])
         _isolate(plan, strict)
         _materialise(plan.run_dir, files)
         limits = request["limits"]
-        _isolation.apply_rlimits(
+        isolation.apply_rlimits(
             cpu_seconds=limits["cpu_seconds"],
             memory_bytes=limits["memory_bytes"],
             max_processes=(
@@ -392,8 +319,8 @@ def _run_detached(plan: ChildPlan) -> NoReturn:
             max_file_bytes=limits["max_file_bytes"],
             max_open_files=limits["max_open_files"],
         )
-        if not _seccomp.forbid_new_processes() and strict:
-            raise _isolation.IsolationError("the seccomp filter could not be installed")
+        if not seccomp.forbid_new_processes() and strict:
+            raise isolation.IsolationError("the seccomp filter could not be installed")
         stdlib = stdlib_dirs()
         _confine(plan.run_dir, stdlib, strict)
         tests = request["tests"] or ((request["probe_file"],) if request["probe_file"] else ())
@@ -409,7 +336,7 @@ def _run_detached(plan: ChildPlan) -> NoReturn:
                     {
                         "t": "end",
                         "status": "setup_error",
-                        "message": _protocol.clean_text(
+                        "message": protocol.clean_text(
                             f"the sandbox could not set up the run: {type(exc).__name__}: {exc}",
                             400,
                         ),
@@ -433,7 +360,7 @@ def readable_roots(stdlib: Sequence[str]) -> tuple[str, ...]:
     global _readable_cache
     if _readable_cache is None:
         granted = without_packages(stdlib)
-        _readable_cache = (*granted, *zoneinfo_dirs(), *_SYSTEM_READABLE, _SANDBOX_DIR)
+        _readable_cache = (*granted, *zoneinfo_dirs(), *_SYSTEM_READABLE, _HELPER_DIR)
     return _readable_cache
 
 
@@ -455,7 +382,7 @@ def without_packages(folders: Sequence[str]) -> list[str]:
 def _confine(run_dir: str, stdlib: Sequence[str], strict: bool) -> None:
     """Apply Landlock: from here on the kernel itself keeps the run inside its folder."""
     try:
-        _landlock.restrict(run_dir, readable_roots(stdlib), _DEVICES_READ_WRITE)
+        landlock.restrict(run_dir, readable_roots(stdlib), _DEVICES_READ_WRITE)
     except OSError:
         if strict:
             raise
@@ -466,7 +393,7 @@ def _run(
     stdlib: tuple[str, ...],
     files: Mapping[str, bytes],
     request: Mapping[str, Any],
-    writer: _protocol.FrameWriter,
+    writer: protocol.FrameWriter,
     buffer: io.BufferedIOBase,
 ) -> None:
     run_dir = plan.run_dir
@@ -480,9 +407,9 @@ def _run(
         nonlocal sent
         sent += 1
         if sent <= _MAX_VIOLATION_FRAMES:
-            detail = _protocol.clean_text(scrub(detail), 300)
+            detail = protocol.clean_text(scrub(detail), 300)
             writer.send(
-                {"t": "violation", "kind": kind, "message": _guard.violation_texts(kind, detail)[1]}
+                {"t": "violation", "kind": kind, "message": guard.violation_texts(kind, detail)[1]}
             )
 
     def emit(message: dict[str, Any]) -> None:
@@ -490,13 +417,13 @@ def _run(
             # The generated code the helper can compile once for every later run; sent before
             # "end" because the helper answers on "end" and learns right after, before it
             # forks the spare for the next run.
-            texts = _codegen.missed()
+            texts = codegen.missed()
             if texts:
                 writer.send({"t": "codegen", "texts": texts})
         for field in ("message", "tb"):
             value = message.get(field)
             if isinstance(value, str):
-                message[field] = _protocol.clean_text(value, 4000)
+                message[field] = protocol.clean_text(value, 4000)
         writer.send(message)
 
     def after_each() -> None:
@@ -505,20 +432,20 @@ def _run(
             buffer.flush()
 
     extra = zoneinfo_dirs()
-    finder = _memimport.RunModuleFinder(run_dir, files, request["keys"])
+    finder = memimport.RunModuleFinder(run_dir, files, request["keys"])
     sys.meta_path.insert(0, finder)
     # the runner's own source stays readable so tracebacks through it never trip the guard
-    _guard.install_guard(run_dir, (*stdlib, *extra, _SANDBOX_DIR), on_violation, finder.touched)
+    guard.install_guard(run_dir, (*stdlib, *extra, _HELPER_DIR), on_violation, finder.touched)
     if request["probe_file"] is not None:
         # a grader run: observations only; whatever this process says is compared by the
         # caller with values that never enter it
-        _probe.observe(request["probe_file"], request["probes"], run_dir=run_dir, emit=emit)
+        probe.observe(request["probe_file"], request["probes"], run_dir=run_dir, emit=emit)
     else:
-        runner.run_suite(
+        minitest.run_suite(
             request["tests"],
             run_dir=run_dir,
             stdlib_dirs=stdlib,
-            hidden_dirs=(_SANDBOX_DIR,),
+            hidden_dirs=(_HELPER_DIR,),
             emit=emit,
             after_each=after_each,
         )

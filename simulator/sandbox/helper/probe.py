@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import runner
+from . import minitest
 
 __all__ = ["MAX_OBSERVATION", "observe"]
 
@@ -45,7 +45,7 @@ def observe(
     """
     emit({"t": "collect", "file": probe_file})
     try:
-        module = runner.import_test_module(probe_file, run_dir)
+        module = minitest.import_test_module(probe_file, run_dir)
     except BaseException as exc:
         emit({"t": "end", "status": "collection_error", "message": type(exc).__name__})
         return
@@ -54,7 +54,7 @@ def observe(
         try:
             value = getattr(module, name)()
             if inspect.iscoroutine(value):
-                value = runner.run_coroutine(value)
+                value = minitest.run_coroutine(value)
         except BaseException as exc:
             text = _encode({"raised": type(exc).__name__})
         else:

@@ -11,19 +11,26 @@ import json
 import marshal
 import os
 import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CONTROL_MAX",
+    "DEFAULT_PRELOAD",
     "EXIT_SETUP_FAILED",
+    "HEADER",
     "MAC_SIZE",
     "MAX_FRAME",
     "REQUEST_FIELDS",
+    "ChildPlan",
     "FrameReader",
     "FrameWriter",
     "TamperError",
     "clean_text",
     "decode_request",
     "encode_request",
+    "make_request",
     "read_exact",
     "write_all",
 ]
@@ -55,7 +62,7 @@ Every message between the caller, the helper and a child is one of: this request
 go message to a spare (``{"key", "run_dir", "uid", "scratch_dir", "new_namespaces"}``); the
 child's keyed frames below (``{"t": kind, ...}``: collect, start, outcome, observation,
 collection_error, violation, codegen, end); the helper's JSON reply (RunCollector.finish); and,
-on the control socket, the run header and the bytecode lessons (``_server.HEADER``)."""
+on the control socket, the run header (``HEADER``) and the bytecode lessons."""
 
 
 class TamperError(Exception):
@@ -85,6 +92,92 @@ def decode_request(fd: int) -> dict[str, Any]:
     if not isinstance(request, dict) or set(request) != set(REQUEST_FIELDS):
         raise ValueError("malformed sandbox request")
     return request
+
+
+@dataclass(frozen=True, slots=True)
+class ChildPlan:
+    """Where and how one run happens; built by the supervisor before the child exists."""
+
+    request_fd: int
+    """Blocking descriptor carrying the length-prefixed marshalled request."""
+
+    report_fd: int
+    """Write end of the report pipe (keyed frames)."""
+
+    output_fd: int
+    """Write end of the output pipe; becomes the child's fds 1 and 2."""
+
+    key: bytes
+    """Per-run key authenticating the report frames."""
+
+    run_dir: str
+    """Folder to create and run in; must not exist yet; its parent is root-owned."""
+
+    uid: int | None
+    """Unprivileged uid/gid unique to this run, or None to keep the current user."""
+
+    new_namespaces: bool
+    """Unshare a network (and, if needed, mount) namespace for this run alone."""
+
+    scratch_dir: str
+    """Root-only directory for temporary mount points."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """Return the plan as a marshal-able dict of its fields."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def make_request(
+    plan: ChildPlan | None,
+    files: Mapping[str, bytes],
+    limits: Mapping[str, Any],
+    *,
+    tests: Sequence[str] = (),
+    probe_file: str | None = None,
+    probes: Sequence[str] = (),
+    keys: Mapping[str, bytes] | None = None,
+    strict: bool = True,
+) -> bytes:
+    """Return the request a child reads first (``protocol.REQUEST_FIELDS`` names the fields).
+
+    ``keys`` maps sources to the keys the fork server files what it learned about them under
+    (see sandbox._bytecode.file_key); a child finds nothing it has no key for.
+    """
+    return encode_request(
+        plan=None if plan is None else plan.to_wire(),
+        files=dict(files),
+        tests=tuple(tests),
+        probe_file=probe_file,
+        probes=tuple(probes),
+        limits=dict(limits),
+        keys=dict(keys or {}),
+        strict=bool(strict),
+    )
+
+
+HEADER = struct.Struct("<cdd")
+"""Control message: b"R", wall timeout seconds, CPU limit seconds (plus one fd).
+
+The other control message is b"C" and a marshalled list of (file key, pyc) for the helper to
+keep (see memimport.learn_bytecode)."""
+
+CONTROL_MAX = 1 << 16
+"""Largest control message; the client splits its pycs to fit."""
+
+DEFAULT_PRELOAD = (
+    "abc", "argparse", "array", "ast", "asyncio", "base64", "binascii", "bisect", "calendar",
+    "collections", "collections.abc", "concurrent.futures", "contextlib", "copy", "csv",
+    "dataclasses", "datetime", "decimal", "difflib", "email.parser", "enum", "fnmatch",
+    "fractions", "functools", "glob", "hashlib", "heapq", "hmac", "html", "http",
+    "http.client", "http.server", "inspect", "io", "ipaddress", "itertools", "json",
+    "logging", "math", "numbers", "operator", "pathlib", "pickle", "pprint", "queue",
+    "random", "re", "secrets", "shlex", "shutil", "sqlite3", "statistics", "string",
+    "struct", "tempfile", "textwrap", "threading", "time", "traceback", "types", "typing",
+    "unittest", "unittest.mock", "urllib.error", "urllib.parse", "urllib.request", "uuid",
+    "warnings", "weakref", "zlib", "zoneinfo",
+)  # fmt: skip
+"""Imported by the helper before it forks: a run pays nothing for these. Services' code and
+tests reach for the HTTP ones (urllib.request alone costs about 10 ms to import)."""
 
 
 def _mac(key: bytes, seq: int, payload: bytes) -> bytes:

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from . import runner
-from ._host import remove_tree
+from . import minitest
+from .folders import remove_tree
 
 __all__ = ["warm_up"]
 
@@ -111,7 +111,7 @@ def warm_up(
             checkpoint()
             importlib.import_module(name)
         messages: list[dict[str, Any]] = []
-        runner.run_suite(
+        minitest.run_suite(
             ["warm_tests/test_warm.py", "warm_tests/test_broken.py"],
             run_dir=folder,
             stdlib_dirs=stdlib,

@@ -9,7 +9,7 @@ import os
 import signal
 from typing import Any
 
-from ._protocol import EXIT_SETUP_FAILED, FrameReader, TamperError, clean_text
+from .protocol import EXIT_SETUP_FAILED, FrameReader, TamperError, clean_text
 
 __all__ = ["OUTPUT_HEAD", "OUTPUT_TAIL", "RunCollector"]
 
