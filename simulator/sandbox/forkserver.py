@@ -1,4 +1,24 @@
-"""ForkServerRunner: runs test suites in children forked from a warm, sandboxed helper."""
+"""ForkServerRunner: runs test suites in children forked from a warm, sandboxed helper.
+
+What is shared between runs, and why it is safe:
+
+- Every run is a child forked from the helper, so it starts from the helper's memory: the
+  preloaded standard library and the helper's own warm-up (synthetic files of its own). A
+  child never returns anything into the helper but its report frames, which the helper only
+  reads as a reply, and code texts (below); whatever a child changes dies with it.
+- A *visible* helper (``purpose="visible"``, the agents' ``run_tests``) also keeps, with
+  ``accelerate`` on: the bytecode this caller compiled for the files it was sent (keyed by
+  path and content), and the code ``dataclasses``/``namedtuple`` generated from them (the
+  helper compiles the text itself; a text maps to exactly what ``compile`` makes of it, so no
+  run can change what another executes). A child is handed only the entries of its own
+  files and abandons the rest unreachable. Nothing hidden is ever sent to a visible helper.
+- A *grader* helper (``purpose="grader"``) keeps nothing: no accelerators, no learning from a
+  child, and each child reads its request (the code and the probes) straight from the
+  caller, so the helper never holds a probe. Its children's reports are observations that the
+  caller judges against expected values no sandboxed process ever sees.
+- The two helpers are different processes with different folders: nothing a grader run
+  touched is ever used by a visible run.
+"""
 
 from __future__ import annotations
 
