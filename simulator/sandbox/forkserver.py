@@ -37,7 +37,7 @@ from typing import Literal
 import structlog
 
 from . import _host
-from ._bytecode import compile_files
+from ._bytecode import compile_files, with_bytecode
 from ._caller import check_request, crashed_report, decode_response, probe_report_from_dict
 from .contract import RunnerState
 from .errors import RunnerClosedError, RunnerStartError, WeakIsolationError, WrongRunnerError
@@ -368,9 +368,11 @@ class ForkServerRunner:
             )
         check_request(files, [probe_file])
         limits = limits or SandboxLimits()
+        # Bytecode compiled here, by the caller, and shipped in this request alone: nothing
+        # of it stays in the helper, so grader runs still carry no state between them.
         request = make_request(
             None,
-            files,
+            with_bytecode(files),
             limits.to_wire(),
             probe_file=probe_file,
             probes=probes,

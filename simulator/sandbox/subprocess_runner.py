@@ -128,7 +128,9 @@ class SubprocessRunner:
         """Call ``probes`` of ``probe_file`` in a fresh interpreter (see ForkServerRunner)."""
         check_request(files, [probe_file])
         limits = limits or SandboxLimits()
-        raw = self._in_slot(dict(files), limits, probe_file=probe_file, probes=tuple(probes))
+        raw = self._in_slot(
+            with_bytecode(files), limits, probe_file=probe_file, probes=tuple(probes)
+        )
         return probe_report_from_dict(raw)
 
     def _in_slot(
