@@ -293,7 +293,11 @@ class Episode:
         ]
         if not tests:
             return RunReport("completed", (), "", ""), []
-        return self._runner.run(self._runtime_files(), tests), tests
+        files = self._runtime_files()
+        changed = set(self._workspace.changed_files())
+        # what every session of this scenario and seed has: a runner may keep only that
+        shared = [p for p in files if p not in changed]
+        return self._runner.run(files, tests, shared=shared), tests
 
     # -- the episode's own surface --------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future
 from types import TracebackType
 
@@ -101,6 +101,7 @@ class CachingRunner:
         test_files: Sequence[str],
         *,
         limits: SandboxLimits | None = None,
+        shared: Collection[str] = (),
     ) -> RunReport:
         """Return the cached report for this exact request, or run it and cache the result.
 
@@ -108,6 +109,8 @@ class CachingRunner:
             files: Normalised relative POSIX paths mapped to their content.
             test_files: Keys of ``files`` to run as test modules, in order.
             limits: Resource limits; part of the cache key.
+            shared: Passed on (see TestRunner.run); not part of the key, as it changes no
+                report.
 
         Returns:
             The report, with ``cached=True`` when it was not run for this call.
@@ -139,7 +142,7 @@ class CachingRunner:
             return dataclasses.replace(waiting.result(), cached=True)
         try:
             check_request(files, test_files)
-            report = self._inner.run(files, test_files, limits=limits)
+            report = self._inner.run(files, test_files, limits=limits, shared=shared)
         except BaseException as exc:
             with self._lock:
                 del self._in_flight[key]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 from .limits import SandboxLimits
@@ -34,6 +34,7 @@ class TestRunner(Protocol):
         test_files: Sequence[str],
         *,
         limits: SandboxLimits | None = None,
+        shared: Collection[str] = (),
     ) -> RunReport:
         """Run ``test_files`` (keys of ``files``) against ``files`` and report every test.
 
@@ -41,6 +42,9 @@ class TestRunner(Protocol):
             files: Normalised relative POSIX paths mapped to file content.
             test_files: The test modules to run, in order.
             limits: Resource limits; ``SandboxLimits()`` when None.
+            shared: Paths whose content every session has (the scenario as shipped): a runner
+                may keep what it derives from these, and nothing else, for later runs. It
+                never changes a report.
 
         Returns:
             The report; a failing run is a report, never an exception.

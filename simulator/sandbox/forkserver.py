@@ -26,21 +26,25 @@ import contextlib
 import json
 import marshal
 import os
+import selectors
 import signal
 import socket
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
 import structlog
 
 from . import _host
 from ._bytecode import compile_files, with_bytecode
-from ._caller import check_request, crashed_report, decode_response, probe_report_from_dict
+from ._caller import check_request, crashed_report, probe_report_from_dict, report_from_dict
 from .contract import RunnerState
 from .errors import RunnerClosedError, RunnerStartError, WeakIsolationError, WrongRunnerError
+from .helper.collector import RunCollector
 from .helper.protocol import CONTROL_MAX, DEFAULT_PRELOAD, HEADER, make_request
 from .limits import SandboxLimits
 from .report import ProbeReport, RunReport
@@ -143,6 +147,7 @@ class ForkServerRunner:
         self._uids: _host.UidBlock | None = None
         self._layers: tuple[str, ...] = ()
         self._missing: tuple[str, ...] = ()
+        self._sequence = 0
         # keys of the pycs already sent to the helper of _taught_generation (see _lessons)
         self._taught: set[bytes] = set()
         self._taught_generation = 0
@@ -304,6 +309,7 @@ class ForkServerRunner:
         test_files: Sequence[str],
         *,
         limits: SandboxLimits | None = None,
+        shared: Collection[str] = (),
     ) -> RunReport:
         """Run ``test_files`` against ``files`` in a fresh sandboxed child.
 
@@ -311,6 +317,9 @@ class ForkServerRunner:
             files: Normalised relative POSIX paths mapped to their content.
             test_files: Keys of ``files`` to run as test modules, in order.
             limits: Resource limits; ``SandboxLimits()`` when None.
+            shared: Paths of ``files`` whose content every session has (the scenario as it
+                shipped). Only what comes from these is kept in the helper for later runs;
+                nothing of an agent's own edits outlives its run.
 
         Returns:
             The report. Timeouts, crashes and refused escapes are statuses, not exceptions.
@@ -328,10 +337,14 @@ class ForkServerRunner:
         limits = limits or SandboxLimits()
         payload: Mapping[str, bytes] = files
         keys: Mapping[str, bytes] = {}
+        public: frozenset[bytes] = frozenset()
         lessons: Sequence[tuple[bytes, bytes]] = ()
         if self._accelerate:
             compiled = compile_files(files)
-            payload, keys, lessons = compiled.files, compiled.keys, compiled.lessons
+            payload, keys = compiled.files, compiled.keys
+            public = frozenset(keys[p] for p in shared if p in keys)
+            lessons = [(key, pyc) for key, pyc in compiled.lessons if key in public]
+        frame_key = os.urandom(16)
         request = make_request(
             None,
             payload,
@@ -339,9 +352,14 @@ class ForkServerRunner:
             tests=test_files,
             keys=keys,
             strict=not self._allow_weak,
+            frame_key=frame_key,
         )
-        answer = self._submit(request, limits, lessons)
-        return decode_response(answer) if answer is not None else _helper_lost()
+        done = self._submit(request, frame_key, limits, lessons)
+        if done is None:
+            return _helper_lost()
+        if public and done.codegen:
+            self._teach_codegen(done.codegen, public)
+        return done.report()
 
     def observe(
         self,
@@ -368,6 +386,7 @@ class ForkServerRunner:
             )
         check_request(files, [probe_file])
         limits = limits or SandboxLimits()
+        frame_key = os.urandom(16)
         # Bytecode compiled here, by the caller, and shipped in this request alone: nothing
         # of it stays in the helper, so grader runs still carry no state between them.
         request = make_request(
@@ -377,28 +396,64 @@ class ForkServerRunner:
             probe_file=probe_file,
             probes=probes,
             strict=not self._allow_weak,
+            frame_key=frame_key,
         )
-        answer = self._submit(request, limits, ())
-        if answer is None:
+        done = self._submit(request, frame_key, limits, ())
+        if done is None:
             return ProbeReport("crashed", {}, _helper_lost().message)
-        return probe_report_from_dict(json.loads(answer))
+        return probe_report_from_dict(done.raw)
 
     def _submit(
-        self, request: bytes, limits: SandboxLimits, lessons: Sequence[tuple[bytes, bytes]]
-    ) -> bytes | None:
-        header = HEADER.pack(b"R", limits.wall_timeout_s, float(limits.cpu_seconds))
+        self,
+        request: bytes,
+        frame_key: bytes,
+        limits: SandboxLimits,
+        lessons: Sequence[tuple[bytes, bytes]],
+    ) -> _Finished | None:
         # generous: the helper answers every request unless it dies, which closes the socket
         patience = 120.0 + 50.0 * limits.wall_timeout_s
         for _attempt in range(2):
             control, generation = self._ensure_started()
+            with self._lock:
+                self._sequence += 1
+                sequence = self._sequence
+                base = self._base_dir or ""
             taught = self._lessons(generation, lessons) if lessons else []
-            answer = _exchange(control, header, request, patience, taught)
-            if answer is not None:
-                return answer
+            header = HEADER.pack(b"R", limits.wall_timeout_s, sequence)
+            collector = RunCollector(
+                frame_key,
+                f"{base}/run-{sequence}",
+                limits.wall_timeout_s,
+                float(limits.cpu_seconds),
+            )
+            done = _exchange(control, header, request, collector, patience, taught)
+            if done is not None:
+                return done
             if self._state is RunnerState.CLOSED:
                 raise RunnerClosedError("this ForkServerRunner was closed during the run")
             self._helper_died(generation)
         return None
+
+    def _teach_codegen(self, texts: Sequence[object], public: frozenset[bytes]) -> None:
+        """Send the helper the generated-code texts of shared files (see helper.accel.codegen)."""
+        kept = [
+            entry
+            for entry in texts
+            if isinstance(entry, list)
+            and len(entry) == 3
+            and isinstance(entry[0], str)
+            and _hex_key(entry[0]) in public
+        ]
+        if not kept:
+            return
+        message = b"G" + marshal.dumps(kept)
+        if len(message) > CONTROL_MAX:
+            return  # too much at once: it is only a speed-up
+        with self._lock:
+            control = self._control
+        if control is not None:
+            with contextlib.suppress(OSError):
+                control.send(message)
 
     def _lessons(self, generation: int, lessons: Sequence[tuple[bytes, bytes]]) -> list[bytes]:
         """Return control messages with the (key, pyc) pairs the helper has not had yet.
@@ -444,22 +499,49 @@ def _helper_lost() -> RunReport:
     )
 
 
+@dataclass(slots=True)
+class _Finished:
+    """A run as the caller collected it: the collector's verdict and what it heard."""
+
+    raw: dict[str, Any]
+    codegen: list[Any]
+
+    def report(self) -> RunReport:
+        return report_from_dict(self.raw)
+
+
+def _hex_key(text: str) -> bytes | None:
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        return None
+
+
 def _exchange(
     control: socket.socket,
     header: bytes,
     request: bytes,
+    collector: RunCollector,
     patience: float,
     lessons: Sequence[bytes] = (),
-) -> bytes | None:
-    """Send one request, then any lessons; return the response, or None if the helper is gone."""
+) -> _Finished | None:
+    """Run one request: send it, collect the child's frames and output here, hear its exit.
+
+    Returns:
+        The collected run, or None if the helper is gone (the caller retries once).
+    """
+    report_r, report_w = os.pipe()
+    output_r, output_w = os.pipe()
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    with mine:
+    try:
         try:
-            socket.send_fds(control, [header], [theirs.fileno()])
+            socket.send_fds(control, [header], [theirs.fileno(), report_w, output_w])
         except OSError:
             return None
         finally:
             theirs.close()
+            os.close(report_w)
+            os.close(output_w)
         with contextlib.suppress(OSError):
             # after the run request: its child starts while the helper learns, and the
             # helper forks its next spare only after learning (a lost lesson only costs time)
@@ -468,23 +550,111 @@ def _exchange(
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             # the child reads this; if it died first the helper shuts the socket down
             mine.sendall(request)
-        mine.settimeout(patience)
-        chunks: list[bytes] = []
+        return _collect(mine, report_r, output_r, collector, patience)
+    finally:
+        mine.close()
+        os.close(report_r)
+        os.close(output_r)
+
+
+def _collect(
+    mine: socket.socket,
+    report_r: int,
+    output_r: int,
+    collector: RunCollector,
+    patience: float,
+) -> _Finished | None:
+    for fd in (report_r, output_r):
+        os.set_blocking(fd, False)
+    mine.setblocking(False)
+    exit_chunks: list[bytes] = []
+    exited = False
+    deadline = time.monotonic() + patience
+    with selectors.DefaultSelector() as selector:
+        selector.register(report_r, selectors.EVENT_READ, "report")
+        selector.register(output_r, selectors.EVENT_READ, "output")
+        selector.register(mine, selectors.EVENT_READ, "exit")
+        while not exited:
+            if collector.end is not None:
+                # the child flushed its output before its last frame: answer now and let its
+                # exit and the folder's removal happen off the caller's critical path
+                _drain(output_r, collector.feed_output)
+                return _Finished(collector.finish(None, 0.0, timed_out=False), collector.codegen)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return _Finished(
+                    {
+                        "status": "crashed",
+                        "message": f"no answer from the sandbox helper within {patience:g} s",
+                        "outcomes": [],
+                        "output": "",
+                    },
+                    [],
+                )
+            for key, _mask in selector.select(remaining):
+                if key.data == "report":
+                    if not _read_some(report_r, collector.feed_report):
+                        selector.unregister(report_r)
+                elif key.data == "output":
+                    if not _read_some(output_r, collector.feed_output):
+                        selector.unregister(output_r)
+                else:
+                    try:
+                        chunk = mine.recv(1 << 16)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        chunk = b""
+                    if chunk:
+                        exit_chunks.append(chunk)
+                    else:
+                        exited = True
+    try:
+        exit_message = json.loads(b"".join(exit_chunks))
+    except ValueError:
+        return None  # the helper died before it could say how the run ended
+    if not isinstance(exit_message, dict):
+        return None
+    _drain(report_r, collector.feed_report)
+    _drain(output_r, collector.feed_output)
+    failure = str(exit_message.get("failure") or "")
+    if failure:
+        return _Finished(
+            {"status": "crashed", "message": failure, "outcomes": [], "output": ""}, []
+        )
+    status = exit_message.get("wait_status")
+    cpu = exit_message.get("cpu_seconds")
+    raw = collector.finish(
+        status if isinstance(status, int) else None,
+        float(cpu) if isinstance(cpu, (int, float)) else 0.0,
+        bool(exit_message.get("timed_out")),
+    )
+    return _Finished(raw, collector.codegen)
+
+
+def _read_some(fd: int, feed: Callable[[bytes], None]) -> bool:
+    """Read what is there; False at end of file."""
+    try:
+        data = os.read(fd, 1 << 20)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    if not data:
+        return False
+    feed(data)
+    return True
+
+
+def _drain(fd: int, feed: Callable[[bytes], None]) -> None:
+    while True:
         try:
-            while chunk := mine.recv(1 << 16):
-                chunks.append(chunk)
-        except TimeoutError:
-            return json.dumps(
-                {
-                    "status": "crashed",
-                    "message": f"no answer from the sandbox helper within {patience:g} s",
-                    "outcomes": [],
-                    "output": "",
-                }
-            ).encode()
-        except OSError:
-            return None
-    return b"".join(chunks) or None
+            data = os.read(fd, 1 << 20)
+        except (BlockingIOError, OSError):
+            return
+        if not data:
+            return
+        feed(data)
 
 
 def _stop_process(process: subprocess.Popen[bytes]) -> None:

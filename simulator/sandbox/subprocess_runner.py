@@ -9,7 +9,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from types import TracebackType
 
 from . import _host
@@ -96,6 +96,7 @@ class SubprocessRunner:
         test_files: Sequence[str],
         *,
         limits: SandboxLimits | None = None,
+        shared: Collection[str] = (),
     ) -> RunReport:
         """Run ``test_files`` against ``files`` in a fresh sandboxed interpreter.
 
@@ -104,6 +105,7 @@ class SubprocessRunner:
             test_files: Keys of ``files`` to run as test modules, in order.
             limits: Resource limits; ``SandboxLimits()`` when None. The wall clock includes
                 the interpreter's start-up.
+            shared: Ignored: nothing outlives a run here.
 
         Returns:
             The report. Timeouts, crashes and refused escapes are statuses, not exceptions.
@@ -159,13 +161,19 @@ class SubprocessRunner:
             request_fd=request_r,
             report_fd=report_w,
             output_fd=1,
-            key=key,
             run_dir=run_dir,
             uid=uid,
             new_namespaces=True,
             scratch_dir=base_dir,
         )
-        request = make_request(plan, files, limits.to_wire(), strict=self._strict, **what)  # type: ignore[arg-type]
+        request = make_request(
+            plan,
+            files,
+            limits.to_wire(),
+            strict=self._strict,
+            frame_key=key,
+            **what,  # type: ignore[arg-type]
+        )
         try:
             process = subprocess.Popen(
                 _host.helper_command("child", str(request_r), str(report_w)),

@@ -8,7 +8,7 @@ the world or a fault changes).
 """
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -46,10 +46,11 @@ class _SameReports:
         test_files: Sequence[str],
         *,
         limits: SandboxLimits | None = None,
+        shared: Collection[str] = (),
     ) -> RunReport:
         key = (tuple(sorted(files.items())), tuple(test_files), limits)
         if key not in self._reports:
-            self._reports[key] = self._inner.run(files, test_files, limits=limits)
+            self._reports[key] = self._inner.run(files, test_files, limits=limits, shared=shared)
         return self._reports[key]
 
 

@@ -105,3 +105,102 @@ def test_code_checks_flip_with_the_reference_fix_and_no_f2p_is_guessable(scenari
     assert ep.guessable_checks() == []
     ep.play_steps([s for s in spec.solution if s.tool != "submit_report"])
     assert all(ep.code_checks().values())
+
+
+# A run that has defeated the in-process guard (an exception raised by the audit hook hands out
+# its frame, and through it the cell holding the function that refuses) and reads its own pages
+# with ctypes: every page around its heap, probed with write() into a pipe.
+SCAN = r"""
+import ctypes, hashlib, os, re, sys, uuid
+
+def _defeat_guard():
+    try:
+        open("/etc/hostname")
+    except BaseException as exc:
+        tb = exc.__traceback__
+        while tb is not None:
+            for value in list(tb.tb_frame.f_locals.values()):
+                code, cells = getattr(value, "__code__", None), getattr(value, "__closure__", None)
+                if code is not None and cells:
+                    named = dict(zip(code.co_freevars, cells))
+                    if "refuse" in named:
+                        named["refuse"].cell_contents = lambda kind, detail: None
+                        return True
+            tb = tb.tb_next
+    return False
+
+def _seen(patterns):
+    libc = ctypes.CDLL(None)
+    libc.write.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+    libc.write.restype = ctypes.c_ssize_t
+    libc.sbrk.restype = ctypes.c_void_p
+    rfd, wfd = os.pipe()
+    seen, found = set(), set()
+    for seed in (libc.sbrk(0) - 4096, id(object()), id("x" * 3000), id(sys)):
+        for step in (-4096, 4096):
+            addr, misses, prev = (seed & ~4095) + (0 if step < 0 else 4096), 0, b""
+            while misses < 64 and len(seen) < 60000:
+                if addr not in seen:
+                    seen.add(addr)
+                    if libc.write(wfd, addr, 4096) == 4096:
+                        os.read(rfd, 4096)
+                        page = ctypes.string_at(addr, 4096)
+                        both = prev + page if step > 0 else page + prev
+                        for pattern in patterns:
+                            found.update(re.findall(pattern, both))
+                        prev, misses = page, 0
+                    else:
+                        prev, misses = b"", misses + 1
+                addr += step
+    return found
+
+def scan(marker_digest):
+    # the earlier run's marker is known here only by its digest: its bytes are in no source
+    mine = ("CONTROL-%s-here" % uuid.uuid4().hex).encode()  # made now, only in this memory
+    found = _seen([rb"RESULT-[0-9a-f]{32}", rb"CONTROL-[0-9a-f]{32}-here"])
+    digests = {hashlib.sha256(f).hexdigest() for f in found}
+    return {"defeated": _defeat_guard_result, "control": mine in found,
+            "found": marker_digest in digests}
+
+_defeat_guard_result = _defeat_guard()
+"""
+
+
+@pytest.mark.parametrize("purpose", ["visible", "grader"])
+def test_no_run_finds_an_earlier_runs_results_in_its_own_memory(purpose: str) -> None:
+    """The helper never reads a run's frames or output, so a spare forked after a run carries
+    none of it, even for code that reads its raw pages (hole found by the red team: the helper
+    used to parse every reply in the memory later spares were forked from)."""
+    import hashlib
+    import uuid
+
+    marker = f"RESULT-{uuid.uuid4().hex}"
+    digest = hashlib.sha256(marker.encode()).hexdigest()
+    files = {"svc/__init__.py": b"", "hidden/probes.py": b"", "tests/__init__.py": b""}
+    with sandbox.ForkServerRunner(purpose=purpose, spares=0, rehearse=False) as runner:
+        if purpose == "grader":
+            first = runner.observe(
+                {**files, "hidden/probes.py": f"def said():\n    return {marker!r}\n".encode()},
+                "hidden/probes.py",
+                ["said"],
+            )
+            assert marker in first.observations["said"]
+            probe = SCAN + f"\ndef look():\n    return scan({digest!r})\n"
+            report = runner.observe(
+                {**files, "hidden/probes.py": probe.encode()}, "hidden/probes.py", ["look"]
+            )
+            seen = json.loads(report.observations["look"])
+        else:
+            said = f"def test_says():\n    print({marker!r})\n".encode()
+            first = runner.run({**files, "tests/test_a.py": said}, ["tests/test_a.py"])
+            assert marker in first.output
+            look = SCAN + (
+                "\nimport json\n"
+                "def test_look():\n"
+                f"    print('SEEN', json.dumps(scan({digest!r})))\n"
+            )
+            report = runner.run({**files, "tests/test_b.py": look.encode()}, ["tests/test_b.py"])
+            line = next(x for x in report.output.splitlines() if x.startswith("SEEN "))
+            seen = json.loads(line[5:])
+    assert seen["defeated"] and seen["control"], seen  # the scan works, the guard is down
+    assert not seen["found"], "a later run read an earlier run's results in its own memory"

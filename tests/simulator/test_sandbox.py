@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -410,9 +410,10 @@ class CountingRunner:
         test_files: Sequence[str],
         *,
         limits: sandbox.SandboxLimits | None = None,
+        shared: Collection[str] = (),
     ) -> sandbox.RunReport:
         self.calls += 1
-        return self.inner.run(files, test_files, limits=limits)
+        return self.inner.run(files, test_files, limits=limits, shared=shared)
 
     def close(self) -> None:
         self.closed = True

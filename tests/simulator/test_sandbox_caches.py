@@ -112,8 +112,8 @@ def runner() -> Iterator[sandbox.ForkServerRunner]:
 def test_a_later_run_compiles_no_generated_code_and_reports_the_same(
     runner: sandbox.ForkServerRunner,
 ) -> None:
-    first = runner.run(files(0), ["tests/test_models.py"])
-    second = runner.run(files(1), ["tests/test_models.py"])
+    first = runner.run(files(0), ["tests/test_models.py"], shared=list(files(0)))
+    second = runner.run(files(1), ["tests/test_models.py"], shared=list(files(1)))
     fresh = sandbox.SubprocessRunner().run(files(0), ["tests/test_models.py"])
 
     assert [o.status for o in first.outcomes] == ["passed", "passed", "passed", "error"]
@@ -224,7 +224,10 @@ def test_a_run_sees_nothing_the_helper_learned_from_another_run(
     runner: sandbox.ForkServerRunner,
 ) -> None:
     # the helper learns the secret run's bytecode from its start, its generated code at its end
-    learned = runner.run(secret_run(hold=False), ["tests/test_grade.py"])
+    # shared: the worst case, where the helper may keep everything the secret run's files give
+    learned = runner.run(
+        secret_run(hold=False), ["tests/test_grade.py"], shared=list(secret_run(hold=False))
+    )
     assert learned.ok and SECRET in learned.output
     spies = [runner.run({"tests/test_spy.py": SPY.encode()}, ["tests/test_spy.py"])]
 
@@ -255,7 +258,10 @@ def test_a_run_with_the_same_file_gets_its_learned_code(runner: sandbox.ForkServ
         b"    print('compiled:', len(dataclasses.exec.__globals__['_misses']))\n"
     )
     suites = ["tests/test_models.py", "tests/test_probe.py"]
-    runs = [runner.run({**files(50 + n), "tests/test_probe.py": probe}, suites) for n in range(2)]
+    runs = [
+        runner.run(run, suites, shared=list(run))
+        for run in ({**files(50 + n), "tests/test_probe.py": probe} for n in range(2))
+    ]
 
     assert runs[1].output.rstrip().endswith("compiled: 0")
 
@@ -365,3 +371,21 @@ def test_learned_bytecode_is_kept_only_for_the_runs_own_keys(
     _memimport.keep_only([mine[0]])
 
     assert list(_memimport._learned) == [mine[0]]
+
+
+def test_nothing_of_an_agents_own_files_is_kept(runner: sandbox.ForkServerRunner) -> None:
+    """Files not shared (an agent's edits) teach the helper nothing: a later run with the same
+    content compiles its generated code itself."""
+    probe = (
+        b"import dataclasses\n\n"
+        b"def test_probe():\n"
+        b"    print('compiled:', len(dataclasses.exec.__globals__['_misses']))\n"
+    )
+    suites = ["tests/test_models.py", "tests/test_probe.py"]
+    # the models are this agent's edit: content no run of this module has sent before
+    run = {**files(70), "shop/models.py": MODELS + b"# edited\n", "tests/test_probe.py": probe}
+    mine = [p for p in run if p != "shop/models.py"]
+    first = runner.run(run, suites, shared=mine)
+    second = runner.run(run, suites, shared=mine)
+    assert first.output == second.output
+    assert not second.output.rstrip().endswith("compiled: 0")

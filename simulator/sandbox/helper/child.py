@@ -242,8 +242,8 @@ def zygote(go_fd: int, scratch_dir: str, rehearse: bool) -> NoReturn:
 
     The fork server keeps a spare child or two parked here so that forking happens while
     the previous run executes instead of on the critical path of the next one. The go
-    message carries the run's key, folder and uid, plus three descriptors: the request
-    socket and the write ends of the report and output pipes.
+    message carries the run's folder and uid (protocol.GO_FIELDS), plus three descriptors:
+    the request socket and the write ends of the caller's report and output pipes.
     """
     try:
         _detach((go_fd,))
@@ -303,7 +303,7 @@ def _run_detached(plan: ChildPlan) -> NoReturn:
             plan = ChildPlan(**request["plan"])
         strict = request["strict"]
         files = request["files"]
-        writer = protocol.FrameWriter(plan.report_fd, plan.key)
+        writer = protocol.FrameWriter(plan.report_fd, request["frame_key"])
         _keep_only_own_caches(plan.run_dir, request["keys"])
         _isolate(plan, strict)
         _materialise(plan.run_dir, files)
@@ -462,7 +462,6 @@ def main(argv: Sequence[str]) -> NoReturn:
         request_fd=int(argv[0]),
         report_fd=int(argv[1]),
         output_fd=1,
-        key=b"",
         run_dir="",
         uid=None,
         new_namespaces=False,

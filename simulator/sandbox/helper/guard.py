@@ -226,6 +226,16 @@ def install_guard(
         return _SQLITE_OK
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
+        try:
+            decide(event, args)
+        except SandboxViolation:
+            raise
+        except Exception:
+            # an event raised by hand with odd arguments (sys.audit is public): refuse it
+            # rather than let a stray error unwind through here
+            refuse("path", f"{event} with unexpected arguments")
+
+    def decide(event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
             on_open(args)
         elif event in _READ_PATH_EVENTS:

@@ -18,7 +18,9 @@ from typing import Any
 __all__ = [
     "CONTROL_MAX",
     "DEFAULT_PRELOAD",
+    "EXIT_FIELDS",
     "EXIT_SETUP_FAILED",
+    "GO_FIELDS",
     "HEADER",
     "MAC_SIZE",
     "MAX_FRAME",
@@ -55,14 +57,35 @@ REQUEST_FIELDS = {
     "limits": "SandboxLimits.to_wire(): {limit name: value}",
     "keys": "{path: key} under which the fork server filed what it learned about each file",
     "strict": "True: a containment layer that cannot be set up fails the run",
+    "frame_key": "the key authenticating the child's report frames (see FrameWriter)",
 }
-"""The request a child reads first, by field: one marshalled dict, length-prefixed.
+"""The request a child reads first, by field: one marshalled dict, length-prefixed. It goes from
+the caller straight to the child: the helper never holds it.
 
-Every message between the caller, the helper and a child is one of: this request; the helper's
-go message to a spare (``{"key", "run_dir", "uid", "scratch_dir", "new_namespaces"}``); the
-child's keyed frames below (``{"t": kind, ...}``: collect, start, outcome, observation,
-collection_error, violation, codegen, end); the helper's JSON reply (RunCollector.finish); and,
-on the control socket, the run header (``HEADER``) and the bytecode lessons."""
+Every message between the caller, the helper and a child is one of:
+
+- this request, caller to child;
+- the child's keyed frames (``{"t": kind, ...}``: collect, start, outcome, observation,
+  collection_error, violation, codegen, end), child to caller over the report pipe, which the
+  caller made: the helper never reads a run's frames or output, so nothing a run produced is
+  ever in the memory that later runs are forked from;
+- on the helper's control socket, caller to helper: a run (``HEADER`` plus three descriptors:
+  the request socket and the write ends of the report and output pipes), bytecode lessons
+  (``b"C"``) and generated-code texts (``b"G"``), both for files every session has;
+- the go message, helper to a spare: ``GO_FIELDS`` plus the three descriptors;
+- the exit message, helper to caller on the request socket once the child is gone:
+  ``EXIT_FIELDS`` as JSON. The caller closing that socket first tells the helper it has heard
+  everything it needs: the run is killed."""
+
+GO_FIELDS = ("run_dir", "uid", "scratch_dir", "new_namespaces")
+"""The go message a spare gets (marshalled dict): ChildPlan's fields but the descriptors."""
+
+EXIT_FIELDS = {
+    "wait_status": "the raw status from wait4, or None if the child could not be reaped",
+    "cpu_seconds": "user plus system CPU time the child used",
+    "timed_out": "True when the helper killed the child at the wall deadline",
+    "failure": "why the helper could not run it at all ('' when it ran)",
+}
 
 
 class TamperError(Exception):
@@ -107,9 +130,6 @@ class ChildPlan:
     output_fd: int
     """Write end of the output pipe; becomes the child's fds 1 and 2."""
 
-    key: bytes
-    """Per-run key authenticating the report frames."""
-
     run_dir: str
     """Folder to create and run in; must not exist yet; its parent is root-owned."""
 
@@ -137,6 +157,7 @@ def make_request(
     probes: Sequence[str] = (),
     keys: Mapping[str, bytes] | None = None,
     strict: bool = True,
+    frame_key: bytes,
 ) -> bytes:
     """Return the request a child reads first (``protocol.REQUEST_FIELDS`` names the fields).
 
@@ -152,14 +173,17 @@ def make_request(
         limits=dict(limits),
         keys=dict(keys or {}),
         strict=bool(strict),
+        frame_key=bytes(frame_key),
     )
 
 
-HEADER = struct.Struct("<cdd")
-"""Control message: b"R", wall timeout seconds, CPU limit seconds (plus one fd).
+HEADER = struct.Struct("<cdQ")
+"""Control message: b"R", the wall timeout in seconds and the run's number, which names its
+folder (``run-N`` in the helper's base folder), plus three fds.
 
-The other control message is b"C" and a marshalled list of (file key, pyc) for the helper to
-keep (see memimport.learn_bytecode)."""
+The others are b"C" and a marshalled list of (file key, pyc) for the helper to keep (see
+memimport.learn_bytecode), and b"G" and a marshalled list of generated-code texts (see
+codegen.learn)."""
 
 CONTROL_MAX = 1 << 16
 """Largest control message; the client splits its pycs to fit."""

@@ -3,8 +3,14 @@
 Stdlib only; started by ForkServerRunner as ``python -P -s -S`` with this folder imported as
 a private package. It preloads the modules tests commonly use, sets up the OS layers that can
 be shared by all runs (network and mount namespaces), then serves requests arriving on a
-SEQPACKET control socket: each carries a wall timeout and one end of a fresh socketpair,
-over which the child reads the request and the server later writes the response.
+SEQPACKET control socket: each carries a wall timeout and three descriptors from the caller
+(one end of a socketpair, over which the child reads its request and this server later writes
+the exit message, and the write ends of the caller's report and output pipes).
+
+This process never reads a run's request, frames or output: they go between the caller and the
+child. Every spare is forked from this process's memory, so nothing a run said (a grader run's
+observations, another session's output) can be found in a later run, however it reads its
+own pages.
 """
 
 from __future__ import annotations
@@ -28,7 +34,6 @@ from typing import Any, NoReturn
 
 from . import child, isolation, landlock, seccomp
 from .accel import codegen, memimport
-from .collector import RunCollector
 from .folders import remove_tree
 from .protocol import CONTROL_MAX, HEADER
 from .warmup import warm_up
@@ -40,18 +45,29 @@ __all__ = ["main"]
 class _Run:
     pid: int
     pidfd: int
-    report_fd: int
-    output_fd: int
     reply: socket.socket
-    collector: RunCollector
     deadline: float
     slot: int
     uid: int | None
     run_dir: str
     go: socket.socket
     timed_out: bool = False
-    replied: bool = False
-    learned: bool = False
+
+
+@dataclass(eq=False)
+class _Pending:
+    reply: socket.socket
+    """The request socket: the child reads its request on it, the exit message goes back on it."""
+    report_w: int
+    output_w: int
+    wall: float
+    sequence: int
+
+    def close(self) -> None:
+        self.reply.close()
+        for fd in (self.report_w, self.output_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 @dataclass(eq=False)
@@ -78,7 +94,7 @@ class _Server:
         self.control = socket.socket(fileno=config["control_fd"])
         self.selector = selectors.DefaultSelector()
         self.free_slots = list(range(self.max_concurrency - 1, -1, -1))
-        self.pending: deque[tuple[socket.socket, float, float]] = deque()
+        self.pending: deque[_Pending] = deque()
         self.active: dict[int, _Run] = {}
         self.replies: set[_Reply] = set()
         self.zygotes: list[_Zygote] = []
@@ -124,7 +140,8 @@ class _Server:
         if seccomp.prepare():
             self.layers.append(
                 "seccomp: no execve, fork, vfork, ptrace or io_uring; clone for threads only;"
-                " sockets of the unix family only"
+                " socketpairs only (no network, no named socket); no System V IPC, message"
+                " queues or keyrings; no access to other processes, namespaces or mounts"
             )
         else:
             self.missing.append("seccomp (no filter for this machine, or no seccomp)")
@@ -238,50 +255,40 @@ class _Server:
         with contextlib.suppress(ValueError):
             self.zygotes.remove(zygote)
 
-    def start_run(self, reply: socket.socket, wall: float, cpu: float, zygote: _Zygote) -> None:
+    def start_run(self, request: _Pending, zygote: _Zygote) -> None:
         self.zygotes.remove(zygote)
         self.selector.unregister(zygote.pidfd)
         slot = self.free_slots.pop()
         uid = self.uid_base + slot if (self.drop_uid and self.uid_base is not None) else None
-        self.sequence += 1
-        run_dir = f"{self.base_dir}/run-{self.sequence}"
-        key = os.urandom(16)
-        report_r, report_w = os.pipe()
-        output_r, output_w = os.pipe()
+        run_dir = f"{self.base_dir}/run-{request.sequence}"
         go = marshal.dumps(
             {
-                "key": key,
                 "run_dir": run_dir,
                 "uid": uid,
                 "scratch_dir": self.base_dir,
                 "new_namespaces": self.netns_per_run,
             }
         )
+        fds = [request.reply.fileno(), request.report_w, request.output_w]
         try:
-            socket.send_fds(zygote.sock, [go], [reply.fileno(), report_w, output_w])
+            socket.send_fds(zygote.sock, [go], fds)
         finally:
-            os.close(report_w)
-            os.close(output_w)
+            # the pipes are the caller's and the child's: this process never reads a run
+            os.close(request.report_w)
+            os.close(request.output_w)
         # zygote.sock stays open until the child exits: closing a unix socket with unread
         # data (a late "warm" byte) would reset the child's end before it reads the go message
-        os.set_blocking(report_r, False)
-        os.set_blocking(output_r, False)
         run = _Run(
             pid=zygote.pid,
             pidfd=zygote.pidfd,
-            report_fd=report_r,
-            output_fd=output_r,
-            reply=reply,
-            collector=RunCollector(key, run_dir, wall, cpu),
-            deadline=time.monotonic() + wall,
+            reply=request.reply,
+            deadline=time.monotonic() + request.wall,
             slot=slot,
             uid=uid,
             run_dir=run_dir,
             go=zygote.sock,
         )
         self.active[run.pid] = run
-        self.selector.register(report_r, selectors.EVENT_READ, ("report", run))
-        self.selector.register(output_r, selectors.EVENT_READ, ("output", run))
         self.selector.register(run.pidfd, selectors.EVENT_READ, ("exit", run))
 
     def start_pending(self) -> None:
@@ -291,64 +298,17 @@ class _Server:
             zygote = next((z for z in ready if z.rehearsed), ready[0] if ready else None)
             if zygote is None:
                 return  # serve() forks one after this round of events
-            reply, wall, cpu = self.pending.popleft()
+            request = self.pending.popleft()
             try:
-                self.start_run(reply, wall, cpu, zygote)
+                self.start_run(request, zygote)
             except Exception:
                 traceback.print_exc()
-                self.send_reply(reply, _failure("the sandbox helper could not fork a run"))
+                self.send_reply(request.reply, _failure("the sandbox helper could not fork a run"))
 
     def kill(self, run: _Run) -> None:
         for target in (-run.pid, run.pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(target, signal.SIGKILL)
-
-    def read_stream(self, run: _Run, which: str, drain: bool) -> None:
-        fd = run.report_fd if which == "report" else run.output_fd
-        while fd >= 0:
-            try:
-                data = os.read(fd, 1 << 20)
-            except BlockingIOError:
-                return
-            if not data:
-                self.close_stream(run, which)
-                return
-            if which == "report":
-                run.collector.feed_report(data)
-                if run.collector.end is not None and not run.replied:
-                    self.answer_early(run)
-                    return
-            else:
-                run.collector.feed_output(data)
-            if not drain:
-                return
-
-    def close_stream(self, run: _Run, which: str) -> None:
-        fd = run.report_fd if which == "report" else run.output_fd
-        if fd < 0:
-            return
-        self.selector.unregister(fd)
-        os.close(fd)
-        if which == "report":
-            run.report_fd = -1
-        else:
-            run.output_fd = -1
-
-    def answer_early(self, run: _Run) -> None:
-        # The child flushed its output before its last frame: answer now and let the exit,
-        # the sweep and the folder removal happen off the caller's critical path.
-        run.replied = True
-        self.read_stream(run, "output", drain=True)
-        self.send_reply(run.reply, run.collector.finish(None, 0.0, timed_out=False))
-        self.learn(run)
-
-    def learn(self, run: _Run) -> None:
-        # After the reply, so off the caller's path; the spares refill() forks next (the old
-        # ones are retired) then know the code this run's files generated.
-        if self.accelerate and not run.learned and run.collector.codegen:
-            run.learned = True
-            if codegen.learn(run.collector.codegen):
-                self.retire_spares()
 
     def finish(self, run: _Run) -> None:
         status: int | None = None
@@ -363,24 +323,24 @@ class _Server:
         self.kill(run)
         if run.uid is not None:
             isolation.sweep_uid(run.uid)
-        self.read_stream(run, "report", drain=True)
-        self.read_stream(run, "output", drain=True)
-        self.close_stream(run, "report")
-        self.close_stream(run, "output")
         self.selector.unregister(run.pidfd)
         os.close(run.pidfd)
         run.go.close()
         del self.active[run.pid]
         remove_tree(run.run_dir)
         self.free_slots.append(run.slot)
-        if not run.replied:
-            run.replied = True
-            if self.stopping and not run.timed_out:
-                response = _failure("the runner was closed while the tests were running")
-            else:
-                response = run.collector.finish(status, cpu_time, run.timed_out)
-            self.send_reply(run.reply, response)
-        self.learn(run)
+        failure = ""
+        if self.stopping and not run.timed_out:
+            failure = "the runner was closed while the tests were running"
+        self.send_reply(
+            run.reply,
+            {
+                "wait_status": status,
+                "cpu_seconds": cpu_time,
+                "timed_out": run.timed_out,
+                "failure": failure,
+            },
+        )
 
     def send_reply(self, sock: socket.socket, response: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
@@ -425,20 +385,27 @@ class _Server:
             if not message and not fds:
                 self.stop()
                 return
-            self.on_message(message, [socket.socket(fileno=fd) for fd in fds])
+            self.on_message(message, list(fds))
 
-    def on_message(self, message: bytes, socks: list[socket.socket]) -> None:
-        if message[:1] == b"C" and not socks and self.accelerate:
-            # pycs the client compiled itself; the control socket is private to the client
-            with contextlib.suppress(Exception):
-                memimport.learn_bytecode(marshal.loads(message[1:]))
+    def on_message(self, message: bytes, fds: list[int]) -> None:
+        if message[:1] in (b"C", b"G") and not fds:
+            if self.accelerate:
+                # from the caller, over its private control socket, and only for files every
+                # session has (see ForkServerRunner): nothing of one session reaches another
+                with contextlib.suppress(Exception):
+                    if message[:1] == b"C":
+                        memimport.learn_bytecode(marshal.loads(message[1:]))
+                    elif codegen.learn(marshal.loads(message[1:])):
+                        self.retire_spares()
             return
-        if len(socks) != 1 or len(message) != HEADER.size or message[:1] != b"R":
-            for sock in socks:
-                sock.close()
+        if len(fds) != 3 or len(message) != HEADER.size or message[:1] != b"R":
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
             return
-        _, wall, cpu = HEADER.unpack(message)
-        self.pending.append((socks[0], wall, cpu))
+        _, wall, sequence = HEADER.unpack(message)
+        reply = socket.socket(fileno=fds[0])
+        self.pending.append(_Pending(reply, fds[1], fds[2], wall, int(sequence)))
         self.start_pending()
 
     def stop(self) -> None:
@@ -450,7 +417,7 @@ class _Server:
         for run in list(self.active.values()):
             self.kill(run)
         while self.pending:
-            self.pending.popleft()[0].close()
+            self.pending.popleft().close()
         for zygote in self.zygotes:
             if zygote.rehearsing:
                 # A zygote that died during the rehearsal has already closed its socket.
@@ -484,8 +451,6 @@ class _Server:
             try:
                 if kind == "control":
                     self.on_control()
-                elif kind in ("report", "output"):
-                    self.read_stream(item, kind, drain=False)
                 elif kind == "exit":
                     self.finish(item)
                     self.start_pending()
@@ -507,7 +472,7 @@ class _Server:
 
 
 def _failure(message: str) -> dict[str, Any]:
-    return {"status": "crashed", "message": message, "outcomes": [], "output": ""}
+    return {"wait_status": None, "cpu_seconds": 0.0, "timed_out": False, "failure": message}
 
 
 def main(argv: Sequence[str]) -> NoReturn:
