@@ -48,18 +48,27 @@ _ZONEINFO_DIRS = (
 )
 _HELPER_DIR = os.path.dirname(os.path.realpath(__file__))
 _SYSTEM_READABLE = (
-    "/lib",
-    "/lib64",
-    "/usr/lib",
-    "/usr/lib64",
     "/etc/ld.so.cache",
     "/etc/localtime",
     "/dev/urandom",
     "/dev/random",
     "/dev/zero",
 )
-"""Shared libraries (a lazily imported extension module loads its own), the loader's cache,
-the local time zone and the random devices."""
+"""The loader's cache, the local time zone and the random devices."""
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Return the folders of shared libraries an extension module may load on first import.
+
+    Nothing else of /usr/lib: it holds other programs' trees, and distro Python's packages.
+    """
+    import sysconfig
+
+    arch = sysconfig.get_config_var("MULTIARCH") or ""
+    multiarch = (f"/usr/lib/{arch}", f"/lib/{arch}") if arch else ("/usr/lib", "/lib")
+    return (*multiarch, "/lib64", "/usr/lib64")
+
+
 _DEVICES_READ_WRITE = ("/dev/null",)
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 _readable_cache: tuple[str, ...] | None = None
@@ -349,8 +358,9 @@ def _run_detached(plan: ChildPlan) -> NoReturn:
 def readable_roots(stdlib: Sequence[str]) -> tuple[str, ...]:
     """Return what a run may read besides its folder: the interpreter's own files.
 
-    The standard library, the shared libraries its extension modules load on first import,
-    the time zone data, and this folder (the runner's source, so tracebacks through it show).
+    The standard library, the shared libraries its extension modules load on first import
+    (the machine's library folder only), the time zone data, and this folder (the runner's
+    source, so tracebacks through it show).
     None of these holds anything of a scenario, a session or the server. Installed packages
     do (an installed META-SRE carries its scenarios, hidden probes included), and they sit in
     ``site-packages`` *inside* the standard library's folder, so a standard library folder
@@ -359,24 +369,39 @@ def readable_roots(stdlib: Sequence[str]) -> tuple[str, ...]:
     """
     global _readable_cache
     if _readable_cache is None:
-        granted = without_packages(stdlib)
+        granted = without_packages([*stdlib, *_library_dirs()])
         _readable_cache = (*granted, *zoneinfo_dirs(), *_SYSTEM_READABLE, _HELPER_DIR)
     return _readable_cache
 
 
-def without_packages(folders: Sequence[str]) -> list[str]:
-    """Return ``folders``, splitting one that holds installed packages into its other entries."""
+def without_packages(folders: Sequence[str], depth: int = 2) -> list[str]:
+    """Return ``folders``, splitting one that holds installed packages into its other entries.
+
+    A folder holds them when it has a ``site-packages`` or ``dist-packages`` entry, or (within
+    ``depth``) a ``python*`` folder that does (``/usr/lib64/python3.11/site-packages``).
+    """
     granted: list[str] = []
     for folder in folders:
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            names = []
-        if any(name in _PACKAGE_FOLDERS for name in names):
-            granted += [f"{folder}/{n}" for n in names if n not in _PACKAGE_FOLDERS]
-        else:
+        if depth > 0 and _holds_packages(folder, depth):
+            for name in sorted(os.listdir(folder)):
+                if name not in _PACKAGE_FOLDERS:
+                    granted += without_packages([f"{folder}/{name}"], depth - 1)
+        elif os.path.exists(folder):
             granted.append(folder)
     return granted
+
+
+def _holds_packages(folder: str, depth: int) -> bool:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    if any(name in _PACKAGE_FOLDERS for name in names):
+        return True
+    return depth > 1 and any(
+        name.startswith("python") and _holds_packages(f"{folder}/{name}", depth - 1)
+        for name in names
+    )
 
 
 def _confine(run_dir: str, stdlib: Sequence[str], strict: bool) -> None:
