@@ -112,6 +112,7 @@ class HiddenChecks:
         self._references: OrderedDict[tuple[str, int], dict[str, str]] = OrderedDict()
         self._reference_locks: dict[tuple[str, int], threading.Lock] = {}
         self._observed: OrderedDict[bytes, dict[str, str | None]] = OrderedDict()
+        self._reference_keys: dict[tuple[str, int], bytes] = {}
 
     @property
     def runner(self) -> ProbeRunner:
@@ -208,13 +209,38 @@ class HiddenChecks:
         files: Mapping[str, bytes],
         reference_files: Callable[[], Mapping[str, bytes]],
     ) -> dict[str, bool]:
-        """Return, per check id, whether ``files`` observe what the reference world observes."""
+        """Return, per check id, whether ``files`` observe what the reference world observes.
+
+        Code identical to the reference world's passes every check without a run: a probe is
+        a function of the files (validate proves each deterministic), so it could only
+        observe what the reference observes. Most operational incidents leave the code as it
+        was, which is the reference's code too.
+        """
         ids = self._ids(instance)
         if not ids:
             return {}
+        if _content_key(files, ids) == self._reference_key(instance, reference_files, ids):
+            return dict.fromkeys(ids, True)
         expected = self.expected(instance, reference_files)
         observed = self.observe(instance, files)
         return {check: observed.get(check) == expected[check] for check in ids}
+
+    def _reference_key(
+        self,
+        instance: ScenarioInstance,
+        reference_files: Callable[[], Mapping[str, bytes]],
+        ids: Sequence[str],
+    ) -> bytes:
+        key = (instance.spec.id, instance.seed)
+        with self._lock:
+            found = self._reference_keys.get(key)
+        if found is None:
+            found = _content_key(reference_files(), ids)
+            with self._lock:
+                self._reference_keys[key] = found
+                while len(self._reference_keys) > _REFERENCES_KEPT:
+                    del self._reference_keys[next(iter(self._reference_keys))]
+        return found
 
     def guessable_checks(
         self, instance: ScenarioInstance, reference_files: Callable[[], Mapping[str, bytes]]
