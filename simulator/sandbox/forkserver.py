@@ -369,16 +369,13 @@ class ForkServerRunner:
         *,
         limits: SandboxLimits | None = None,
     ) -> ProbeReport:
-        """Call ``probes`` of ``probe_file`` (a key of ``files``) in a fresh sandboxed child.
+        """Call the probes in a fresh child of the grader helper (see ProbeRunner.observe).
 
-        Returns:
-            What each probe returned, as JSON text, by name. A grader run's output is not kept.
+        A grader run's output is not kept at all.
 
         Raises:
-            WrongRunnerError: if this is a visible runner.
-            InvalidRunRequestError: if a path is not normalised or the probe file is missing.
-            RunnerClosedError: if the runner was closed.
-            RunnerStartError: if the helper cannot be (re)started.
+            WrongRunnerError: if this is a visible runner; besides what ProbeRunner.observe
+                raises, and RunnerStartError if the helper cannot be (re)started.
         """
         if self._purpose != "grader":
             raise WrongRunnerError(
