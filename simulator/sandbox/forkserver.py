@@ -45,7 +45,7 @@ from ._caller import check_request, crashed_report, probe_report_from_dict, repo
 from .contract import RunnerState
 from .errors import RunnerClosedError, RunnerStartError, WeakIsolationError, WrongRunnerError
 from .helper.collector import RunCollector
-from .helper.protocol import CONTROL_MAX, DEFAULT_PRELOAD, HEADER, make_request
+from .helper.protocol import CONTROL_MAX, DEFAULT_PRELOAD, DONE, HEADER, make_request
 from .limits import SandboxLimits
 from .report import ProbeReport, RunReport
 
@@ -423,7 +423,7 @@ class ForkServerRunner:
                 limits.wall_timeout_s,
                 float(limits.cpu_seconds),
             )
-            done = _exchange(control, header, request, collector, patience, taught)
+            done = _exchange(control, header, request, collector, patience, taught, sequence)
             if done is not None:
                 return done
             if self._state is RunnerState.CLOSED:
@@ -520,7 +520,8 @@ def _exchange(
     request: bytes,
     collector: RunCollector,
     patience: float,
-    lessons: Sequence[bytes] = (),
+    lessons: Sequence[bytes],
+    sequence: int,
 ) -> _Finished | None:
     """Run one request: send it, collect the child's frames and output here, hear its exit.
 
@@ -547,7 +548,11 @@ def _exchange(
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             # the child reads this; if it died first the helper shuts the socket down
             mine.sendall(request)
-        return _collect(mine, report_r, output_r, collector, patience)
+        done = _collect(mine, report_r, output_r, collector, patience)
+        if collector.end is not None:
+            with contextlib.suppress(OSError):
+                control.send(DONE.pack(b"D", sequence))
+        return done
     finally:
         mine.close()
         os.close(report_r)

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -483,3 +484,27 @@ def _landlock_abi() -> int:
     from metasre.simulator.sandbox.helper import landlock
 
     return landlock.abi_version()
+
+
+def test_a_run_cannot_hold_its_slot_after_reporting_its_end() -> None:
+    """Code that finds the runner's emit, reports the end early and spins is killed as soon as
+    the caller has heard the end: the next run gets the only slot at once."""
+    early_end = (
+        "import sys\n"
+        "def test_spin():\n"
+        "    frame = sys._getframe()\n"
+        "    while frame is not None and 'emit' not in frame.f_locals:\n"
+        "        frame = frame.f_back\n"
+        "    frame.f_locals['emit']({'t': 'end', 'status': 'completed', 'message': ''})\n"
+        "    while True:\n"
+        "        pass\n"
+    )
+    patient = sandbox.SandboxLimits(wall_timeout_s=60.0, cpu_seconds=60)
+    with sandbox.ForkServerRunner(max_concurrency=1) as runner:
+        first = run_one(runner, early_end, patient)
+        assert first.status == "completed"
+        started = time.monotonic()
+        second = run_one(runner, "def test_quick():\n    pass\n", patient)
+        waited = time.monotonic() - started
+    assert second.ok
+    assert waited < 30.0, f"the next run waited {waited:.1f} s for the spinning one's slot"

@@ -18,6 +18,7 @@ from typing import Any
 __all__ = [
     "CONTROL_MAX",
     "DEFAULT_PRELOAD",
+    "DONE",
     "EXIT_FIELDS",
     "EXIT_SETUP_FAILED",
     "GO_FIELDS",
@@ -184,6 +185,10 @@ folder (``run-N`` in the helper's base folder), plus three fds.
 The others are b"C" and a marshalled list of (file key, pyc) for the helper to keep (see
 memimport.learn_bytecode), and b"G" and a marshalled list of generated-code texts (see
 codegen.learn)."""
+
+DONE = struct.Struct("<cQ")
+"""Control message: b"D" and a run's number: the caller has heard the run's end frame, so
+whatever is left of the run is killed (a run cannot hold its slot past what it reported)."""
 
 CONTROL_MAX = 1 << 16
 """Largest control message; the client splits its pycs to fit."""

@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 from . import child, isolation, landlock, seccomp
 from .accel import codegen, memimport
 from .folders import remove_tree
-from .protocol import CONTROL_MAX, HEADER
+from .protocol import CONTROL_MAX, DONE, HEADER
 from .warmup import warm_up
 
 __all__ = ["main"]
@@ -51,6 +51,7 @@ class _Run:
     uid: int | None
     run_dir: str
     go: socket.socket
+    sequence: int
     timed_out: bool = False
 
 
@@ -102,7 +103,6 @@ class _Server:
         self.netns_per_run: bool = config["netns_per_run"]
         self.rehearse: bool = config["rehearse"]
         self.accelerate: bool = config["accelerate"]
-        self.sequence = 0
         self.stopping = False
         self.drop_uid = False
         self.layers: list[str] = []
@@ -287,6 +287,7 @@ class _Server:
             uid=uid,
             run_dir=run_dir,
             go=zygote.sock,
+            sequence=request.sequence,
         )
         self.active[run.pid] = run
         self.selector.register(run.pidfd, selectors.EVENT_READ, ("exit", run))
@@ -397,6 +398,12 @@ class _Server:
                         memimport.learn_bytecode(marshal.loads(message[1:]))
                     elif codegen.learn(marshal.loads(message[1:])):
                         self.retire_spares()
+            return
+        if message[:1] == b"D" and len(message) == DONE.size and not fds:
+            _, sequence = DONE.unpack(message)
+            for run in self.active.values():
+                if run.sequence == sequence:
+                    self.kill(run)  # its exit arrives as usual, and is sent to no one
             return
         if len(fds) != 3 or len(message) != HEADER.size or message[:1] != b"R":
             for fd in fds:
