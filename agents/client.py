@@ -52,6 +52,9 @@ class SessionHandle:
     id: str
     tokens: Mapping[str, str]
     """agent_id -> join token."""
+    owner_token: str = ""
+    """The session's owner credential: control and watch calls on it need it (or the admin
+    token). The client that created the session sends it by itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +91,27 @@ class Inbox:
 
 
 class MetasreClient:
-    """Control plane calls and agent connections over one channel."""
+    """Control plane calls and agent connections over one channel.
+
+    A session belongs to whoever created it: the client makes one owner credential (a random
+    token that never leaves it but to the server), creates every session with it and sends it
+    on the calls about its sessions (grade, close, watch). Pass `owner_token` to act for the
+    sessions another client created with it; with `admin_token` every session is reachable.
+    """
 
     def __init__(
         self,
         target: str,
         *,
         admin_token: str | None = None,
+        owner_token: str | None = None,
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         self.target = target
         self._metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
+        self._admin = bool(admin_token)
+        self._owner = owner_token or secrets.token_urlsafe(24)
         self._channel = (
             grpc.aio.secure_channel(target, credentials, options)
             if credentials is not None
@@ -121,9 +133,21 @@ class MetasreClient:
         """Close the channel."""
         await self._channel.close(grace=None)
 
-    async def _unary(self, method: Any, request: Any) -> Any:
+    @property
+    def owner_token(self) -> str:
+        """The owner credential of the sessions this client creates."""
+        return self._owner
+
+    def _session_metadata(self) -> tuple[tuple[str, str], ...]:
+        """What calls about one session carry: the admin token, else the owner token."""
+        if self._admin:
+            return self._metadata
+        return (("authorization", f"Bearer {self._owner}"),)
+
+    async def _unary(self, method: Any, request: Any, *, session: bool = False) -> Any:
         try:
-            return await method(request, metadata=self._metadata)
+            metadata = self._session_metadata() if session else self._metadata
+            return await method(request, metadata=metadata)
         except grpc.aio.AioRpcError as exc:
             raise from_rpc_error(exc) from None
 
@@ -176,31 +200,38 @@ class MetasreClient:
             reward_attribution=f"REWARD_ATTRIBUTION_{attribution}",
             team_spirit=team_spirit,
             limits=common_pb2.SessionLimits(turn_timeout_seconds=turn_timeout_seconds),
+            owner_token=self._owner,
         )
         reply = await self._unary(self._control.CreateSession, request)
         return SessionHandle(
-            reply.session.session_id, {t.agent_id: t.join_token for t in reply.tokens}
+            reply.session.session_id,
+            {t.agent_id: t.join_token for t in reply.tokens},
+            reply.owner_token,
         )
 
     async def get_grade(self, session_id: str) -> dict[str, Any]:
         """The session's grade (final once the episode ended) and each agent's reward."""
         return to_dict(
             await self._unary(
-                self._control.GetGrade, control_pb2.GetGradeRequest(session_id=session_id)
+                self._control.GetGrade,
+                control_pb2.GetGradeRequest(session_id=session_id),
+                session=True,
             )
         )
 
     async def close_session(self, session_id: str) -> None:
         """Close a session and free its seats."""
         await self._unary(
-            self._control.CloseSession, control_pb2.CloseSessionRequest(session_id=session_id)
+            self._control.CloseSession,
+            control_pb2.CloseSessionRequest(session_id=session_id),
+            session=True,
         )
 
     async def watch(self, session_id: str, *, from_tick: int = 0) -> AsyncIterator[dict[str, Any]]:
         """Every event of the session from `from_tick`, then live, as plain data."""
         call = self._watch.WatchSession(
             watch_pb2.WatchSessionRequest(session_id=session_id, from_tick=from_tick),
-            metadata=self._metadata,
+            metadata=self._session_metadata(),
         )
         try:
             async for response in call:

@@ -41,11 +41,13 @@ class LoopThread:
 class SyncClient:
     """Blocking twin of `MetasreClient`."""
 
-    def __init__(self, target: str, *, admin_token: str | None = None) -> None:
+    def __init__(
+        self, target: str, *, admin_token: str | None = None, owner_token: str | None = None
+    ) -> None:
         self._loop = LoopThread()
 
         async def make() -> MetasreClient:
-            return MetasreClient(target, admin_token=admin_token)
+            return MetasreClient(target, admin_token=admin_token, owner_token=owner_token)
 
         self.client = self._loop.run(make())
 

@@ -52,7 +52,10 @@ async def run(store: Path | None, sessions: int, calls: int) -> tuple[float, int
                             )
                         )
                         done += 1
-                    await control.CloseSession(control_pb2.CloseSessionRequest(session_id=sid))
+                    await control.CloseSession(
+                        control_pb2.CloseSessionRequest(session_id=sid),
+                        metadata=(("authorization", f"Bearer {created.owner_token}"),),
+                    )
 
             commits = server.store.commits if server.store else 0
             start = time.perf_counter()

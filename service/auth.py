@@ -17,7 +17,7 @@ import hmac
 import secrets
 from collections.abc import Sequence
 
-from metasre.service.errors import TokenInvalidError, TokenMissingError
+from metasre.service.errors import NotSessionOwnerError, TokenInvalidError, TokenMissingError
 
 TOKEN_BYTES = 24
 """Entropy of every token, in bytes."""
@@ -73,6 +73,42 @@ def check_admin(metadata: Sequence[tuple[str, str | bytes]], admin_token: str | 
         )
     if not same(given, admin_token):
         raise TokenInvalidError("the admin token is wrong")
+
+
+def is_admin(metadata: Sequence[tuple[str, str | bytes]], admin_token: str | None) -> bool:
+    """Whether the call carries the server's admin token (never, when the server has none)."""
+    given = bearer(metadata)
+    return given is not None and same(given, admin_token)
+
+
+def check_owner(
+    metadata: Sequence[tuple[str, str | bytes]],
+    admin_token: str | None,
+    owner_digest: str | None,
+) -> None:
+    """Let a control call on a session through with its owner token or the admin token.
+
+    Holds whether or not the server has an admin token: a session belongs to whoever created
+    it. A session stored by a server without owners (`owner_digest` None) answers the admin
+    only.
+
+    Raises:
+        TokenMissingError: the call carries no token.
+        NotSessionOwnerError: the token is neither the session's owner token nor the admin's.
+    """
+    given = bearer(metadata)
+    if given is None:
+        raise TokenMissingError(
+            "control calls on a session need its owner token (CreateSessionResponse."
+            "owner_token) or the admin token: send the metadata 'authorization: Bearer <token>'"
+        )
+    if same(given, admin_token):
+        return
+    if owner_digest is None or not matches(given, owner_digest):
+        raise NotSessionOwnerError(
+            "this token is not the owner token of the session (the one CreateSession returned"
+            " for it) nor the admin token"
+        )
 
 
 def bearer(metadata: Sequence[tuple[str, str | bytes]]) -> str | None:

@@ -62,6 +62,10 @@ class TokenInvalidError(ServiceError):
     """Raised when a token does not belong to the session (or the server) it is presented to."""
 
 
+class NotSessionOwnerError(ServiceError):
+    """Raised when a control call on a session carries neither its owner token nor the admin's."""
+
+
 class NotJoinedError(ServiceError):
     """Raised when a Connect stream calls a tool before it joined a seat."""
 
@@ -136,6 +140,7 @@ ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     UnknownScenarioError: StatusRow(grpc.StatusCode.NOT_FOUND, "SCENARIO_NOT_FOUND"),
     TokenMissingError: StatusRow(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING"),
     TokenInvalidError: StatusRow(grpc.StatusCode.PERMISSION_DENIED, "TOKEN_INVALID"),
+    NotSessionOwnerError: StatusRow(grpc.StatusCode.PERMISSION_DENIED, "NOT_SESSION_OWNER"),
     UnknownToolError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_TOOL"),
     InvalidToolCallError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENTS"),
     InvalidRequestError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST"),

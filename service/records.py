@@ -87,6 +87,7 @@ def auth_record(session: Session) -> dict[str, Any]:
     return {
         "token_digest": "sha256",
         "resume_key": session.token_key.hex(),
+        "owner_sha256": session.owner_digest,
         "seats": [
             {"agent_id": s.agent_id, "join_sha256": s.join_digest, "resume_sha256": s.resume_digest}
             for s in session.seats
@@ -104,6 +105,12 @@ def keys_from_config(config: Mapping[str, Any]) -> tuple[bytes, list[tuple[str, 
     return bytes.fromhex(auth["resume_key"]), [
         (str(s["join_sha256"]), str(s["resume_sha256"])) for s in auth["seats"]
     ]
+
+
+def owner_from_config(config: Mapping[str, Any]) -> str | None:
+    """The owner token's digest, None for a session stored by a server without owners."""
+    owner = config.get("auth", {}).get("owner_sha256")
+    return str(owner) if owner else None
 
 
 def spec_from_config(config: Mapping[str, Any]) -> SessionSpec:

@@ -31,7 +31,7 @@ from typing import Any
 from metasre.service.attribution import RecordedCall
 from metasre.service.coordinator import Coordinator, make_episode
 from metasre.service.events import Applied, Ended, Event, LogEntry, Message, Reward, Started, Turn
-from metasre.service.records import keys_from_config, spec_from_config
+from metasre.service.records import keys_from_config, owner_from_config, spec_from_config
 from metasre.service.session import Recorder, Session
 from metasre.service.store import EventRow, SessionRow
 from metasre.simulator import Episode, EpisodePhase, Grade, Observation
@@ -84,6 +84,7 @@ async def rebuild(
     session = Session(row.session_id, spec, episode, recorder)
     session.seed, session.episode_no, session.created_at = started.seed, number, row.created_at
     session.restore_keys(key, [(join, resume) for join, resume in digests])
+    session.owner_digest = owner_from_config(row.config)
     session.restore(entries)
     turn, round_no, passed = 0, 0, False
     for entry in current:

@@ -67,8 +67,12 @@ class Registry:
         self._idle_closed: dict[str, float] = {}
         """Ids of sessions closed for idleness (oldest first) and how long each was idle."""
 
-    async def create(self, spec: SessionSpec) -> Session:
+    async def create(self, spec: SessionSpec, owner_digest: str | None = None) -> Session:
         """Open a session and start its episode.
+
+        Args:
+            spec: What the session plays.
+            owner_digest: SHA-256 of the owner token (see `auth.check_owner`).
 
         Raises:
             ServerDrainingError: the server is shutting down.
@@ -100,6 +104,7 @@ class Registry:
         if spec.scenario_id != scenario_id:  # a name without its version: store the full id
             spec = replace(spec, scenario_id=scenario_id)
         session = Session(session_id, spec, episode, self._recorder)
+        session.owner_digest = owner_digest
         coordinator = Coordinator(session, self.runner, self._failed)
         self._sessions[session_id] = (session, coordinator)
         coordinator.start()

@@ -165,6 +165,8 @@ class Session:
         self.episode_no = 1
         self.token_key = auth.new_key()
         """Derives each seat's resume token from its join token (`auth.resume_token_for`)."""
+        self.owner_digest: str | None = None
+        """SHA-256 of the owner token: control calls on the session need it (or the admin's)."""
         self.seats = [self._new_seat(s) for s in spec.seats]
         self.calls: list[RecordedCall] = []
         """The current episode's applied calls, for the counterfactual replay."""

@@ -293,6 +293,9 @@ async function main(argv) {
         components: Object.fromEntries(end.grade.components.map((c) => [c.name, c.value])),
       },
       agent_rewards: end.agent_rewards,
+      // The session's grade as its owner reads it (the client sends its owner token by itself);
+      // null when this agent joined a session someone else created.
+      owner_grade: opts.scenario ? (await client.getGrade(sessionId)).grade.total : null,
       min_grade: minGrade,
       passed: minGrade === null || total >= minGrade - 1e-9,
     };

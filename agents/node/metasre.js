@@ -15,6 +15,7 @@
 // int64 fields are decimal strings; google.protobuf.Struct fields are plain JSON values.
 "use strict";
 
+const crypto = require("node:crypto");
 const path = require("node:path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
@@ -122,7 +123,12 @@ class MetasreError extends Error {
 class MetasreClient {
   /**
    * @param {string} target host:port
-   * @param {{adminToken?: string, protoRoot?: string, credentials?: grpc.ChannelCredentials}} opts
+   * A session belongs to whoever created it: the client makes one random owner token, creates
+   * every session with it and sends it on the calls about its sessions (grade, close).
+   * opts.ownerToken acts for sessions created with it elsewhere; opts.adminToken reaches every
+   * session.
+   * @param {{adminToken?: string, ownerToken?: string, protoRoot?: string,
+   *   credentials?: grpc.ChannelCredentials}} opts
    */
   constructor(target, opts = {}) {
     const v1 = loadProtocol(opts.protoRoot);
@@ -133,12 +139,22 @@ class MetasreClient {
     this.agents = new v1.AgentService(target, credentials, { channelOverride });
     this.metadata = new grpc.Metadata();
     if (opts.adminToken) this.metadata.set("authorization", `Bearer ${opts.adminToken}`);
+    this.admin = Boolean(opts.adminToken);
+    this.ownerToken = opts.ownerToken || crypto.randomBytes(24).toString("base64url");
+  }
+
+  /** What calls about one session carry: the admin token, else this client's owner token. */
+  sessionMetadata() {
+    if (this.admin) return this.metadata;
+    const metadata = new grpc.Metadata();
+    metadata.set("authorization", `Bearer ${this.ownerToken}`);
+    return metadata;
   }
 
   /** Call a ControlService method by name; resolves with the response object. */
-  unary(method, request = {}) {
+  unary(method, request = {}, metadata = this.metadata) {
     return new Promise((resolve, reject) => {
-      this.control[method](request, this.metadata, (err, response) => {
+      this.control[method](request, metadata, (err, response) => {
         if (err) reject(new MetasreError(err.code, err.details || err.message));
         else resolve(response);
       });
@@ -164,22 +180,30 @@ class MetasreClient {
    * Start a session. seats: agent ids, or {agent_id, role, allowed_tools}.
    * turn_policy / reward_attribution: enum names ("TURN_POLICY_FREE_FOR_ALL", ...).
    */
-  createSession({ scenario_id, seed = 0, seats = ["agent-1"], turn_policy, reward_attribution }) {
-    return this.unary("CreateSession", {
+  async createSession({
+    scenario_id,
+    seed = 0,
+    seats = ["agent-1"],
+    turn_policy,
+    reward_attribution,
+  }) {
+    const reply = await this.unary("CreateSession", {
       scenario_id,
       seed: String(seed),
       seats: seats.map((s) => (typeof s === "string" ? { agent_id: s } : s)),
       turn_policy: turn_policy || "TURN_POLICY_FREE_FOR_ALL",
       reward_attribution: reward_attribution || "REWARD_ATTRIBUTION_SHARED",
+      owner_token: this.ownerToken,
     });
+    return reply;
   }
 
   getGrade(sessionId) {
-    return this.unary("GetGrade", { session_id: sessionId });
+    return this.unary("GetGrade", { session_id: sessionId }, this.sessionMetadata());
   }
 
   closeSession(sessionId) {
-    return this.unary("CloseSession", { session_id: sessionId });
+    return this.unary("CloseSession", { session_id: sessionId }, this.sessionMetadata());
   }
 
   /** A Connect stream for one seat; call join() on it. batchEvents: see StreamOptions. */

@@ -8,10 +8,13 @@ from typing import Any
 import grpc
 
 from metasre.service import convert
-from metasre.service.auth import check_admin
+from metasre.service.auth import bearer, check_admin, check_owner, digest, is_admin, new_token
 from metasre.service.config import ServerConfig
+from metasre.service.coordinator import Coordinator
+from metasre.service.errors import InvalidRequestError, TokenMissingError
 from metasre.service.registry import Registry
 from metasre.service.servicers.status import guarded
+from metasre.service.session import Session
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 from metasre.simulator import TOOLS, resolve, scenario_ids
 from metasre.simulator.sandbox import isolation
@@ -57,6 +60,16 @@ class ControlServicer:
 
     def _admin(self, context: Context) -> None:
         check_admin(tuple(context.invocation_metadata() or ()), self._config.admin_token)
+
+    def _owned(self, context: Context, session_id: str) -> tuple[Session, Coordinator]:
+        """The session, once the call has shown its owner token or the admin token."""
+        found = self._registry.get(session_id)
+        check_owner(
+            tuple(context.invocation_metadata() or ()),
+            self._config.admin_token,
+            found[0].owner_digest,
+        )
+        return found
 
     async def GetServerInfo(
         self, request: control_pb2.GetServerInfoRequest, context: Context
@@ -112,8 +125,15 @@ class ControlServicer:
 
         async def op() -> control_pb2.CreateSessionResponse:
             self._admin(context)
+            owner = request.owner_token or new_token()
+            if not (16 <= len(owner) <= 256 and owner.isascii() and owner.isprintable()):
+                raise InvalidRequestError(
+                    "owner_token must be one CreateSession returned (16-256 printable ASCII"
+                    " characters), or empty for a new one",
+                    (("owner_token", "a token CreateSession returned, or empty"),),
+                )
             session = await self._registry.create(
-                convert.session_spec(request, self._config.limits)
+                convert.session_spec(request, self._config.limits), digest(owner)
             )
             tokens = [
                 control_pb2.SeatToken(agent_id=s.agent_id, join_token=s.join_token or "")
@@ -122,7 +142,7 @@ class ControlServicer:
             for seat in session.seats:  # from now on only their digests are kept
                 seat.join_token = None
             return control_pb2.CreateSessionResponse(
-                session=convert.session_pb(session), tokens=tokens
+                session=convert.session_pb(session), tokens=tokens, owner_token=owner
             )
 
         return await guarded(context, op)
@@ -133,8 +153,7 @@ class ControlServicer:
         """One session."""
 
         async def op() -> control_pb2.GetSessionResponse:
-            self._admin(context)
-            session, _ = self._registry.get(request.session_id)
+            session, _ = self._owned(context, request.session_id)
             return control_pb2.GetSessionResponse(session=convert.session_pb(session))
 
         return await guarded(context, op)
@@ -142,12 +161,22 @@ class ControlServicer:
     async def ListSessions(
         self, request: control_pb2.ListSessionsRequest, context: Context
     ) -> control_pb2.ListSessionsResponse:
-        """Every open session."""
+        """The open sessions the caller owns; every one for the admin."""
 
         async def op() -> control_pb2.ListSessionsResponse:
-            self._admin(context)
+            metadata = tuple(context.invocation_metadata() or ())
+            sessions = self._registry.sessions()
+            if not is_admin(metadata, self._config.admin_token):
+                token = bearer(metadata)
+                if token is None:
+                    raise TokenMissingError(
+                        "ListSessions lists the sessions of the owner token it is given (or all,"
+                        " for the admin token): send 'authorization: Bearer <token>'"
+                    )
+                mine = digest(token)
+                sessions = [s for s in sessions if s.owner_digest == mine]
             return control_pb2.ListSessionsResponse(
-                sessions=[convert.session_pb(s) for s in self._registry.sessions()]
+                sessions=[convert.session_pb(s) for s in sessions]
             )
 
         return await guarded(context, op)
@@ -158,7 +187,7 @@ class ControlServicer:
         """A new episode in the session."""
 
         async def op() -> control_pb2.ResetSessionResponse:
-            self._admin(context)
+            self._owned(context, request.session_id)
             session, coordinator = self._registry.open_session(request.session_id)
             seed = request.seed if request.HasField("seed") else session.seed
             await coordinator.reset(seed)
@@ -177,7 +206,7 @@ class ControlServicer:
         """Close a session."""
 
         async def op() -> control_pb2.CloseSessionResponse:
-            self._admin(context)
+            self._owned(context, request.session_id)
             session = await self._registry.close(request.session_id)
             return control_pb2.CloseSessionResponse(session=convert.session_pb(session))
 
@@ -189,8 +218,7 @@ class ControlServicer:
         """The grade and the per-agent rewards."""
 
         async def op() -> control_pb2.GetGradeResponse:
-            self._admin(context)
-            session, _ = self._registry.get(request.session_id)
+            session, _ = self._owned(context, request.session_id)
             async with session.lock:
                 # A provisional grade runs the hidden checks: in a thread, like a call.
                 grade = await asyncio.to_thread(session.episode.grade)
@@ -208,8 +236,7 @@ class ControlServicer:
         """One episode's log."""
 
         async def op() -> control_pb2.GetTrajectoryResponse:
-            self._admin(context)
-            session, _ = self._registry.get(request.session_id)
+            session, _ = self._owned(context, request.session_id)
             episode = request.episode or session.episode_no
             return control_pb2.GetTrajectoryResponse(
                 events=[convert.event_pb(e) for e in session.log if e.episode == episode]

@@ -8,7 +8,7 @@ from typing import Any
 import grpc
 
 from metasre.service import convert
-from metasre.service.auth import check_admin
+from metasre.service.auth import check_owner
 from metasre.service.config import ServerConfig
 from metasre.service.errors import StoreUnavailableError
 from metasre.service.registry import Registry
@@ -30,8 +30,12 @@ class WatchServicer:
     ) -> AsyncIterator[watch_pb2.WatchSessionResponse]:
         """Every event from (episode, from_tick) on, until the session closes."""
         try:
-            check_admin(tuple(context.invocation_metadata() or ()), self._config.admin_token)
             session, _ = self._registry.get(request.session_id)
+            check_owner(
+                tuple(context.invocation_metadata() or ()),
+                self._config.admin_token,
+                session.owner_digest,
+            )
         except Exception as exc:
             await abort(context, exc)
         start = session.index_of(request.episode or session.episode_no, request.from_tick)

@@ -4,6 +4,7 @@ played session sends and for the edge values the mapping writes specially."""
 from __future__ import annotations
 
 import math
+import secrets
 from typing import Any
 
 import grpc
@@ -37,6 +38,8 @@ def same(message: Any) -> None:
 
 async def test_every_message_of_a_played_session_reads_as_json_format_reads_it(server):
     messages: list[Any] = []
+    owner = secrets.token_urlsafe(24)
+    mine = (("authorization", f"Bearer {owner}"),)
     async with grpc.aio.insecure_channel(server.address) as channel:
         control = control_pb2_grpc.ControlServiceStub(channel)
         messages.append(await control.GetServerInfo(control_pb2.GetServerInfoRequest()))
@@ -47,6 +50,7 @@ async def test_every_message_of_a_played_session_reads_as_json_format_reads_it(s
                 scenario_id=PAY,
                 seed=3,
                 seats=[common_pb2.SeatConfig(agent_id=a, role=a) for a in ("a", "b")],
+                owner_token=owner,
             )
         )
         messages.append(created)
@@ -82,14 +86,22 @@ async def test_every_message_of_a_played_session_reads_as_json_format_reads_it(s
                 break
         stream.cancel()
         assert {"joined", "error", "batch", "result", "reward", "episode_end"} <= kinds
-        messages.append(await control.GetSession(control_pb2.GetSessionRequest(session_id=sid)))
-        messages.append(await control.GetGrade(control_pb2.GetGradeRequest(session_id=sid)))
         messages.append(
-            await control.GetTrajectory(control_pb2.GetTrajectoryRequest(session_id=sid))
+            await control.GetSession(control_pb2.GetSessionRequest(session_id=sid), metadata=mine)
         )
-        messages.append(await control.ListSessions(control_pb2.ListSessionsRequest()))
+        messages.append(
+            await control.GetGrade(control_pb2.GetGradeRequest(session_id=sid), metadata=mine)
+        )
+        messages.append(
+            await control.GetTrajectory(
+                control_pb2.GetTrajectoryRequest(session_id=sid), metadata=mine
+            )
+        )
+        messages.append(
+            await control.ListSessions(control_pb2.ListSessionsRequest(), metadata=mine)
+        )
         watch = watch_pb2_grpc.WatchServiceStub(channel).WatchSession(
-            watch_pb2.WatchSessionRequest(session_id=sid)
+            watch_pb2.WatchSessionRequest(session_id=sid), metadata=mine
         )
         async for event in watch:
             messages.append(event)

@@ -40,6 +40,8 @@ async def test_the_node_agent_grades_at_least_as_well_as_the_python_expert(
     assert out["phase"] == "EPISODE_PHASE_TERMINATED"
     assert out["grade"]["resolved"] and out["grade"]["total"] >= floor, (out, floor)
     assert out["passed"] and out["min_grade"] == pytest.approx(floor)
+    # the Node client owns the session it created: GetGrade with its owner token answers
+    assert out["owner_grade"] == pytest.approx(out["grade"]["total"])
 
 
 async def test_the_node_agent_reads_the_seeds_evidence(node, server):

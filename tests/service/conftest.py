@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -48,9 +49,50 @@ async def server(config: ServerConfig) -> AsyncIterator[MetasreServer]:
         await srv.stop(0.5)
 
 
+class OwnerCredential(grpc.aio.UnaryUnaryClientInterceptor):
+    """What the SDKs do for their user, done for these tests' raw stubs: one owner token per
+    channel, made here, for every session created on it and sent on every call that does not
+    carry an authorization of its own. Tests of ownership itself pass their own."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+
+    def details(self, details: Any) -> Any:
+        metadata = list(details.metadata or ())
+        if not any(k == "authorization" for k, _ in metadata):
+            metadata.append(("authorization", f"Bearer {self.owner}"))
+        return details._replace(metadata=grpc.aio.Metadata(*metadata))
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        if isinstance(request, control_pb2.CreateSessionRequest):
+            if not request.owner_token:
+                mine = control_pb2.CreateSessionRequest()
+                mine.CopyFrom(request)
+                mine.owner_token = self.owner
+                request = mine
+            return await continuation(details, request)
+        return await continuation(self.details(details), request)
+
+
+class OwnerCredentialOnStreams(grpc.aio.UnaryStreamClientInterceptor):
+    """The same credential on WatchSession (a channel takes one interceptor per kind)."""
+
+    def __init__(self, unary: OwnerCredential) -> None:
+        self.unary = unary
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self.unary.details(details), request)
+
+
+def owned_channel(address: str) -> grpc.aio.Channel:
+    """A channel to `address` that carries an owner credential as the SDKs do."""
+    unary = OwnerCredential(secrets.token_urlsafe(24))
+    return grpc.aio.insecure_channel(address, interceptors=[unary, OwnerCredentialOnStreams(unary)])
+
+
 @pytest.fixture
 async def channel(server: MetasreServer) -> AsyncIterator[grpc.aio.Channel]:
-    async with grpc.aio.insecure_channel(server.address) as ch:
+    async with owned_channel(server.address) as ch:
         yield ch
 
 

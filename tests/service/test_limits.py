@@ -27,7 +27,7 @@ from metasre.v1 import (
     watch_pb2_grpc,
 )
 
-from .conftest import TIMEOUT, AgentClient, create, details
+from .conftest import TIMEOUT, AgentClient, create, details, owned_channel
 
 NOT_FOUND = grpc.StatusCode.NOT_FOUND
 
@@ -37,7 +37,7 @@ async def serving(limits: Limits) -> AsyncIterator[tuple[MetasreServer, grpc.aio
     server = await build_server(ServerConfig(port=0, limits=limits, grace_seconds=0.5))
     await server.start()
     try:
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        async with owned_channel(server.address) as channel:
             yield server, channel
     finally:
         await server.stop(0.5)

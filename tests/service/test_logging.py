@@ -58,8 +58,8 @@ async def play() -> Played:
     ):
         control = control_pb2_grpc.ControlServiceStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as err:
-            await control.ListSessions(
-                control_pb2.ListSessionsRequest(),
+            await control.ListScenarios(
+                control_pb2.ListScenariosRequest(),
                 metadata=(("authorization", f"Bearer {out.secrets['wrong admin']}"),),
             )
         assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED

@@ -134,7 +134,9 @@ async def phase_one(t: Table) -> None:
     for tool, args in solution(AD, 0):
         await t.call("reset", "solo", tool, args)
     await t.control.ResetSession(
-        control_pb2.ResetSessionRequest(session_id=t.ids["reset"], seed=2), timeout=TIMEOUT
+        control_pb2.ResetSessionRequest(session_id=t.ids["reset"], seed=2),
+        timeout=TIMEOUT,
+        metadata=(("authorization", f"Bearer {t.client.owner_token}"),),
     )
     t.episodes["reset"] = 2
     await t.call("reset", "solo", "get_alerts", {})

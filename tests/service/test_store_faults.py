@@ -28,7 +28,7 @@ from metasre.service import Limits, ServerConfig, build_server
 from metasre.service.store import StoreError, TrajectoryStore
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
 
-from .conftest import TIMEOUT, create, details, struct
+from .conftest import TIMEOUT, create, details, owned_channel, struct
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ async def play_until_refused(disk: Path, break_disk: object, expected: tuple[str
     )
     await server.start()
     try:
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        async with owned_channel(server.address) as channel:
             control = control_pb2_grpc.ControlServiceStub(channel)
             created = await create(control, ("a",), scenario="meta-sre/migration-cascade-v1")
             sid, token = created.session.session_id, created.tokens[0].join_token

@@ -74,7 +74,7 @@ class ListToolsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[_common_pb2.ToolSpec, _Mapping]]] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "limits")
+    __slots__ = ("scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "limits", "owner_token")
     SCENARIO_ID_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
@@ -82,6 +82,7 @@ class CreateSessionRequest(_message.Message):
     REWARD_ATTRIBUTION_FIELD_NUMBER: _ClassVar[int]
     TEAM_SPIRIT_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_TOKEN_FIELD_NUMBER: _ClassVar[int]
     scenario_id: str
     seed: int
     seats: _containers.RepeatedCompositeFieldContainer[_common_pb2.SeatConfig]
@@ -89,7 +90,8 @@ class CreateSessionRequest(_message.Message):
     reward_attribution: _common_pb2.RewardAttribution
     team_spirit: float
     limits: _common_pb2.SessionLimits
-    def __init__(self, scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[_common_pb2.SeatConfig, _Mapping]]] = ..., turn_policy: _Optional[_Union[_common_pb2.TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[_common_pb2.RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., limits: _Optional[_Union[_common_pb2.SessionLimits, _Mapping]] = ...) -> None: ...
+    owner_token: str
+    def __init__(self, scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[_common_pb2.SeatConfig, _Mapping]]] = ..., turn_policy: _Optional[_Union[_common_pb2.TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[_common_pb2.RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., limits: _Optional[_Union[_common_pb2.SessionLimits, _Mapping]] = ..., owner_token: _Optional[str] = ...) -> None: ...
 
 class SeatToken(_message.Message):
     __slots__ = ("agent_id", "join_token")
@@ -100,12 +102,14 @@ class SeatToken(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., join_token: _Optional[str] = ...) -> None: ...
 
 class CreateSessionResponse(_message.Message):
-    __slots__ = ("session", "tokens")
+    __slots__ = ("session", "tokens", "owner_token")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_TOKEN_FIELD_NUMBER: _ClassVar[int]
     session: _common_pb2.SessionInfo
     tokens: _containers.RepeatedCompositeFieldContainer[SeatToken]
-    def __init__(self, session: _Optional[_Union[_common_pb2.SessionInfo, _Mapping]] = ..., tokens: _Optional[_Iterable[_Union[SeatToken, _Mapping]]] = ...) -> None: ...
+    owner_token: str
+    def __init__(self, session: _Optional[_Union[_common_pb2.SessionInfo, _Mapping]] = ..., tokens: _Optional[_Iterable[_Union[SeatToken, _Mapping]]] = ..., owner_token: _Optional[str] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
     __slots__ = ("session_id",)

@@ -113,49 +113,56 @@ class ControlServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CreateSession(self, request, context):
-        """Start a session; returns one join token per seat.
+        """Start a session; returns one join token per seat and the session's owner token.
+
+        A session belongs to whoever created it. Every call below on one session (and
+        WatchService.WatchSession) needs the metadata `authorization: Bearer <owner token>`, or
+        the admin token; otherwise UNAUTHENTICATED / TOKEN_MISSING or PERMISSION_DENIED /
+        NOT_SESSION_OWNER. Seat join tokens grant one seat's play and nothing else. This holds
+        whether or not the server has an admin token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetSession(self, request, context):
-        """One session as it is now.
+        """One session as it is now (owner or admin).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListSessions(self, request, context):
-        """Every open session.
+        """The open sessions the caller owns (the bearer token's); every one for the admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ResetSession(self, request, context):
-        """Start a new episode in the session (same seats and tokens).
+        """Start a new episode in the session, same seats and tokens (owner or admin).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CloseSession(self, request, context):
-        """Close a session: streams end, calls are refused.
+        """Close a session: streams end, calls are refused (owner or admin).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetGrade(self, request, context):
-        """The team grade (final, or provisional while running) and each agent's reward.
+        """The team grade (final, or provisional while running) and each agent's reward (owner or
+        admin).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetTrajectory(self, request, context):
-        """The log of one episode of the session.
+        """The log of one episode of the session (owner or admin).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

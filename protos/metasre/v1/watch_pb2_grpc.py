@@ -48,7 +48,8 @@ class WatchServiceServicer:
 
     def WatchSession(self, request, context):
         """Every event of the session from (episode, from_tick) on, then new ones as they happen,
-        until the session closes or the client cancels.
+        until the session closes or the client cancels. Needs the session's owner token or the
+        admin token (see ControlService.CreateSession).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
