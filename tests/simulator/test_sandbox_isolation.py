@@ -508,3 +508,30 @@ def test_a_run_cannot_hold_its_slot_after_reporting_its_end() -> None:
         waited = time.monotonic() - started
     assert second.ok
     assert waited < 30.0, f"the next run waited {waited:.1f} s for the spinning one's slot"
+
+
+def test_removing_a_run_folder_never_changes_the_folder_that_holds_it(tmp_path: Path) -> None:
+    """A removal that fails (here an immutable file; in life a race with another remover)
+    unlocks what is inside the tree only: the folder holding it (``/dev/shm`` for the sandbox's
+    base folders) keeps its mode, or every later run of a private uid would be locked out."""
+    import shutil
+    import stat
+
+    from metasre.simulator.sandbox.helper.folders import remove_tree
+
+    if shutil.which("chattr") is None or os.geteuid() != 0:
+        pytest.skip("needs chattr and root to make a file nobody can remove")
+    holder = tmp_path / "holder"
+    stuck = holder / "base" / "run-1" / "stuck"
+    stuck.parent.mkdir(parents=True)
+    stuck.write_text("x")
+    holder.chmod(0o1777)
+    if subprocess.run(["chattr", "+i", str(stuck)], capture_output=True).returncode != 0:
+        pytest.skip("this file system has no immutable flag")
+    try:
+        remove_tree(str(holder / "base"))
+        assert stat.S_IMODE(holder.stat().st_mode) == 0o1777
+    finally:
+        subprocess.run(["chattr", "-i", str(stuck)], check=True)
+    remove_tree(str(holder / "base"))
+    assert not (holder / "base").exists()
