@@ -66,6 +66,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from metasre.agents.policies import HINTED, PROBES, SHOTGUNS
     from metasre.cli.validate import validate_scenario
     from metasre.simulator import resolve, scenario_ids
 
@@ -78,18 +79,24 @@ def _validate(args: argparse.Namespace) -> int:
     failed = 0
     reports = []
     if not args.json:
-        print(f"{'scenario':<42} {'ref':>5} {'expert':>12} {'random':>7} {'probes max':>10}")
+        print(
+            f"{'scenario':<42} {'ref':>5} {'expert':>12} {'random':>7} {'probes':>7}"
+            f" {'shotgun':>7} {'hints':>6}"
+        )
     for sid in ids:
         v = validate_scenario(sid, seeds, args.random_seeds)
         reports.append(v.to_dict())
         failed += not v.ok
         if not args.json:
             expert = f"{min(v.expert):.2f}/{statistics.fmean(v.expert):.2f}" if v.expert else "-"
-            probes = max((max(x) for x in v.probes.values()), default=0.0)
+            worst = [
+                max((max(v.probes.get(name, [0.0])) for name in group), default=0.0)
+                for group in (PROBES, SHOTGUNS, HINTED)
+            ]
             print(
                 f"{sid:<42} {min(v.reference, default=0):>5.2f} {expert:>12} "
-                f"{statistics.fmean(v.random) if v.random else 0:>7.3f} {probes:>10.3f}"
-                f"  {'ok' if v.ok else 'FAIL'}"
+                f"{statistics.fmean(v.random) if v.random else 0:>7.3f} {worst[0]:>7.3f}"
+                f" {worst[1]:>7.3f} {worst[2]:>6.3f}  {'ok' if v.ok else 'FAIL'}"
             )
             for f in v.failures:
                 print(f"    - {f}")

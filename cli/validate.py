@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metasre.agents.policies import PROBES, ExpertPolicy, RandomPolicy
+from metasre.agents.policies import HINTED, PROBES, SHOTGUNS, ExpertPolicy, RandomPolicy
 from metasre.cli.inprocess import EpisodeCaller
 from metasre.simulator import Episode
 from metasre.simulator.episode import StepTarget
@@ -18,6 +18,8 @@ from metasre.simulator.scenarios.spec import SolutionStep
 EXPERT_MIN = 0.9
 RANDOM_MAX_MEAN = 0.2
 PROBE_MAX = 0.2
+SHOTGUN_MAX = 0.3
+HINTED_MAX = 0.5
 WRONG_FIX_MARGIN = 0.3
 
 
@@ -147,15 +149,16 @@ def validate_scenario(
                 f"seed {seed}: expert graded {g.total:.3f} < {EXPERT_MIN} ({parts})"
             )
 
-        for name, probe in PROBES.items():
-            ep = Episode.make(scenario_id, seed, runner)
-            probe(EpisodeCaller(ep, f"probe-{name}"), ep.observation().to_dict())
-            total = ep.grade().total
-            verdict.probes.setdefault(name, []).append(total)
-            if total > PROBE_MAX:
-                verdict.failures.append(
-                    f"seed {seed}: probe {name} graded {total:.3f} > {PROBE_MAX}"
-                )
+        for probes, ceiling in ((PROBES, PROBE_MAX), (SHOTGUNS, SHOTGUN_MAX), (HINTED, HINTED_MAX)):
+            for name, probe in probes.items():
+                ep = Episode.make(scenario_id, seed, runner)
+                probe(EpisodeCaller(ep, f"probe-{name}"), ep.observation().to_dict())
+                total = ep.grade().total
+                verdict.probes.setdefault(name, []).append(total)
+                if total > ceiling:
+                    verdict.failures.append(
+                        f"seed {seed}: probe {name} graded {total:.3f} > {ceiling}"
+                    )
 
     if len(seeds) >= 3 and verdict.replayed_resolved == len(seeds) - 1:
         verdict.failures.append(

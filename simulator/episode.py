@@ -18,7 +18,7 @@ from metasre.simulator.hidden import HiddenChecks, default_hidden_checks
 from metasre.simulator.logs import LogRenderer
 from metasre.simulator.observation import AlertView, Observation, ServiceRow
 from metasre.simulator.paths import is_within
-from metasre.simulator.report import IncidentReport, normalize_location
+from metasre.simulator.report import IncidentReport
 from metasre.simulator.rewards import CallFacts, RewardUpdate, Shaper
 from metasre.simulator.sandbox import RunReport, TestRunner, default_runner
 from metasre.simulator.scenarios.loader import ScenarioInstance
@@ -178,14 +178,12 @@ class Episode:
         self._operations: list[tuple[str, str, str]] = []
         self._terminal: list[str] = []
         self._messages: list[tuple[int, str, tuple[str, ...], str]] = []
-        truth = spec.ground_truth
-        location = normalize_location(truth.location)
-        self._shaper = Shaper(
-            truth,
-            frozenset()
-            if location.startswith(("deployment:", "migration:", "service:"))
-            else frozenset({location}),
-        )
+        required = [
+            c.replicas
+            for c in spec.hidden.state_checks
+            if c.kind == "replicas_at_least" and c.service == spec.ground_truth.service
+        ]
+        self._shaper = Shaper(spec.ground_truth, required[0] if required else None)
         self._code_dirs = sorted(
             ((s.code_dir.strip("/"), s.name) for s in spec.services if s.code_dir),
             key=lambda p: -len(p[0]),
@@ -438,7 +436,7 @@ class Episode:
             report=self._report,
             changed_services=changed,
             operations=tuple(self._operations),
-            wrong_operations=tuple(self._shaper.wrong_operations),
+            unneeded_operations=tuple(self._shaper.unneeded_operations),
             hints=self._hints,
         )
         return grade(

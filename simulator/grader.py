@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from metasre.simulator.report import IncidentReport, locations_match
+from metasre.simulator.rewards import UNNEEDED_OPERATION, hint_price
 from metasre.simulator.scenarios.spec import ScenarioSpec, StateCheck
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.world import World
@@ -21,10 +22,10 @@ WEIGHTS: Mapping[str, float] = {
 """Weights of the positive components; they add up to 1."""
 
 SYMPTOM_CHANGE_PENALTY = -0.3
-WRONG_OPERATION_PENALTY = -0.05
-WRONG_OPERATION_CAP = -0.2
-HINT_PENALTY = -0.05
-HINT_CAP = -0.15
+EFFICIENT_SHARE = 0.5
+"""Steps up to this share of the budget earn full efficiency: an investigation costs nothing
+against a guess, so a model that skips it never outscores one that looks (efficiency only
+pays for not wandering)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,8 @@ class EpisodeFacts:
     """Services whose code the team changed."""
     operations: Sequence[tuple[str, str, str]]
     """(tool, service, target) of every successful operation."""
-    wrong_operations: Sequence[str]
+    unneeded_operations: Sequence[str]
+    """Why each operation the incident did not need was not (see rewards.Shaper)."""
     hints: int
 
 
@@ -186,7 +188,9 @@ def grade(
     else:
         sla, sla_detail = 0.0, "not mitigated"
     parts.append(GradeComponent("sla", sla, WEIGHTS["sla"], sla_detail))
-    efficiency = max(0.0, 1.0 - facts.steps / spec.step_budget) if resolved else 0.0
+    free = EFFICIENT_SHARE * spec.step_budget
+    over = max(0.0, facts.steps - free) / (spec.step_budget - free)
+    efficiency = max(0.0, 1.0 - over) if resolved else 0.0
     parts.append(
         GradeComponent(
             "efficiency",
@@ -205,17 +209,18 @@ def grade(
                 "changed code outside the root cause: " + ", ".join(sorted(symptom)),
             )
         )
-    if facts.wrong_operations:
-        penalty = max(WRONG_OPERATION_CAP, WRONG_OPERATION_PENALTY * len(facts.wrong_operations))
-        parts.append(
-            GradeComponent("wrong_operations", penalty, 0.0, "; ".join(facts.wrong_operations))
-        )
-    if facts.hints:
+    if facts.unneeded_operations:
         parts.append(
             GradeComponent(
-                "hints", max(HINT_CAP, HINT_PENALTY * facts.hints), 0.0, f"{facts.hints} hints"
+                "unneeded_operations",
+                UNNEEDED_OPERATION * len(facts.unneeded_operations),
+                0.0,
+                "; ".join(facts.unneeded_operations),
             )
         )
+    if facts.hints:
+        price = sum(hint_price(n) for n in range(1, facts.hints + 1))
+        parts.append(GradeComponent("hints", -round(price, 6), 0.0, f"{facts.hints} hints"))
     total = min(1.0, max(0.0, sum(p.value for p in parts)))
     return Grade(round(total, 6), resolved, tuple(parts), f2p, p2p, final)
 

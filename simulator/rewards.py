@@ -10,18 +10,33 @@ from metasre.simulator.report import normalize_location
 from metasre.simulator.scenarios.spec import GroundTruth
 
 STEP_COST = -0.005
-ROOT_SERVICE_SEEN = 0.02
-ROOT_LOCATION_SEEN = 0.03
 FAULT_CURED = 0.2
 FAULT_RETURNED = -0.2
 SYNTAX_ERROR = -0.05
-WRONG_ROLLBACK = -0.1
-INNOCENT_TARGET = -0.05
-HINT = -0.05
+OPERATION = -0.02
+"""Every operation, needed or not, at once: the price says nothing about the answer. Whether
+it was needed is settled in the grade, at the end (see UNNEEDED_OPERATION)."""
+UNNEEDED_OPERATION = -0.35
+"""Grade cost of each operation the incident did not need: in production a needless rollback,
+restart or migration rollback is an outage or a data risk, and over-provisioning a bill. No
+cap: two of them take a right answer below 0.3."""
+OVER_PROVISION_FACTOR = 2
+"""Scaling past this many times the replicas the incident needs (plus one) is a bill, not a
+remedy."""
+HINT_PRICES = (0.05, 0.25, 0.25)
+"""What each hint costs, by what it reveals: a general direction, the root service, its
+location. Further hints repeat the last and cost HINT_REPEAT_PRICE. All three: -0.55."""
+HINT_REPEAT_PRICE = 0.05
 WORLD_ERROR = -0.01
 
-_SERVICE_LOOKS = frozenset({"read_logs", "query_metrics", "describe_service", "check_dependencies"})
-_LOCATION_LOOKS = frozenset({"view_file", "git_blame", "git_log", "describe_service"})
+_OPERATIONS = frozenset(
+    {"rollback_deployment", "rollback_migration", "restart_service", "scale_service"}
+)
+
+
+def hint_price(number: int) -> float:
+    """The price of the `number`-th hint of an episode (1 for the first)."""
+    return HINT_PRICES[number - 1] if number <= len(HINT_PRICES) else HINT_REPEAT_PRICE
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,14 +65,23 @@ class CallFacts:
 
 @dataclass(slots=True)
 class Shaper:
-    """Turns each call into reward components; team-wide firsts are credited once."""
+    """Turns each call into reward components, credited to the calling agent.
+
+    Nothing here depends on what the agent cannot observe: looking at the right service or
+    file pays nothing (it would tell every seat the answer mid-episode), and an operation costs
+    the same whether or not it was the remedy. What the world itself shows is paid at once: a
+    fault cured (its signals recover for everyone to see) or brought back. Whether each
+    operation was needed is recorded for the grade.
+    """
 
     truth: GroundTruth
-    root_files: frozenset[str]
-    """The ground-truth files (for code faults), normalised."""
-    seen: set[str] = field(default_factory=set)
-    wrong_operations: list[str] = field(default_factory=list)
-    """Operations on the wrong target, for the grader's penalty."""
+    required_replicas: int | None = None
+    """Replicas the root service needs, when its remedy is a scale-up."""
+    unneeded_operations: list[str] = field(default_factory=list)
+    """Operations the incident did not need, for the grade's cost."""
+    remedied: bool = False
+    """The remedy operation was applied once already."""
+    hints: int = 0
 
     def components(self, facts: CallFacts) -> dict[str, float]:
         """Reward components for one call."""
@@ -66,51 +90,40 @@ class Shaper:
             out["world_error"] = WORLD_ERROR
             return out
         tool, args = facts.tool, facts.args
-        service = args.get("service")
-        if tool in _SERVICE_LOOKS and service == self.truth.service:
-            self._first("root_service_seen", ROOT_SERVICE_SEEN, out)
-        path = args.get("path")
-        if tool in _LOCATION_LOOKS and (
-            (isinstance(path, str) and normalize_location(path) in self.root_files)
-            or (
-                tool == "describe_service" and service == self.truth.service and not self.root_files
-            )
-        ):
-            self._first("root_location_seen", ROOT_LOCATION_SEEN, out)
         if facts.cured:
             out["fault_cured"] = FAULT_CURED * facts.cured
         if facts.returned:
             out["fault_returned"] = FAULT_RETURNED * facts.returned
         if tool == "edit_lines" and facts.data.get("syntax_error"):
             out["syntax_error"] = SYNTAX_ERROR
-        # No reward for a visible suite turning green: its result is what the agent's own code
-        # says about itself (DESIGN section 7); a real fix is paid through fault_cured, which
-        # the hidden checks judge on the trusted side.
         if tool == "ask_hint":
-            out["hint"] = HINT
-        wrong = self._wrong_operation(tool, args)
-        if wrong is not None:
-            self.wrong_operations.append(wrong)
-            key = "wrong_rollback" if tool.startswith("rollback") else "innocent_target"
-            out[key] = WRONG_ROLLBACK if key == "wrong_rollback" else INNOCENT_TARGET
+            self.hints += 1
+            out["hint"] = -hint_price(self.hints)
+        if tool in _OPERATIONS:
+            out["operation"] = OPERATION
+            unneeded = self._unneeded(tool, args)
+            if unneeded is not None:
+                self.unneeded_operations.append(unneeded)
         return out
 
-    def _first(self, name: str, value: float, out: dict[str, float]) -> None:
-        if name not in self.seen:
-            self.seen.add(name)
-            out[name] = value
-
-    def _wrong_operation(self, tool: str, args: Mapping[str, Any]) -> str | None:
+    def _unneeded(self, tool: str, args: Mapping[str, Any]) -> str | None:
+        """Why an operation was not needed, or None when it was the incident's remedy."""
         truth = self.truth
         service = args.get("service")
-        if tool == "rollback_deployment":
-            # Rolling back the root service mitigates even a code bug; anything else is wrong.
-            if service != truth.service:
-                return f"rolled back {service}, which was not the bad release"
-        elif tool == "rollback_migration":
+        if tool != truth.remediation or service != truth.service:
+            return f"{tool} on {service}: not the remedy of this incident"
+        if tool == "rollback_migration":
             wanted = normalize_location(truth.location).partition(":")[2]
-            if truth.remediation != "rollback_migration" or args.get("migration") != wanted:
+            if args.get("migration") != wanted:
                 return f"rolled back migration {args.get('migration')}, which was not the bad one"
-        elif tool in ("restart_service", "scale_service") and service != truth.service:
-            return f"{tool} on {service}, which was not the root cause"
+        if tool == "scale_service" and self.required_replicas is not None:
+            ceiling = OVER_PROVISION_FACTOR * self.required_replicas + 1
+            if int(args.get("replicas") or 0) > ceiling:
+                return (
+                    f"scaled {service} to {args.get('replicas')} replicas, more than"
+                    f" {ceiling}: over-provisioned"
+                )
+        if self.remedied:
+            return f"{tool} on {service} again: the remedy was already applied"
+        self.remedied = True
         return None

@@ -2,7 +2,16 @@
 
 from metasre.agents.policies.base import Policy, ToolCaller, ToolReply
 from metasre.agents.policies.expert import ExpertPolicy
-from metasre.agents.policies.probes import PROBES
+from metasre.agents.policies.probes import HINTED, PROBES, SHOTGUNS
 from metasre.agents.policies.random_agent import RandomPolicy
 
-__all__ = ["PROBES", "ExpertPolicy", "Policy", "RandomPolicy", "ToolCaller", "ToolReply"]
+__all__ = [
+    "HINTED",
+    "PROBES",
+    "SHOTGUNS",
+    "ExpertPolicy",
+    "Policy",
+    "RandomPolicy",
+    "ToolCaller",
+    "ToolReply",
+]

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from metasre.agents.policies.base import CATEGORIES, ToolCaller
+from metasre.agents.policies.expert import Diagnosis, ExpertPolicy
 
 
 def _loudest(observation: Mapping[str, Any]) -> str:
@@ -120,10 +121,104 @@ def silence_the_symptom(call: ToolCaller, observation: Mapping[str, Any]) -> Non
     _report(call, service, edited or "unknown", "Errors in the loudest service are handled now.")
 
 
+def _every_operation(call: ToolCaller, service: str) -> None:
+    """Roll back, roll back every applied migration, restart and scale `service` to 64."""
+    call("rollback_deployment", {"service": service})
+    info = call("describe_service", {"service": service}).data
+    for migration in info.get("migrations", ()):
+        if migration.get("applied"):
+            call("rollback_migration", {"service": service, "migration": migration["id"]})
+    call("restart_service", {"service": service})
+    call("scale_service", {"service": service, "replicas": 64})
+
+
+def _operations_report(call: ToolCaller, service: str) -> None:
+    call(
+        "submit_report",
+        {
+            "root_cause_service": service,
+            "root_cause_location": f"service:{service}",
+            "category": "crash_loop",
+            "remediation": "restart_service",
+            "summary": f"{service} misbehaved; rolled back, restarted and scaled it.",
+        },
+    )
+
+
+def shotgun_the_loudest(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+    """Every operation on the loudest service, whatever the incident: one of them may be it."""
+    service = _loudest(observation)
+    _every_operation(call, service)
+    _operations_report(call, service)
+
+
+def shotgun_everything(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+    """Every operation on every service."""
+    services = [str(s["name"]) for s in observation.get("services", ())]
+    for service in services:
+        _every_operation(call, service)
+    _operations_report(call, _loudest(observation))
+
+
+class _ShotgunExpert(ExpertPolicy):
+    """The expert's diagnosis and remedy, then every other operation on the same service."""
+
+    def remediate(self, call: ToolCaller, d: Diagnosis) -> None:
+        super().remediate(call, d)
+        _every_operation(call, d.service)
+
+
+def shotgun_after_diagnosis(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+    """The right service, found by investigating, and every operation on it for good measure."""
+    _ShotgunExpert().play(call, observation)
+
+
+def ask_every_hint(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+    """Ask all the hints, then do what they point at as well as it can be done blind."""
+    hints = [str(call("ask_hint", {}).data.get("hint", "")) for _ in range(3)]
+    service = hints[1].removeprefix("The fault lives in ").rstrip(".") or _loudest(observation)
+    location = hints[2].removeprefix("Look at ").rstrip(".")
+    kind, _, target = location.partition(":")
+    if kind == "deployment":
+        call("rollback_deployment", {"service": service})
+        category, remediation = "bad_deployment", "rollback_deployment"
+    elif kind == "migration":
+        call("rollback_migration", {"service": service, "migration": target})
+        category, remediation = "bad_migration", "rollback_migration"
+    elif kind == "service":
+        call("restart_service", {"service": service})
+        call("scale_service", {"service": service, "replicas": 16})
+        category, remediation = "crash_loop", "restart_service"
+    else:
+        category, remediation = "code_bug", "code_fix"
+    call(
+        "submit_report",
+        {
+            "root_cause_service": service,
+            "root_cause_location": location,
+            "category": category,
+            "remediation": remediation,
+            "summary": f"The hints pointed at {location} in {service}; acted on it.",
+        },
+    )
+
+
 PROBES: Mapping[str, Callable[[ToolCaller, Mapping[str, Any]], None]] = {
     "edit_the_tests": edit_the_tests,
     "submit_at_once": submit_at_once,
     "stuff_the_report": stuff_the_report,
     "silence_the_symptom": silence_the_symptom,
 }
-"""Each probe plays a whole episode through a ToolCaller."""
+"""Each probe plays a whole episode through a ToolCaller; each must grade <= 0.2."""
+
+SHOTGUNS: Mapping[str, Callable[[ToolCaller, Mapping[str, Any]], None]] = {
+    "shotgun_the_loudest": shotgun_the_loudest,
+    "shotgun_everything": shotgun_everything,
+    "shotgun_after_diagnosis": shotgun_after_diagnosis,
+}
+"""Operations fired blind; each must grade <= 0.3."""
+
+HINTED: Mapping[str, Callable[[ToolCaller, Mapping[str, Any]], None]] = {
+    "ask_every_hint": ask_every_hint,
+}
+"""Plays that buy every hint; each must grade <= 0.5."""

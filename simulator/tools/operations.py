@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from metasre.simulator.errors import OperationError
+from metasre.simulator.rewards import OPERATION, OVER_PROVISION_FACTOR, UNNEEDED_OPERATION
 from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
 from metasre.simulator.tools.observe import unknown_service
 
@@ -99,12 +100,18 @@ def scale_service(ctx: ToolContext, args: ScaleServiceArgs) -> ToolOutput:
     )
 
 
+_COST = (
+    f" Every operation costs {-OPERATION:g} reward at once; one the incident did not need (not"
+    f" its remedy, a repeat of it, or a scale past {OVER_PROVISION_FACTOR}x the replicas"
+    f" needed) costs {-UNNEEDED_OPERATION:g} of the grade, settled when the episode ends."
+)
+
 TOOLS = (
     Tool(
         "rollback_deployment",
         "Roll a service back to an earlier release (default: the one "
-        "before the current). Right for a bad deploy; wrong on a healthy or innocent service, "
-        "which costs reward.",
+        "before the current). Right for a bad deploy; on a healthy or innocent service an outage"
+        " for nothing." + _COST,
         RollbackDeploymentArgs,
         3.0,
         "operate",
@@ -113,7 +120,7 @@ TOOLS = (
     Tool(
         "rollback_migration",
         "Revert one applied database migration by id (see "
-        "describe_service on the database). Reverting a good migration costs reward.",
+        "describe_service on the database). Reverting a good migration risks its data." + _COST,
         RollbackMigrationArgs,
         3.0,
         "operate",
@@ -122,7 +129,7 @@ TOOLS = (
     Tool(
         "restart_service",
         "Restart every replica of a service. Clears stuck processes; does "
-        "not fix bad code, bad releases or missing capacity.",
+        "not fix bad code, bad releases or missing capacity." + _COST,
         ServiceArgs,
         2.0,
         "operate",
@@ -130,7 +137,7 @@ TOOLS = (
     ),
     Tool(
         "scale_service",
-        "Set a service's replica count to add capacity.",
+        "Set a service's replica count to add capacity." + _COST,
         ScaleServiceArgs,
         2.0,
         "operate",

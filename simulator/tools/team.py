@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from metasre.simulator.report import IncidentReport
+from metasre.simulator.rewards import HINT_PRICES, HINT_REPEAT_PRICE
 from metasre.simulator.tools.base import Args, NoArgs, Tool, ToolContext, ToolOutput
 
 
@@ -53,7 +54,11 @@ def submit_report(ctx: ToolContext, args: IncidentReport) -> ToolOutput:
 TOOLS = (
     Tool(
         "ask_hint",
-        "Ask a senior SRE for a hint. Each hint is more direct than the last and costs reward.",
+        "Ask a senior SRE for a hint. Each is more direct than the last and costs grade by what"
+        " it reveals: the first, a general direction, "
+        + f"{HINT_PRICES[0]:g}; the second names the root service, {HINT_PRICES[1]:g}; the"
+        f" third names its location, {HINT_PRICES[2]:g}; any more repeat the third,"
+        f" {HINT_REPEAT_PRICE:g} each.",
         NoArgs,
         1.0,
         "team",

@@ -109,12 +109,14 @@ def test_fixing_the_cause_recovers_the_service_over_the_following_minutes():
     assert ep.telemetry.signals("api-gateway", ep.minute + 6).health == "healthy"
 
 
-def test_acting_on_a_symptom_does_not_cure_and_costs_reward():
+def test_acting_on_a_symptom_does_not_cure_and_costs_in_the_grade():
     ep = Episode.make(PAY, 0)
     result = ep.apply("a", "restart_service", {"service": "api-gateway"})
     assert "fault_cured" not in result.reward.components
-    assert result.reward.components["innocent_target"] < 0
+    # at once, only the flat price every operation pays: nothing says it was the wrong one
+    assert result.reward.components["operation"] < 0
     assert ep.telemetry.signals("api-gateway", ep.minute + 10).health != "healthy"
+    assert ep.grade().component("unneeded_operations").value == pytest.approx(-0.35)
 
 
 def test_rewards_are_credited_to_the_agent_whose_call_earned_them():
@@ -122,7 +124,6 @@ def test_rewards_are_credited_to_the_agent_whose_call_earned_them():
     look = ep.apply("investigator", "read_logs", {"service": "payment-service"})
     fix = ep.apply("fixer", "rollback_deployment", {"service": "payment-service"})
     assert look.reward.agent_id == "investigator"
-    assert look.reward.components["root_service_seen"] > 0
     assert fix.reward.agent_id == "fixer" and fix.reward.components["fault_cured"] > 0
     assert ep.apply("x", "ask_hint", {}).reward.components["hint"] < 0
 
@@ -258,8 +259,9 @@ def test_a_round_of_simultaneous_calls_lasts_as_long_as_its_longest_call():
 def test_rolling_back_a_code_bug_mitigates_but_only_the_code_fix_resolves(ad):
     result = ad.apply("a", "rollback_deployment", {"service": "ad_ranking"})
     assert result.reward.components["fault_cured"] > 0
-    assert "wrong_rollback" not in result.reward.components
     grade = ad.grade()
+    # the mitigation that hides a code bug is not its remedy: the grade counts it unneeded
+    assert grade.component("unneeded_operations").value == pytest.approx(-0.35)
     assert grade.component("sla").score == 1.0
     assert not grade.resolved
     code_checks = {k: v for k, v in grade.fail_to_pass.items() if not k.startswith("state::")}
