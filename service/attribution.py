@@ -1,7 +1,8 @@
 """How the team's reward is credited to each agent: SHARED, INDIVIDUAL, MIXED and DIFFERENCE.
 
-With N seats, s_i the shaping reward of agent i's own calls (the simulator's per-call reward
-without the final grade), S = sum of s_i and G the final team grade, each agent's episode total is:
+With N seats, s_i the shaping reward agent i earned (the simulator's per-call reward without the
+final grade: its own calls', plus repairs of what it broke that others' calls made), S = sum of
+s_i and G the final team grade, each agent's episode total is:
 
 - SHARED: S + G for every agent (everyone receives every reward).
 - INDIVIDUAL: s_i + G/N. The agents' totals add up to S + G.
@@ -50,21 +51,35 @@ def step_rewards(
     mode: Attribution,
     alpha: float,
     agents: Sequence[str],
-    caller: str,
-    shaping: Mapping[str, float],
+    earned: Mapping[str, Mapping[str, float]],
 ) -> dict[str, dict[str, float]]:
-    """Each agent's share of one call's shaping components (agents with no share are absent)."""
+    """Each agent's share of one call's shaping (agents with no share are absent).
+
+    Args:
+        mode: The session's attribution mode.
+        alpha: Team spirit, for MIXED.
+        agents: Every seat's agent id.
+        earned: The shaping components each agent earned on this call: the caller's own,
+            and another's when the call repaid what that agent broke (see rewards.Shaper).
+    """
     n = len(agents)
-    if mode is Attribution.SHARED:
-        return {a: dict(shaping) for a in agents}
+    if mode is Attribution.DIFFERENCE:
+        return {}
     if mode is Attribution.INDIVIDUAL:
-        return {caller: dict(shaping)}
-    if mode is Attribution.MIXED:
-        out = {a: _scaled(shaping, alpha / n) for a in agents if alpha > 0}
-        own = _scaled(shaping, 1 - alpha + alpha / n)
-        out[caller] = own
-        return out
-    return {}
+        return {a: dict(c) for a, c in earned.items() if c}
+    team: dict[str, float] = {}
+    for components in earned.values():
+        for name, value in components.items():
+            team[name] = team.get(name, 0.0) + value
+    if mode is Attribution.SHARED:
+        return {a: dict(team) for a in agents}
+    # MIXED: (1 - alpha) of what each earned, plus alpha/N of what the team earned
+    out = {a: _scaled(team, alpha / n) for a in agents if alpha > 0}
+    for agent, components in earned.items():
+        own = out.setdefault(agent, {})
+        for name, value in components.items():
+            own[name] = own.get(name, 0.0) + value * (1 - alpha)
+    return out
 
 
 def final_rewards(

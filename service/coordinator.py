@@ -381,8 +381,9 @@ class Coordinator:
         step, observation = outcome
         caller = step.agent_id
         s.calls.append(RecordedCall(caller, step.tool, dict(step.args), rnd))
-        shaping = {k: v for k, v in step.reward.components.items() if k != "grade"}
-        shares = step_rewards(s.spec.attribution, s.spec.team_spirit, s.agent_ids, caller, shaping)
+        earned = {a: dict(c) for a, c in step.reward.others.items()}
+        earned[caller] = {k: v for k, v in step.reward.components.items() if k != "grade"}
+        shares = step_rewards(s.spec.attribution, s.spec.team_spirit, s.agent_ids, earned)
         rewards = [
             Reward(agent, step.tick, comps, round(sum(comps.values()), 9), caller)
             for agent, comps in shares.items()

@@ -369,8 +369,17 @@ class Episode:
         if spec_tool.kind in ("change", "operate"):
             self._telemetry.invalidate()
         cured, returned = self._update_faults()
-        components = self._shaper.components(
-            CallFacts(tool, arg_dict, output.ok, output.data, cured, returned)
+        components, credits = self._shaper.components(
+            CallFacts(
+                tool,
+                arg_dict,
+                output.ok,
+                output.data,
+                cured,
+                returned,
+                agent_id,
+                spec_tool.kind in ("change", "operate"),
+            )
         )
         if tool == "submit_report" and output.ok:
             self._report = IncidentReport.model_validate(arg_dict)
@@ -382,7 +391,13 @@ class Episode:
             final = self._grade = self.grade()
             components["grade"] = final.total
         total = round(sum(components.values()), 6)
-        reward = RewardUpdate(agent_id, self._tick, MappingProxyType(components), total)
+        reward = RewardUpdate(
+            agent_id,
+            self._tick,
+            MappingProxyType(components),
+            total,
+            MappingProxyType({a: MappingProxyType(c) for a, c in credits.items()}),
+        )
         return StepResult(
             self._tick,
             agent_id,
@@ -584,15 +599,17 @@ class Episode:
         checks = self.code_checks()
         return not all(checks.get(i, False) for i in self._instance.spec.hidden.fail_to_pass)
 
-    def _update_faults(self) -> tuple[int, int]:
-        cured = returned = 0
-        for fault in self._faults:
+    def _update_faults(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(faults cured, faults brought back after a cure), by index, on this call."""
+        cured: list[int] = []
+        returned: list[int] = []
+        for index, fault in enumerate(self._faults):
             was_cured = fault.cured_at() is not None
             transition = fault.update(self._world, self._code_checks_fail, self._clock)
             if transition is not None:
                 self._telemetry.invalidate()
             if transition == "off":
-                cured += 1
+                cured.append(index)
             elif transition == "on" and was_cured:
-                returned += 1
-        return cured, returned
+                returned.append(index)
+        return tuple(cured), tuple(returned)

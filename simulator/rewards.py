@@ -47,6 +47,9 @@ class RewardUpdate:
     tick: int
     components: Mapping[str, float]
     total: float
+    others: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Shaping this call earned other agents: a fault brought back by one agent's change and
+    cured by another's call repays the one who broke it (see Shaper)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,21 +60,36 @@ class CallFacts:
     args: Mapping[str, Any]
     ok: bool
     data: Mapping[str, Any]
-    cured: int
-    """Faults this call cured."""
-    returned: int
-    """Faults this call brought back after they had been cured."""
+    cured: tuple[int, ...]
+    """Faults (by index) this call cured."""
+    returned: tuple[int, ...]
+    """Faults (by index) this call brought back after they had been cured."""
+    agent_id: str = ""
+    """Whose call it was."""
+    changed_world: bool = True
+    """The call changed the code or the operational state (an edit, an operation): a fault
+    that comes back on it came back because of it, not with time."""
 
 
 @dataclass(slots=True)
 class Shaper:
-    """Turns each call into reward components, credited to the calling agent.
+    """Turns each call into reward components, credited to the agents that earned them.
 
     Nothing here depends on what the agent cannot observe: looking at the right service or
     file pays nothing (it would tell every seat the answer mid-episode), and an operation costs
     the same whether or not it was the remedy. What the world itself shows is paid at once: a
     fault cured (its signals recover for everyone to see) or brought back. Whether each
     operation was needed is recorded for the grade.
+
+    Faults are shaped by a potential, FAULT_CURED per fault cured, paid as it changes, with a
+    ledger so that no seat gains from a cycle of states:
+
+    - an agent whose change brings a cured fault back pays FAULT_RETURNED and owes it; whoever
+      then cures it, the cure repays the debtor (``fault_repaired``), not the curer. Breaking
+      and fixing, by one seat or two, nets zero to each;
+    - a fault that comes back with time (a restart that only bought minutes), on a call that
+      changed nothing, is charged to whoever cured it last: their cure did not hold;
+    - any other cure pays its caller. The team's total is always the potential's change.
     """
 
     truth: GroundTruth
@@ -82,18 +100,20 @@ class Shaper:
     remedied: bool = False
     """The remedy operation was applied once already."""
     hints: int = 0
+    debts: dict[int, str] = field(default_factory=dict)
+    """Fault index -> the agent whose change brought it back, owed its next cure."""
+    cured_by: dict[int, str] = field(default_factory=dict)
+    """Fault index -> the agent credited with its last cure."""
 
-    def components(self, facts: CallFacts) -> dict[str, float]:
-        """Reward components for one call."""
+    def components(self, facts: CallFacts) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+        """Reward components for one call: the caller's, and other agents' by agent id."""
         out: dict[str, float] = {"step_cost": STEP_COST}
+        others: dict[str, dict[str, float]] = {}
+        self._faults(facts, out, others)
         if not facts.ok:
             out["world_error"] = WORLD_ERROR
-            return out
+            return out, others
         tool, args = facts.tool, facts.args
-        if facts.cured:
-            out["fault_cured"] = FAULT_CURED * facts.cured
-        if facts.returned:
-            out["fault_returned"] = FAULT_RETURNED * facts.returned
         if tool == "edit_lines" and facts.data.get("syntax_error"):
             out["syntax_error"] = SYNTAX_ERROR
         if tool == "ask_hint":
@@ -104,7 +124,30 @@ class Shaper:
             unneeded = self._unneeded(tool, args)
             if unneeded is not None:
                 self.unneeded_operations.append(unneeded)
-        return out
+        return out, others
+
+    def _faults(
+        self, facts: CallFacts, out: dict[str, float], others: dict[str, dict[str, float]]
+    ) -> None:
+        caller = facts.agent_id
+
+        def pay(agent: str, name: str, value: float) -> None:
+            into = out if agent == caller else others.setdefault(agent, {})
+            into[name] = round(into.get(name, 0.0) + value, 9)
+
+        for index in facts.returned:
+            if facts.changed_world or index not in self.cured_by:
+                pay(caller, "fault_returned", FAULT_RETURNED)
+                self.debts[index] = caller
+            else:
+                pay(self.cured_by[index], "fault_relapsed", FAULT_RETURNED)
+        for index in facts.cured:
+            debtor = self.debts.pop(index, None)
+            if debtor is not None and debtor != caller:
+                pay(debtor, "fault_repaired", FAULT_CURED)
+            else:
+                pay(caller, "fault_cured", FAULT_CURED)
+            self.cured_by[index] = debtor or caller
 
     def _unneeded(self, tool: str, args: Mapping[str, Any]) -> str | None:
         """Why an operation was not needed, or None when it was the incident's remedy."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from metasre.service.attribution import Attribution, step_rewards
 from metasre.simulator import Episode
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2
 
@@ -106,3 +109,77 @@ async def test_difference_gives_zero_to_an_agent_whose_calls_changed_nothing(cha
     assert graded.agent_rewards["c"] == 0.0
     assert graded.agent_rewards["a"] == pytest.approx(graded.grade.total)
     assert graded.grade.total > 0
+
+
+_AGENTS = ["a", "b", "c", "d"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=4).flatmap(
+        lambda n: st.tuples(
+            st.just(_AGENTS[:n]),
+            st.dictionaries(
+                st.sampled_from(_AGENTS[:n]),
+                st.dictionaries(
+                    st.sampled_from(["step_cost", "fault_cured", "fault_repaired", "hint"]),
+                    st.floats(min_value=-1, max_value=1, allow_nan=False),
+                    max_size=3,
+                ),
+                min_size=1,
+            ),
+            st.floats(min_value=0, max_value=1, allow_nan=False),
+        )
+    )
+)
+def test_every_mode_shares_a_calls_shaping_as_the_protos_promise(
+    case: tuple[list[str], dict[str, dict[str, float]], float],
+) -> None:
+    """SHARED gives everyone the team's sum; INDIVIDUAL and MIXED split it exactly, whoever
+    earned it (the caller, or an agent a repair paid back); DIFFERENCE pays no shaping."""
+    agents, earned, alpha = case
+    team = sum(sum(c.values()) for c in earned.values())
+    shared = step_rewards(Attribution.SHARED, 0.0, agents, earned)
+    assert set(shared) == set(agents)
+    assert all(sum(c.values()) == pytest.approx(team) for c in shared.values())
+    for mode, spirit in ((Attribution.INDIVIDUAL, 0.0), (Attribution.MIXED, alpha)):
+        shares = step_rewards(mode, spirit, agents, earned)
+        assert sum(sum(c.values()) for c in shares.values()) == pytest.approx(team, abs=1e-9)
+    individual = step_rewards(Attribution.INDIVIDUAL, 0.0, agents, earned)
+    for agent, components in earned.items():
+        assert sum(individual.get(agent, {}).values()) == pytest.approx(sum(components.values()))
+    assert step_rewards(Attribution.DIFFERENCE, 0.0, agents, earned) == {}
+
+
+async def test_breaking_and_fixing_earns_no_seat_anything_over_the_wire(server) -> None:
+    """Finding 4: under INDIVIDUAL, one seat scaled the root service down and another back up,
+    over and over, and the fixer collected a cure each time. Now a cure after a seat's own
+    break repays that seat: neither gains from the cycle."""
+    from metasre.agents import MetasreClient
+    from metasre.simulator import resolve
+
+    oom = "meta-sre/user-service-oom-v1"
+    spec = resolve(oom).instance(0).spec
+    need = next(c.replicas for c in spec.hidden.state_checks if c.replicas)
+    up = {"service": "user-service", "replicas": need}
+    down = {"service": "user-service", "replicas": 1}
+    async with MetasreClient(server.address) as client:
+        handle = await client.create_session(
+            oom, seed=0, seats=["fixer", "breaker"], attribution="INDIVIDUAL"
+        )
+        async with (
+            client.agent(handle.id, handle.tokens["fixer"]) as fixer,
+            client.agent(handle.id, handle.tokens["breaker"]) as breaker,
+        ):
+            await fixer.call("scale_service", up)
+            for _ in range(5):
+                await breaker.call("scale_service", down)
+                await fixer.call("scale_service", up)
+            await fixer.call("submit_report", dict(spec.solution[-1].args))
+        graded = await client.get_grade(handle.id)
+    grade = graded["grade"]["total"]
+    shaping = {a: r - grade / 2 for a, r in graded["agent_rewards"].items()}
+    # one cure's worth for the fixer, less its calls' costs; nothing for the breaker but costs
+    assert shaping["fixer"] <= 0.2
+    assert shaping["breaker"] <= 0.0
+    assert grade <= 0.3  # and the grade counts every needless operation

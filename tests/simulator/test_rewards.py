@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metasre.agents.policies import HINTED, SHOTGUNS, ExpertPolicy
 from metasre.cli.inprocess import EpisodeCaller
@@ -111,3 +113,74 @@ def test_skipping_the_investigation_never_outscores_investigating(scenario: str)
     ExpertPolicy().play(EpisodeCaller(expert), expert.observation().to_dict())
     assert expert.grade().resolved
     assert guess.grade().total <= expert.grade().total + 1e-9
+
+
+# -- shaping is potential-based, and no seat gains from a cycle (findings 4 and the design) --
+
+_FAULT_PARTS = ("fault_cured", "fault_returned", "fault_repaired", "fault_relapsed")
+OOM = "meta-sre/user-service-oom-v1"
+
+
+def _fault_shaping(step: object) -> dict[str, float]:
+    """What each agent earned from faults on one call (its own and others' credits)."""
+    reward = step.reward  # type: ignore[attr-defined]
+    out = {reward.agent_id: sum(reward.components.get(k, 0.0) for k in _FAULT_PARTS)}
+    for agent, components in reward.others.items():
+        out[agent] = out.get(agent, 0.0) + sum(components.get(k, 0.0) for k in _FAULT_PARTS)
+    return out
+
+
+def _cured(ep: Episode) -> int:
+    return sum(1 for f in ep.faults if f.cured_at() is not None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c"]),
+            st.sampled_from(["scale_up", "scale_down", "restart", "wait", "scale_more"]),
+        ),
+        max_size=24,
+    )
+)
+def test_fault_shaping_is_a_potential_and_cannot_be_farmed(calls: list[tuple[str, str]]) -> None:
+    ep = Episode.make(OOM, 0)
+    need = next(c.replicas for c in ep.instance.spec.hidden.state_checks if c.replicas)
+    totals: dict[str, float] = {}
+    for agent, action in calls:
+        if ep.phase.value != "running":
+            break
+        tool, args = {
+            "scale_up": ("scale_service", {"service": "user-service", "replicas": need}),
+            "scale_more": ("scale_service", {"service": "user-service", "replicas": need + 1}),
+            "scale_down": ("scale_service", {"service": "user-service", "replicas": 1}),
+            "restart": ("restart_service", {"service": "user-service"}),
+            "wait": ("read_logs", {"service": "user-service"}),
+        }[action]
+        for who, value in _fault_shaping(ep.apply(agent, tool, args)).items():
+            totals[who] = totals.get(who, 0.0) + value
+    faults = len(ep.faults)
+    # the team is paid exactly the potential's change: a cycle of states pays zero
+    assert sum(totals.values()) == pytest.approx(0.2 * _cured(ep))
+    # and no seat can pump it: each holds at most one cure's worth per fault, whatever it does
+    for value in totals.values():
+        assert -0.2 * faults - 1e-9 <= value <= 0.2 * faults + 1e-9
+
+
+def test_breaking_and_fixing_over_and_over_earns_neither_seat_anything() -> None:
+    def play(cycles: int) -> dict[str, float]:
+        ep = Episode.make(OOM, 0)
+        need = next(c.replicas for c in ep.instance.spec.hidden.state_checks if c.replicas)
+        totals: dict[str, float] = {"fixer": 0.0, "breaker": 0.0}
+        up = {"service": "user-service", "replicas": need}
+        down = {"service": "user-service", "replicas": 1}
+        for step in [("fixer", up)] + [("breaker", down), ("fixer", up)] * cycles:
+            for who, value in _fault_shaping(ep.apply(step[0], "scale_service", step[1])).items():
+                totals[who] += value
+        return totals
+
+    once = play(0)
+    assert once == {"fixer": pytest.approx(0.2), "breaker": 0.0}
+    for cycles in (1, 3, 6):
+        assert play(cycles) == {"fixer": pytest.approx(0.2), "breaker": pytest.approx(0.0)}
