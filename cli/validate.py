@@ -12,6 +12,7 @@ from metasre.cli.inprocess import EpisodeCaller
 from metasre.simulator import Episode
 from metasre.simulator.episode import StepTarget
 from metasre.simulator.episode import play_steps as _play_steps
+from metasre.simulator.replay import RecordedCall, replay
 from metasre.simulator.sandbox import TestRunner
 from metasre.simulator.scenarios.spec import SolutionStep
 
@@ -74,11 +75,10 @@ def _replay_resolves(
     runner: TestRunner | None,
 ) -> bool:
     episode = Episode.make(scenario_id, seed, runner)
-    for tool, args in calls:
-        try:
-            episode.apply("replay", tool, args)
-        except Exception:  # an exact replay that no longer fits the seed is the point
-            return False
+    try:
+        replay(episode, [RecordedCall("replay", tool, args) for tool, args in calls])
+    except Exception:  # an exact replay that no longer fits the seed is the point
+        return False
     return episode.grade().resolved
 
 

@@ -9,17 +9,19 @@ s_i and G the final team grade, each agent's episode total is:
 - MIXED (team spirit alpha): (1 - alpha) * (s_i + G/N) + alpha * (S + G)/N. Adds up to S + G;
   alpha 0 is INDIVIDUAL, alpha 1 gives everyone the team mean.
 - DIFFERENCE: G - G_without_i, where G_without_i is the grade of the same episode replayed without
-  agent i's calls (exact: the simulator is deterministic), paid once at the end; no shaping. An
-  agent whose calls changed nothing gets exactly 0. The totals need not add up to anything.
+  agent i's calls, paid once at the end; no shaping. The others' edits are replayed by content
+  (`metasre.simulator.replay`): where their context still is, like a patch, so that a rider's
+  insertions above a teammate's fix do not make the fix miss. An agent whose calls changed
+  nothing gets exactly 0. The totals need not add up to anything.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from metasre.simulator import Episode, EpisodeOverError
+from metasre.simulator import Episode
+from metasre.simulator.replay import RecordedCall, replay
 from metasre.simulator.sandbox import TestRunner
 
 
@@ -30,17 +32,6 @@ class Attribution(enum.Enum):
     INDIVIDUAL = "individual"
     MIXED = "mixed"
     DIFFERENCE = "difference"
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedCall:
-    """An applied call as the counterfactual replay needs it."""
-
-    agent_id: str
-    tool: str
-    args: Mapping[str, object]
-    round: int
-    """The SIMULTANEOUS round (0 otherwise): calls of one round replay as one round."""
 
 
 def _scaled(components: Mapping[str, float], factor: float) -> dict[str, float]:
@@ -117,30 +108,9 @@ def counterfactual_grades(
         if len(kept) == len(calls):
             out[agent] = team_grade
             continue
-        out[agent] = replay(scenario_id, seed, kept, runner).grade().total
+        episode = Episode.make(scenario_id, seed, runner)
+        # by content: the others' edits go where their context is, so an agent's harmless
+        # insertions cannot make a teammate's fix miss in the counterfactual
+        replay(episode, kept, by_content=True)
+        out[agent] = episode.grade().total
     return out
-
-
-def replay(
-    scenario_id: str,
-    seed: int,
-    calls: Sequence[RecordedCall],
-    runner: TestRunner | None = None,
-) -> Episode:
-    """A fresh episode with `calls` applied in order, rounds kept; stops if the episode ends."""
-    episode = Episode.make(scenario_id, seed, runner)
-    current_round = 0
-    try:
-        for call in calls:
-            if call.round != current_round:
-                if current_round:
-                    episode.end_round()
-                if call.round:
-                    episode.begin_round()
-                current_round = call.round
-            episode.apply(call.agent_id, call.tool, call.args)
-    except EpisodeOverError:
-        pass
-    if current_round:
-        episode.end_round()
-    return episode

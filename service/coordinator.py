@@ -23,7 +23,6 @@ import structlog
 
 from metasre.service.attribution import (
     Attribution,
-    RecordedCall,
     counterfactual_grades,
     final_rewards,
     step_rewards,
@@ -39,6 +38,7 @@ from metasre.service.errors import (
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.session import Seat, Session, TurnPolicy
 from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve
+from metasre.simulator.replay import RecordedCall, patch_of
 from metasre.simulator.sandbox import TestRunner
 from metasre.simulator.tools import get_tool, validate_args
 
@@ -380,7 +380,8 @@ class Coordinator:
         s = self.session
         step, observation = outcome
         caller = step.agent_id
-        s.calls.append(RecordedCall(caller, step.tool, dict(step.args), rnd))
+        patch = patch_of(step.tool, step.output.data) if step.ok else None
+        s.calls.append(RecordedCall(caller, step.tool, dict(step.args), rnd, patch))
         earned = {a: dict(c) for a, c in step.reward.others.items()}
         earned[caller] = {k: v for k, v in step.reward.components.items() if k != "grade"}
         shares = step_rewards(s.spec.attribution, s.spec.team_spirit, s.agent_ids, earned)

@@ -30,8 +30,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
-from metasre.service.attribution import RecordedCall
 from metasre.service.store import EventRow, SessionRow, TrajectoryStore
+from metasre.simulator.replay import RecordedCall
 
 
 def episodes(
@@ -156,7 +156,7 @@ def episode_record(session: SessionRow, episode: int, events: Sequence[EventRow]
 
 
 def calls_of(record: Mapping[str, Any]) -> list[RecordedCall]:
-    """An exported episode's calls, from its chat messages, ready for `attribution.replay`."""
+    """An exported episode's calls, from its chat messages, ready for `simulator.replay`."""
     rounds = [int(s["round"]) for s in record["steps"]]
     calls: list[RecordedCall] = []
     for message in record["messages"]:

@@ -28,15 +28,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
-from metasre.service.attribution import RecordedCall
 from metasre.service.coordinator import Coordinator, make_episode
 from metasre.service.events import Applied, Ended, Event, LogEntry, Message, Reward, Started, Turn
 from metasre.service.records import keys_from_config, owner_from_config, spec_from_config
 from metasre.service.session import Recorder, Session
 from metasre.service.store import EventRow, SessionRow
-from metasre.simulator import Episode, EpisodePhase, Grade, Observation
+from metasre.simulator import Episode, EpisodePhase, Grade, Observation, StepResult
 from metasre.simulator.grader import GradeComponent
 from metasre.simulator.observation import AlertView, ServiceRow
+from metasre.simulator.replay import RecordedCall, patch_of, replay
 from metasre.simulator.sandbox import TestRunner
 
 
@@ -91,7 +91,10 @@ async def rebuild(
         event = entry.event
         if isinstance(event, Applied):
             seat = session.seat(event.agent_id)
-            session.calls.append(RecordedCall(event.agent_id, event.tool, event.args, event.round))
+            patch = patch_of(event.tool, event.data) if event.ok else None
+            session.calls.append(
+                RecordedCall(event.agent_id, event.tool, event.args, event.round, patch)
+            )
             if event.call_id:
                 seat.results[event.call_id] = entry
             passed = True
@@ -109,32 +112,29 @@ async def rebuild(
 
 def _replay(episode: Episode, calls: Sequence[Applied]) -> None:
     """Apply the stored calls in order, SIMULTANEOUS rounds as rounds; check each lands the same."""
-    i = 0
-    while i < len(calls):
-        batch = [calls[i]]
-        if calls[i].round:
-            while i + len(batch) < len(calls) and calls[i + len(batch)].round == calls[i].round:
-                batch.append(calls[i + len(batch)])
-            episode.begin_round()
-        try:
-            for call in batch:
-                try:
-                    step = episode.apply(call.agent_id, call.tool, call.args)
-                except Exception as exc:
-                    raise RecoveryError(
-                        f"the call at tick {call.tick} ({call.tool}) was refused on replay: {exc}"
-                    ) from exc
-                got = (step.tick, step.ok, step.output.error or "", step.phase, step.clock)
-                want = (call.tick, call.ok, call.error_code, call.phase, call.clock)
-                if got != want:
-                    raise RecoveryError(
-                        f"the call at tick {call.tick} ({call.tool}) replayed differently: "
-                        f"(tick, ok, error, phase, clock) {got} instead of {want}"
-                    )
-        finally:
-            if calls[i].round:
-                episode.end_round()
-        i += len(batch)
+    pairs = _recorded(calls)
+    stored = {id(recorded): call for recorded, call in pairs}
+
+    def check(recorded: RecordedCall, step: StepResult) -> None:
+        call = stored[id(recorded)]
+        got = (step.tick, step.ok, step.output.error or "", step.phase, step.clock)
+        want = (call.tick, call.ok, call.error_code, call.phase, call.clock)
+        if got != want:
+            raise RecoveryError(
+                f"the call at tick {call.tick} ({call.tool}) replayed differently: "
+                f"(tick, ok, error, phase, clock) {got} instead of {want}"
+            )
+
+    try:
+        replay(episode, [recorded for recorded, _ in pairs], check=check)
+    except RecoveryError:
+        raise
+    except Exception as exc:  # the world refused a call it once applied
+        raise RecoveryError(f"a stored call was refused on replay: {exc}") from exc
+
+
+def _recorded(calls: Sequence[Applied]) -> list[tuple[RecordedCall, Applied]]:
+    return [(RecordedCall(c.agent_id, c.tool, c.args, c.round), c) for c in calls]
 
 
 # -- stored payloads back to log events (the inverse of `metasre.service.records`) ---------------

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from metasre.service import auth
-from metasre.service.attribution import Attribution, RecordedCall
+from metasre.service.attribution import Attribution
 from metasre.service.errors import (
     InvalidRequestError,
     SeatTakenError,
@@ -36,6 +36,7 @@ from metasre.service.errors import (
 from metasre.service.events import Event, LogEntry
 from metasre.service.store import StoreError
 from metasre.simulator import Episode
+from metasre.simulator.replay import RecordedCall
 
 
 class TurnPolicy(enum.Enum):

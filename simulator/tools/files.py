@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from metasre.simulator.errors import SimulatorError
+from metasre.simulator.history import split_lines
 from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
 from metasre.simulator.vfs import FileView
 
@@ -105,6 +106,10 @@ class EditLinesArgs(Args):
     )
 
 
+CONTEXT_LINES = 3
+"""Unchanged lines an edit's result names on each side, for a replay to find it by content."""
+
+
 def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
     """Change a range of lines; the change is live on its service at once (a hotfix)."""
     try:
@@ -131,6 +136,11 @@ def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
     if service is not None:
         ctx.world.record_hotfix(service, ctx.clock, ctx.agent_id, record.path)
     removed, inserted = len(record.removed), len(record.inserted)
+    # the unchanged lines around the edit, so a replay can find its place by content
+    now = split_lines(ctx.workspace.read(record.path))
+    top = record.start_line - 1
+    above = now[max(0, top - CONTEXT_LINES) : top]
+    below = now[top + inserted : top + inserted + CONTEXT_LINES]
     text = (
         f"edited {record.path}: {args.action} at line {record.start_line} "
         f"(-{removed} +{inserted} lines), commit {record.commit_sha}"
@@ -148,6 +158,8 @@ def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
             "end_line": record.end_line,
             "removed": list(record.removed),
             "inserted": list(record.inserted),
+            "context_above": above,
+            "context_below": below,
             "service": service,
             "syntax_error": syntax_error,
         },

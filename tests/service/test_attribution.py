@@ -183,3 +183,44 @@ async def test_breaking_and_fixing_earns_no_seat_anything_over_the_wire(server) 
     assert shaping["fixer"] <= 0.2
     assert shaping["breaker"] <= 0.0
     assert grade <= 0.3  # and the grade counts every needless operation
+
+
+async def test_a_riders_insertions_earn_no_difference_credit(server) -> None:
+    """Finding 5: a rider put comment lines at the top of the file a teammate then fixed by
+    line number; replayed without the rider, the fix landed on the wrong line, so the rider
+    was credited the fix. Edits now replay by content: the rider's credit is ~0, the fixer's
+    the whole grade."""
+    from metasre.agents import MetasreClient
+
+    ad = "meta-sre/ad-ranking-crash-v1"
+    async with MetasreClient(server.address) as client:
+        handle = await client.create_session(
+            ad, seed=0, seats=["rider", "fixer"], attribution="DIFFERENCE"
+        )
+        async with (
+            client.agent(handle.id, handle.tokens["rider"]) as rider,
+            client.agent(handle.id, handle.tokens["fixer"]) as fixer,
+        ):
+            for n in range(8):
+                await rider.call(
+                    "edit_lines",
+                    {
+                        "path": "ad_ranking/ranker.py",
+                        "action": "insert",
+                        "start_line": 1,
+                        "content": f"# reviewed {n}",
+                    },
+                )
+            solution = Episode.make(ad, 0).instance.spec.solution
+            edit, report = dict(solution[0].args), dict(solution[1].args)
+            view = await fixer.call("view_file", {"path": "ad_ranking/ranker.py"})
+            needle = edit.pop("find")
+            first = int(view.data["start_line"])
+            line = next(first + i for i, text in enumerate(view.data["lines"]) if needle in text)
+            await fixer.call("edit_lines", {**edit, "start_line": line, "end_line": line})
+            await fixer.call("submit_report", report)
+        graded = await client.get_grade(handle.id)
+    grade = graded["grade"]["total"]
+    assert grade > 0.9
+    assert abs(graded["agent_rewards"]["rider"]) < 0.05, graded["agent_rewards"]
+    assert graded["agent_rewards"]["fixer"] > 0.8, graded["agent_rewards"]

@@ -21,12 +21,13 @@ import pytest
 from grpc_status import rpc_status
 
 from metasre.service import Limits, ServerConfig
-from metasre.service.attribution import Attribution, replay
+from metasre.service.attribution import Attribution
 from metasre.service.export import calls_of
 from metasre.service.records import spec_from_config
 from metasre.service.session import SeatSpec, SessionSpec, TurnPolicy
 from metasre.service.store import TrajectoryStore
 from metasre.simulator import Episode, resolve
+from metasre.simulator.replay import replay
 from metasre.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -415,7 +416,8 @@ async def test_export_round_trips_through_a_fresh_simulator(server, channel, con
         # Replaying the exported calls in a fresh simulator gives the same grade.
         calls = calls_of(record)
         if record["turn_policy"] == "simultaneous":
-            episode = replay(record["scenario_id"], record["seed"], calls)
+            episode = Episode.make(record["scenario_id"], record["seed"])
+            replay(episode, calls)
         else:
             episode = Episode.make(record["scenario_id"], record["seed"])
             for call in calls:
