@@ -36,6 +36,7 @@ from metasre.v1 import (
 
 TURN_POLICIES = ("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS")
 ATTRIBUTIONS = ("SHARED", "INDIVIDUAL", "MIXED", "DIFFERENCE")
+REWARD_MODES = ("DENSE", "SPARSE")
 
 
 def to_struct(data: Mapping[str, Any] | None) -> struct_pb2.Struct:
@@ -97,6 +98,7 @@ class MetasreClient:
     token that never leaves it but to the server), creates every session with it and sends it
     on the calls about its sessions (grade, close, watch). Pass `owner_token` to act for the
     sessions another client created with it; with `admin_token` every session is reachable.
+    `reward_mode` is the default of the sessions it creates (DENSE or SPARSE).
     """
 
     def __init__(
@@ -105,10 +107,14 @@ class MetasreClient:
         *,
         admin_token: str | None = None,
         owner_token: str | None = None,
+        reward_mode: str = "DENSE",
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode {reward_mode!r} is not one of {REWARD_MODES}")
         self.target = target
+        self._reward_mode = reward_mode
         self._metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
         self._admin = bool(admin_token)
         self._owner = owner_token or secrets.token_urlsafe(24)
@@ -177,12 +183,20 @@ class MetasreClient:
         attribution: str = "SHARED",
         team_spirit: float = 0.0,
         turn_timeout_seconds: float = 0.0,
+        reward_mode: str | None = None,
     ) -> SessionHandle:
-        """Create a session; each seat is an agent id, or (agent id, role[, allowed tools])."""
+        """Create a session; each seat is an agent id, or (agent id, role[, allowed tools]).
+
+        `reward_mode`: DENSE (shaping as each call applies) or SPARSE (the grade only, at the
+        end); the client's default (DENSE unless it was made with another) when None.
+        """
+        reward_mode = reward_mode or self._reward_mode
         if turn_policy not in TURN_POLICIES:
             raise ValueError(f"turn_policy {turn_policy!r} is not one of {TURN_POLICIES}")
         if attribution not in ATTRIBUTIONS:
             raise ValueError(f"attribution {attribution!r} is not one of {ATTRIBUTIONS}")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode {reward_mode!r} is not one of {REWARD_MODES}")
         seat_pbs = []
         for seat in seats:
             if isinstance(seat, str):
@@ -201,6 +215,7 @@ class MetasreClient:
             team_spirit=team_spirit,
             limits=common_pb2.SessionLimits(turn_timeout_seconds=turn_timeout_seconds),
             owner_token=self._owner,
+            reward_mode=f"REWARD_MODE_{reward_mode}",
         )
         reply = await self._unary(self._control.CreateSession, request)
         return SessionHandle(

@@ -42,12 +42,19 @@ class SyncClient:
     """Blocking twin of `MetasreClient`."""
 
     def __init__(
-        self, target: str, *, admin_token: str | None = None, owner_token: str | None = None
+        self,
+        target: str,
+        *,
+        admin_token: str | None = None,
+        owner_token: str | None = None,
+        reward_mode: str = "DENSE",
     ) -> None:
         self._loop = LoopThread()
 
         async def make() -> MetasreClient:
-            return MetasreClient(target, admin_token=admin_token, owner_token=owner_token)
+            return MetasreClient(
+                target, admin_token=admin_token, owner_token=owner_token, reward_mode=reward_mode
+            )
 
         self.client = self._loop.run(make())
 

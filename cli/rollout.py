@@ -35,6 +35,7 @@ def add_parsers(sub: Any) -> None:
         "process by default) and print a table per scenario.",
     )
     _add_target(p)
+    _add_reward_mode(p)
     p.add_argument("--agent", choices=AGENTS, default="expert", help="who plays (default expert)")
     p.add_argument(
         "--scenario",
@@ -67,6 +68,7 @@ def add_parsers(sub: Any) -> None:
         "and the grade.",
     )
     _add_target(p)
+    _add_reward_mode(p)
     p.add_argument(
         "--scenario",
         default="payment-bad-deploy",
@@ -83,6 +85,15 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _add_reward_mode(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--reward-mode",
+        choices=("DENSE", "SPARSE"),
+        default="DENSE",
+        help="DENSE: shaping as each call applies (default); SPARSE: the grade only, at the end",
+    )
 
 
 def _add_target(p: argparse.ArgumentParser) -> None:
@@ -242,7 +253,7 @@ def rollout_command(args: argparse.Namespace) -> int:
         return 2
     with (
         serving(args.target, max_sessions=max(256, 4 * args.parallel)) as address,
-        SyncClient(address) as client,
+        SyncClient(address, reward_mode=args.reward_mode) as client,
     ):
         try:
             scenarios = resolve_scenarios(args.scenarios, list_scenario_ids(client))
@@ -354,7 +365,10 @@ def llm_command(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     transcript = _Transcript(quiet=args.json)
-    with serving(args.target) as address, SyncClient(address) as client:
+    with (
+        serving(args.target) as address,
+        SyncClient(address, reward_mode=args.reward_mode) as client,
+    ):
         try:
             (scenario,) = resolve_scenarios([args.scenario], list_scenario_ids(client))
         except (LookupError, ValueError) as exc:

@@ -25,6 +25,13 @@ from metasre.simulator.replay import RecordedCall, replay
 from metasre.simulator.sandbox import TestRunner
 
 
+class RewardMode(enum.Enum):
+    """When shaping is paid: as each call applies, or never (the grade only, at the end)."""
+
+    DENSE = "dense"
+    SPARSE = "sparse"
+
+
 class Attribution(enum.Enum):
     """The attribution modes."""
 
@@ -43,6 +50,7 @@ def step_rewards(
     alpha: float,
     agents: Sequence[str],
     earned: Mapping[str, Mapping[str, float]],
+    reward_mode: RewardMode = RewardMode.DENSE,
 ) -> dict[str, dict[str, float]]:
     """Each agent's share of one call's shaping (agents with no share are absent).
 
@@ -52,9 +60,10 @@ def step_rewards(
         agents: Every seat's agent id.
         earned: The shaping components each agent earned on this call: the caller's own,
             and another's when the call repaid what that agent broke (see rewards.Shaper).
+        reward_mode: SPARSE pays no shaping at all.
     """
     n = len(agents)
-    if mode is Attribution.DIFFERENCE:
+    if mode is Attribution.DIFFERENCE or reward_mode is RewardMode.SPARSE:
         return {}
     if mode is Attribution.INDIVIDUAL:
         return {a: dict(c) for a, c in earned.items() if c}

@@ -8,7 +8,7 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
-from metasre.service.attribution import Attribution
+from metasre.service.attribution import Attribution, RewardMode
 from metasre.service.by_identity import ByIdentity
 from metasre.service.config import Limits
 from metasre.service.errors import InvalidRequestError
@@ -35,6 +35,15 @@ _ATTRIBUTION = {
 }
 _ATTRIBUTION_PB = {
     v: k for k, v in _ATTRIBUTION.items() if k != common_pb2.REWARD_ATTRIBUTION_UNSPECIFIED
+}
+_REWARD_MODE = {
+    common_pb2.REWARD_MODE_UNSPECIFIED: RewardMode.DENSE,
+    common_pb2.REWARD_MODE_DENSE: RewardMode.DENSE,
+    common_pb2.REWARD_MODE_SPARSE: RewardMode.SPARSE,
+}
+_REWARD_MODE_PB = {
+    RewardMode.DENSE: common_pb2.REWARD_MODE_DENSE,
+    RewardMode.SPARSE: common_pb2.REWARD_MODE_SPARSE,
 }
 _PHASE_PB = {
     EpisodePhase.RUNNING: common_pb2.EPISODE_PHASE_RUNNING,
@@ -116,6 +125,12 @@ def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> S
             f"unknown reward_attribution {request.reward_attribution}",
             (("reward_attribution", "SHARED, INDIVIDUAL, MIXED or DIFFERENCE"),),
         )
+    reward_mode = _REWARD_MODE.get(request.reward_mode)
+    if reward_mode is None:
+        raise InvalidRequestError(
+            f"unknown reward_mode {request.reward_mode}",
+            (("reward_mode", "DENSE or SPARSE"),),
+        )
     timeout = request.limits.turn_timeout_seconds or limits.turn_timeout_seconds
     if not (math.isfinite(timeout) and 0 < timeout <= 3600):
         raise InvalidRequestError(
@@ -136,6 +151,7 @@ def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> S
         attribution,
         alpha,
         timeout,
+        reward_mode,
     )
 
 
@@ -424,6 +440,7 @@ def session_pb(session: Session) -> common_pb2.SessionInfo:
         closed=session.closed,
         turn_agent_id=session.turn_agent_id if spec.policy is TurnPolicy.ROUND_ROBIN else "",
         limits=common_pb2.SessionLimits(turn_timeout_seconds=spec.turn_timeout_seconds),
+        reward_mode=_REWARD_MODE_PB[spec.reward_mode],
     )
 
 

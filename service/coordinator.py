@@ -384,7 +384,9 @@ class Coordinator:
         s.calls.append(RecordedCall(caller, step.tool, dict(step.args), rnd, patch))
         earned = {a: dict(c) for a, c in step.reward.others.items()}
         earned[caller] = {k: v for k, v in step.reward.components.items() if k != "grade"}
-        shares = step_rewards(s.spec.attribution, s.spec.team_spirit, s.agent_ids, earned)
+        shares = step_rewards(
+            s.spec.attribution, s.spec.team_spirit, s.agent_ids, earned, s.spec.reward_mode
+        )
         rewards = [
             Reward(agent, step.tick, comps, round(sum(comps.values()), 9), caller)
             for agent, comps in shares.items()

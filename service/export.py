@@ -3,7 +3,7 @@
 Each episode becomes::
 
     {"session_id", "episode", "scenario_id", "seed", "turn_policy", "reward_attribution",
-     "agents": [{"agent_id", "role", "allowed_tools"}],
+     "reward_mode", "agents": [{"agent_id", "role", "allowed_tools"}],
      "finished", "phase", "grade": {"total", "resolved", "components": [...], ...} | null,
      "agent_rewards": {agent_id: total},
      "messages": [
@@ -131,6 +131,7 @@ def episode_record(session: SessionRow, episode: int, events: Sequence[EventRow]
         "seed": started["seed"],
         "turn_policy": config["turn_policy"],
         "reward_attribution": config["reward_attribution"],
+        "reward_mode": config.get("reward_mode", "dense"),
         "team_spirit": config["team_spirit"],
         "agents": [
             {"agent_id": s["agent_id"], "role": s["role"], "allowed_tools": s["allowed_tools"]}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metasre.service.attribution import Attribution
+from metasre.service.attribution import Attribution, RewardMode
 from metasre.service.by_identity import ByIdentity
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
@@ -71,6 +71,7 @@ def session_config(spec: SessionSpec) -> dict[str, Any]:
         ],
         "turn_policy": spec.policy.value,
         "reward_attribution": spec.attribution.value,
+        "reward_mode": spec.reward_mode.value,
         "team_spirit": spec.team_spirit,
         "limits": {"turn_timeout_seconds": spec.turn_timeout_seconds},
         "protocol_version": PROTOCOL_VERSION,
@@ -126,6 +127,8 @@ def spec_from_config(config: Mapping[str, Any]) -> SessionSpec:
         attribution=Attribution(config["reward_attribution"]),
         team_spirit=float(config["team_spirit"]),
         turn_timeout_seconds=float(config["limits"]["turn_timeout_seconds"]),
+        # a session stored before reward modes existed was dense
+        reward_mode=RewardMode(config.get("reward_mode", RewardMode.DENSE.value)),
     )
 
 

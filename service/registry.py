@@ -123,6 +123,7 @@ class Registry:
             seats=len(spec.seats),
             policy=spec.policy.value,
             attribution=spec.attribution.value,
+            reward_mode=spec.reward_mode.value,
         )
         return session
 

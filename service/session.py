@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from metasre.service import auth
-from metasre.service.attribution import Attribution
+from metasre.service.attribution import Attribution, RewardMode
 from metasre.service.errors import (
     InvalidRequestError,
     SeatTakenError,
@@ -69,6 +69,7 @@ class SessionSpec:
     team_spirit: float = 0.0
     """Alpha of MIXED, in [0, 1]."""
     turn_timeout_seconds: float = 30.0
+    reward_mode: RewardMode = RewardMode.DENSE
 
     def __post_init__(self) -> None:
         if not self.seats:

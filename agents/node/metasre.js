@@ -178,7 +178,8 @@ class MetasreClient {
 
   /**
    * Start a session. seats: agent ids, or {agent_id, role, allowed_tools}.
-   * turn_policy / reward_attribution: enum names ("TURN_POLICY_FREE_FOR_ALL", ...).
+   * turn_policy / reward_attribution / reward_mode: enum names ("TURN_POLICY_FREE_FOR_ALL",
+   * "REWARD_MODE_SPARSE", ...).
    */
   async createSession({
     scenario_id,
@@ -186,6 +187,7 @@ class MetasreClient {
     seats = ["agent-1"],
     turn_policy,
     reward_attribution,
+    reward_mode,
   }) {
     const reply = await this.unary("CreateSession", {
       scenario_id,
@@ -193,6 +195,7 @@ class MetasreClient {
       seats: seats.map((s) => (typeof s === "string" ? { agent_id: s } : s)),
       turn_policy: turn_policy || "TURN_POLICY_FREE_FOR_ALL",
       reward_attribution: reward_attribution || "REWARD_ATTRIBUTION_SHARED",
+      reward_mode: reward_mode || "REWARD_MODE_DENSE",
       owner_token: this.ownerToken,
     });
     return reply;

@@ -444,6 +444,7 @@ async def test_export_round_trips_through_a_fresh_simulator(server, channel, con
     assert [(s["agent_id"], s["round"]) for s in rounds["steps"]] == [("x", 1), ("y", 1), ("x", 2)]
     assert rounds["grade"]["resolved"] is True
     assert rounds["reward_attribution"] == "difference"
+    assert rounds["reward_mode"] == "dense"
 
 
 def test_export_refuses_a_missing_store_and_unknown_sessions(tmp_path, capsys):

@@ -15,6 +15,12 @@ class TurnPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TURN_POLICY_ROUND_ROBIN: _ClassVar[TurnPolicy]
     TURN_POLICY_SIMULTANEOUS: _ClassVar[TurnPolicy]
 
+class RewardMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REWARD_MODE_UNSPECIFIED: _ClassVar[RewardMode]
+    REWARD_MODE_DENSE: _ClassVar[RewardMode]
+    REWARD_MODE_SPARSE: _ClassVar[RewardMode]
+
 class RewardAttribution(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     REWARD_ATTRIBUTION_UNSPECIFIED: _ClassVar[RewardAttribution]
@@ -33,6 +39,9 @@ TURN_POLICY_UNSPECIFIED: TurnPolicy
 TURN_POLICY_FREE_FOR_ALL: TurnPolicy
 TURN_POLICY_ROUND_ROBIN: TurnPolicy
 TURN_POLICY_SIMULTANEOUS: TurnPolicy
+REWARD_MODE_UNSPECIFIED: RewardMode
+REWARD_MODE_DENSE: RewardMode
+REWARD_MODE_SPARSE: RewardMode
 REWARD_ATTRIBUTION_UNSPECIFIED: RewardAttribution
 REWARD_ATTRIBUTION_SHARED: RewardAttribution
 REWARD_ATTRIBUTION_INDIVIDUAL: RewardAttribution
@@ -74,7 +83,7 @@ class SessionLimits(_message.Message):
     def __init__(self, turn_timeout_seconds: _Optional[float] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ("session_id", "scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "phase", "tick", "episode", "closed", "turn_agent_id", "limits")
+    __slots__ = ("session_id", "scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "phase", "tick", "episode", "closed", "turn_agent_id", "limits", "reward_mode")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SCENARIO_ID_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
@@ -88,6 +97,7 @@ class SessionInfo(_message.Message):
     CLOSED_FIELD_NUMBER: _ClassVar[int]
     TURN_AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    REWARD_MODE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     scenario_id: str
     seed: int
@@ -101,7 +111,8 @@ class SessionInfo(_message.Message):
     closed: bool
     turn_agent_id: str
     limits: SessionLimits
-    def __init__(self, session_id: _Optional[str] = ..., scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., turn_policy: _Optional[_Union[TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., phase: _Optional[_Union[EpisodePhase, str]] = ..., tick: _Optional[int] = ..., episode: _Optional[int] = ..., closed: _Optional[bool] = ..., turn_agent_id: _Optional[str] = ..., limits: _Optional[_Union[SessionLimits, _Mapping]] = ...) -> None: ...
+    reward_mode: RewardMode
+    def __init__(self, session_id: _Optional[str] = ..., scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., turn_policy: _Optional[_Union[TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., phase: _Optional[_Union[EpisodePhase, str]] = ..., tick: _Optional[int] = ..., episode: _Optional[int] = ..., closed: _Optional[bool] = ..., turn_agent_id: _Optional[str] = ..., limits: _Optional[_Union[SessionLimits, _Mapping]] = ..., reward_mode: _Optional[_Union[RewardMode, str]] = ...) -> None: ...
 
 class Alert(_message.Message):
     __slots__ = ("id", "service", "severity", "summary", "firing_minutes")
