@@ -242,6 +242,13 @@ class Telemetry:
         value = base * (1.0 + plan.amplitude * jitter)
         for fault, delta in plan.effects:
             value += delta * self._faults[fault].strength(minute)
+        for disruption in self._world.disruptions:
+            if (
+                disruption.service == plan.service
+                and disruption.metric == plan.metric
+                and disruption.covers(minute)
+            ):
+                value += disruption.delta
         if plan.fails_when_down and state.replicas == 0:
             value = 1.0
         # max(0.0, value) and min(1.0, value), spelled out (the same result, -0.0 and NaN too).

@@ -32,6 +32,32 @@ class WorldEvent:
     by: str
 
 
+@dataclass(frozen=True, slots=True)
+class Disruption:
+    """What an operation does to a service's signals while it happens, needed or not."""
+
+    service: str
+    start: float
+    """Simulated minute it began."""
+    minutes: int
+    metric: str
+    delta: float
+    """Added to the metric for each whole minute of the window."""
+
+    def covers(self, minute: int) -> bool:
+        """Whether `minute` is inside the window."""
+        first = int(self.start)
+        return first <= minute < first + self.minutes
+
+
+RESTART_OUTAGE = (1, 0.5)
+"""(minutes, error rate added): every replica restarting at once drops requests for a minute."""
+ROLLBACK_OUTAGE = (2, 0.3)
+"""A rollback is a deploy: pods cycle, and requests fail while they do."""
+MIGRATION_OUTAGE = (3, 0.25)
+"""Reverting a schema fails the writes that meet it half-way (and loses what it dropped)."""
+
+
 @dataclass(slots=True)
 class ServiceState:
     """One service's mutable operational state."""
@@ -69,7 +95,7 @@ class MigrationState:
 class World:
     """Services, releases, replicas and migrations, changed only by operations."""
 
-    __slots__ = ("events", "migrations", "services")
+    __slots__ = ("disruptions", "events", "migrations", "services")
 
     def __init__(self, spec: ScenarioSpec) -> None:
         self.services: dict[str, ServiceState] = {}
@@ -93,6 +119,9 @@ class World:
             for r in svc.releases
         ]
         self.events.sort(key=lambda e: e.at_minute)
+        self.disruptions: list[Disruption] = []
+        """Outage windows operations caused: a cost in the world of every operation, on top
+        of its price in the grade when the incident did not need it."""
 
     def service(self, name: str) -> ServiceState:
         """Return the service called `name`.
@@ -132,6 +161,9 @@ class World:
         commit = next(r.commit for r in reversed(svc.releases) if r.version == to_version)
         release = Release(to_version, at, by, commit)
         svc.releases.append(release)
+        self.disruptions.append(
+            Disruption(name, at, ROLLBACK_OUTAGE[0], "error_rate", ROLLBACK_OUTAGE[1])
+        )
         self.events.append(
             WorldEvent(at, name, "rollback", f"rolled back {name} {previous} -> {to_version}", by)
         )
@@ -141,6 +173,9 @@ class World:
         """Restart every replica of `name`."""
         svc = self.service(name)
         svc.restarts.append(at)
+        self.disruptions.append(
+            Disruption(name, at, RESTART_OUTAGE[0], "error_rate", RESTART_OUTAGE[1])
+        )
         self.events.append(
             WorldEvent(at, name, "restart", f"restarted {svc.replicas} replicas of {name}", by)
         )
@@ -172,6 +207,9 @@ class World:
                         f"migration {migration} of {service} is already rolled back"
                     )
                 m.rolled_back_at = at
+                self.disruptions.append(
+                    Disruption(service, at, MIGRATION_OUTAGE[0], "error_rate", MIGRATION_OUTAGE[1])
+                )
                 self.events.append(
                     WorldEvent(
                         at,

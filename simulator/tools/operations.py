@@ -8,6 +8,7 @@ from metasre.simulator.errors import OperationError
 from metasre.simulator.rewards import OPERATION, OVER_PROVISION_FACTOR, UNNEEDED_OPERATION
 from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
 from metasre.simulator.tools.observe import unknown_service
+from metasre.simulator.world import MIGRATION_OUTAGE, RESTART_OUTAGE, ROLLBACK_OUTAGE
 
 
 def _refused(exc: OperationError) -> ToolOutput:
@@ -101,6 +102,9 @@ def scale_service(ctx: ToolContext, args: ScaleServiceArgs) -> ToolOutput:
 
 
 _COST = (
+    " Restarts and rollbacks are outages of their own while they happen (errors on the service"
+    f" for {RESTART_OUTAGE[0]} minute after a restart, {ROLLBACK_OUTAGE[0]} after a rollback,"
+    f" {MIGRATION_OUTAGE[0]} after a migration rollback)."
     f" Every operation costs {-OPERATION:g} reward at once; one the incident did not need (not"
     f" its remedy, a repeat of it, or a scale past {OVER_PROVISION_FACTOR}x the replicas"
     f" needed) costs {-UNNEEDED_OPERATION:g} of the grade, settled when the episode ends."

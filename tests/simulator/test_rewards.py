@@ -184,3 +184,20 @@ def test_breaking_and_fixing_over_and_over_earns_neither_seat_anything() -> None
     assert once == {"fixer": pytest.approx(0.2), "breaker": 0.0}
     for cycles in (1, 3, 6):
         assert play(cycles) == {"fixer": pytest.approx(0.2), "breaker": pytest.approx(0.0)}
+
+
+@pytest.mark.parametrize(("tool", "minutes"), [("restart_service", 1), ("rollback_deployment", 2)])
+def test_an_operation_costs_in_the_world_too(tool: str, minutes: int) -> None:
+    """Restarting or rolling back a healthy service is an outage window of its own."""
+    ep = Episode.make("meta-sre/payment-bad-deploy-v1", 0)
+    healthy = "inventory-service"
+    before = ep.telemetry.value(healthy, "error_rate", ep.minute)
+    at = ep.clock
+    step = ep.apply("a", tool, {"service": healthy})
+    if not step.ok:
+        pytest.skip(f"{healthy} cannot {tool} here: {step.output.text}")
+    during = [ep.telemetry.value(healthy, "error_rate", int(at) + m) for m in range(minutes)]
+    after = ep.telemetry.value(healthy, "error_rate", int(at) + minutes + 1)
+    assert all(v >= before + 0.25 for v in during), (before, during)
+    assert after < before + 0.1
+    assert ep.grade().component("unneeded_operations").value == pytest.approx(UNNEEDED_OPERATION)
