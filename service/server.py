@@ -18,7 +18,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 # The asyncio health servicer is not in the grpc_health stubs.
 from grpc_health.v1._async import HealthServicer
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
+from grpc_reflection.v1alpha._async import ReflectionServicer
 
 from metasre.service.config import ServerConfig
 from metasre.service.heap import HeapKeeper
@@ -49,6 +50,30 @@ SERVICE_NAMES = (
     watch_pb2.DESCRIPTOR.services_by_name["WatchService"].full_name,
 )
 """The fully qualified names of the services, as health and reflection list them."""
+
+
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+"""grpcio-reflection serves only v1alpha; newer tools (grpcurl, Postman) ask for v1 first."""
+
+
+def _serve_reflection_v1(names: tuple[str, ...], server: grpc.aio.Server) -> None:
+    """Serve reflection v1 with the v1alpha servicer.
+
+    The two protos' messages are identical field for field, so v1 requests decode as v1alpha
+    ones and the answers encode alike.
+    """
+    servicer = ReflectionServicer(names)
+    handler = grpc.method_handlers_generic_handler(
+        REFLECTION_V1,
+        {
+            "ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(
+                servicer.ServerReflectionInfo,
+                reflection_pb2.ServerReflectionRequest.FromString,
+                reflection_pb2.ServerReflectionResponse.SerializeToString,
+            )
+        },
+    )
+    server.add_generic_rpc_handlers((handler,))
 
 
 def prepare_sandbox(*, weak_isolation: bool = False) -> TestRunner:
@@ -202,9 +227,9 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
     )
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-    )
+    names = (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME, REFLECTION_V1)
+    reflection.enable_server_reflection(names, server)
+    _serve_reflection_v1(names, server)
     address = f"{config.host}:{config.port}"
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = grpc.ssl_server_credentials(

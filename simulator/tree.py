@@ -118,7 +118,7 @@ class BaseTree:
             return canonical
         if canonical in self._children:
             raise PathKindError(
-                f"{canonical or '/'!r} is a folder, not a file; list it with list_dir or name a "
+                f"{canonical or '/'!r} is a folder, not a file; list it with list_files or name a "
                 "file in it"
             )
         raise self._missing(canonical, "file")
@@ -194,7 +194,7 @@ class BaseTree:
         hint = (
             f"did you mean {', '.join(repr(name) for name in suggestions)}?"
             if suggestions
-            else "list the tree with list_dir('') to see what exists"
+            else "list the tree with list_files (path '') to see what exists"
         )
         return FileNotFoundInTreeError(f"no {kind} {path!r} in the code tree; {hint}")
 

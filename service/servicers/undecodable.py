@@ -10,6 +10,7 @@ Streams may also send responses they serialized themselves (bytes go out as they
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -122,7 +123,17 @@ def _made_safe(handler: Handler, method: str) -> Handler:
 
         return grpc.unary_unary_rpc_method_handler(unary_unary, safe, handler.response_serializer)
     if handler.unary_stream is not None:
-        streaming: Any = handler.unary_stream  # an async generator function in grpc.aio
+        streaming: Any = handler.unary_stream
+        if not inspect.isasyncgenfunction(streaming):
+            # a coroutine that writes with context.write (grpc's own health Watch does)
+            async def unary_stream_writer(request: Any, context: Any) -> None:
+                if isinstance(request, _Undecodable):
+                    await abort(context, _refusal(request.method))
+                await streaming(request, context)
+
+            return grpc.unary_stream_rpc_method_handler(
+                unary_stream_writer, safe, handler.response_serializer
+            )
 
         async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
             if isinstance(request, _Undecodable):

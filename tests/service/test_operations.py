@@ -34,6 +34,39 @@ async def test_health_answers_serving(channel):
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
+async def test_health_watch_streams_the_status_until_the_server_drains(server):
+    """Kubernetes and grpc-health-probe watch rather than poll (issue 17: Watch used to fail at
+    once with a Python TypeError in its status)."""
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
+        first = await asyncio.wait_for(watch.read(), TIMEOUT)
+        assert first.status == health_pb2.HealthCheckResponse.SERVING
+        stopping = asyncio.create_task(server.stop(1.0))
+        second = await asyncio.wait_for(watch.read(), TIMEOUT)
+        assert second.status == health_pb2.HealthCheckResponse.NOT_SERVING
+        watch.cancel()
+        await stopping
+
+
+async def test_reflection_v1_is_served_beside_v1alpha(channel):
+    method = channel.stream_stream(
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+
+    async def ask():
+        yield reflection_pb2.ServerReflectionRequest(list_services="")
+        yield reflection_pb2.ServerReflectionRequest(
+            file_containing_symbol="metasre.v1.ControlService"
+        )
+
+    replies = [r async for r in method(ask())]
+    names = {s.name for s in replies[0].list_services_response.service}
+    assert {"grpc.reflection.v1.ServerReflection", "metasre.v1.ControlService"} <= names
+    assert replies[1].file_descriptor_response.file_descriptor_proto
+
+
 async def test_reflection_lists_the_services(channel):
     stub = reflection_pb2_grpc.ServerReflectionStub(channel)
 

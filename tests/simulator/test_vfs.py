@@ -205,7 +205,7 @@ def test_read_missing_file_suggests_close_matches(ws: Workspace) -> None:
         ws.read("svc/ap.py")
     with pytest.raises(FileNotFoundInTreeError, match=re.escape("did you mean 'svc/app.py'")):
         ws.read("app.py")
-    with pytest.raises(FileNotFoundInTreeError, match="list_dir"):
+    with pytest.raises(FileNotFoundInTreeError, match="list_files"):
         ws.read("zzzzzzzzzzzzzzzz/qqqqqqqq")
 
 
