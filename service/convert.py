@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import struct_pb2
 
 from metasre.service.attribution import Attribution, RewardMode
 from metasre.service.by_identity import ByIdentity
@@ -56,24 +56,36 @@ _MAX_DEPTH = 32
 # -- JSON values and Structs --------------------------------------------------------------------
 
 
-def struct_to_dict(struct: struct_pb2.Struct) -> dict[str, Any]:
-    """A Struct as plain JSON data (whole numbers come back as int, as JSON Schema expects)."""
-    data = json_format.MessageToDict(struct)
-    out = _whole_numbers(data)
-    assert isinstance(out, dict)
-    return out
+def struct_to_dict(struct: struct_pb2.Struct, field: str = "call.args") -> dict[str, Any]:
+    """A Struct as plain JSON data (whole numbers come back as int, as JSON Schema expects).
+
+    Raises:
+        InvalidRequestError: a number is NaN or infinite (JSON has neither), naming where.
+    """
+    return {key: _plain(value, f"{field}.{key}") for key, value in struct.fields.items()}
 
 
-def _whole_numbers(value: Any) -> Any:
-    # Struct carries every number as a double; the tools' schemas want integers for line
-    # numbers and replica counts, so a double with no fraction goes back to int.
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _whole_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole_numbers(v) for v in value]
-    return value
+def _plain(value: struct_pb2.Value, path: str) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        number = value.number_value
+        if not math.isfinite(number):
+            raise InvalidRequestError(
+                f"{path} is {number}: tool arguments are JSON, which has no NaN or infinities",
+                ((path, "a finite number"),),
+            )
+        # Struct carries every number as a double; the tools' schemas want integers for line
+        # numbers and replica counts, so a double with no fraction goes back to int.
+        return int(number) if number.is_integer() else number
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "struct_value":
+        return struct_to_dict(value.struct_value, path)
+    if kind == "list_value":
+        return [_plain(item, f"{path}[{i}]") for i, item in enumerate(value.list_value.values)]
+    return None  # null_value, or a Value with nothing set
 
 
 def dict_to_struct(data: Mapping[str, Any]) -> struct_pb2.Struct:

@@ -163,3 +163,42 @@ def test_a_bug_is_internal_and_leaks_nothing():
 def test_every_row_of_the_table_has_a_reason():
     reasons = [row.reason for row in ERROR_TABLE.values()]
     assert all(r.isupper() for r in reasons)
+
+
+PAYSVC = "payment-service"
+NON_FINITE = [
+    ("NaN in an argument", {"service": PAYSVC, "lines": float("nan")}, "call.args.lines"),
+    ("infinity in an extra field", {"service": PAYSVC, "x": float("inf")}, "call.args.x"),
+    ("-infinity deep in a list", {"service": PAYSVC, "x": [1, {"y": float("-inf")}]},
+     "call.args.x[1].y"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "args", "field"), NON_FINITE, ids=[n for n, *_ in NON_FINITE])
+@pytest.mark.parametrize("tool", ["read_logs", "no_such_tool"])
+async def test_non_finite_numbers_are_invalid_arguments_not_internal_errors(
+    channel, control, what: str, args: dict[str, object], field: str, tool: str
+) -> None:
+    """Issue 17: NaN or an infinity anywhere in a call's args gave INTERNAL (the JSON
+    conversion failed). Over CallTool and in-band on Connect, for a known tool or not."""
+    created = await create(control, ("a",))
+    sid, token = created.session.session_id, created.tokens[0].join_token
+    stub = agent_pb2_grpc.AgentServiceStub(channel)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.CallTool(
+            agent_pb2.CallToolRequest(
+                session_id=sid,
+                token=token,
+                call=agent_pb2.ToolCall(call_id="u", tool=tool, args=struct(args)),
+            )
+        )
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, err.value.details()
+    _info, violations = details(rpc_status.from_call(err.value))
+    assert (field, "a finite number") in violations
+    client = AgentClient(channel)
+    await client.join(sid, token)
+    reply = await client.result_or_error(client.tool(tool, args))
+    assert reply.WhichOneof("response") == "error"
+    assert reply.error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert details(reply.error)[1] == violations
+    client.close()
