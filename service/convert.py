@@ -114,6 +114,12 @@ def _jsonable(value: Any, depth: int) -> Any:
 # -- requests -----------------------------------------------------------------------------------
 
 
+TURN_TIMEOUT_BOUNDS = (0.1, 3600.0)
+"""Seconds a turn or a round may wait, at least and at most (see SessionLimits)."""
+MAX_SEED = 2**31 - 1
+"""Largest seed a session takes."""
+
+
 def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> SessionSpec:
     """The SessionSpec a CreateSession asks for.
 
@@ -144,17 +150,26 @@ def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> S
             (("reward_mode", "DENSE or SPARSE"),),
         )
     timeout = request.limits.turn_timeout_seconds or limits.turn_timeout_seconds
-    if not (math.isfinite(timeout) and 0 < timeout <= 3600):
+    low, high = TURN_TIMEOUT_BOUNDS
+    if not (math.isfinite(timeout) and low <= timeout <= high):
+        # below the floor a ROUND_ROBIN session logs turn after turn for nothing
         raise InvalidRequestError(
-            f"limits.turn_timeout_seconds must be in (0, 3600], got {timeout}",
-            (("limits.turn_timeout_seconds", "seconds in (0, 3600]"),),
+            f"limits.turn_timeout_seconds must be in [{low:g}, {high:g}] seconds, got {timeout}",
+            (("limits.turn_timeout_seconds", f"seconds in [{low:g}, {high:g}]"),),
+        )
+    if not 0 <= request.seed <= MAX_SEED:
+        raise InvalidRequestError(
+            f"seed must be in [0, {MAX_SEED}], got {request.seed}",
+            (("seed", f"an integer in [0, {MAX_SEED}]"),),
         )
     seats = tuple(
         SeatSpec(s.agent_id, s.role[:64], frozenset(s.allowed_tools)) for s in request.seats
     ) or (SeatSpec("agent-1"),)
     alpha = request.team_spirit
     if not math.isfinite(alpha):
-        alpha = -1.0  # refused by SessionSpec with a clear message
+        raise InvalidRequestError(
+            f"team_spirit must be in [0, 1], got {alpha}", (("team_spirit", "a number in [0, 1]"),)
+        )
     return SessionSpec(
         request.scenario_id,
         request.seed,

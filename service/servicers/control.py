@@ -190,6 +190,11 @@ class ControlServicer:
             self._owned(context, request.session_id)
             session, coordinator = self._registry.open_session(request.session_id)
             seed = request.seed if request.HasField("seed") else session.seed
+            if not 0 <= seed <= convert.MAX_SEED:
+                raise InvalidRequestError(
+                    f"seed must be in [0, {convert.MAX_SEED}], got {seed}",
+                    (("seed", f"an integer in [0, {convert.MAX_SEED}]"),),
+                )
             await coordinator.reset(seed)
             async with session.lock:
                 observation = session.episode.observation()

@@ -202,3 +202,40 @@ async def test_non_finite_numbers_are_invalid_arguments_not_internal_errors(
     assert reply.error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     assert details(reply.error)[1] == violations
     client.close()
+
+
+def _timeout(seconds: float) -> dict[str, object]:
+    return {"limits": common_pb2.SessionLimits(turn_timeout_seconds=seconds)}
+
+
+TIMEOUT_FIELD = "limits.turn_timeout_seconds"
+BOUNDED = {
+    "timeout-tiny": (_timeout(0.001), TIMEOUT_FIELD),
+    "timeout-negative": (_timeout(-1), TIMEOUT_FIELD),
+    "timeout-huge": (_timeout(1e9), TIMEOUT_FIELD),
+    "timeout-nan": (_timeout(float("nan")), TIMEOUT_FIELD),
+    "seed-negative": ({"seed": -1}, "seed"),
+    "seed-huge": ({"seed": 2**40}, "seed"),
+    "spirit-nan": ({"team_spirit": float("nan")}, "team_spirit"),
+    "spirit-high": ({"team_spirit": 2.0}, "team_spirit"),
+}
+
+
+@pytest.mark.parametrize(("fields", "field"), list(BOUNDED.values()), ids=list(BOUNDED))
+async def test_every_number_of_create_session_is_bounded(
+    control, fields: dict[str, object], field: str
+) -> None:
+    """Issue 17: turn_timeout_seconds 0.001 made a ROUND_ROBIN session log hundreds of turns a
+    second. Each numeric field has bounds, named in the error (and in the proto comments)."""
+    request = control_pb2.CreateSessionRequest(scenario_id=PAY_ID, **fields)  # type: ignore[arg-type]
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await control.CreateSession(request)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    _info, violations = details(rpc_status.from_call(err.value))
+    assert [f for f, _ in violations] == [field], violations
+    assert any(ch.isdigit() for _, want in violations for ch in want), violations  # the bounds
+    if field == "team_spirit":  # says what was sent, not a stand-in
+        assert "-1.0" not in err.value.details()
+
+
+PAY_ID = "meta-sre/payment-bad-deploy-v1"
