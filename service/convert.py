@@ -15,7 +15,7 @@ from metasre.service.errors import InvalidRequestError
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.struct_wire import delimited, struct_bytes, tag
-from metasre.simulator import EpisodePhase, Grade, Observation, Tool
+from metasre.simulator import TOOLS, EpisodePhase, Grade, Observation, Tool
 from metasre.simulator.scenarios.registry import ScenarioEntry
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
 
@@ -120,6 +120,23 @@ MAX_SEED = 2**31 - 1
 """Largest seed a session takes."""
 
 
+def check_episode(requested: int, current: int) -> int:
+    """The episode a request names (0: the current one).
+
+    Raises:
+        InvalidRequestError: no such episode in this session (yet).
+    """
+    if requested == 0:
+        return current
+    if not 1 <= requested <= current:
+        raise InvalidRequestError(
+            f"episode {requested} does not exist: this session has played episodes 1 to"
+            f" {current} (0 means the current one)",
+            (("episode", f"0, or an episode in [1, {current}]"),),
+        )
+    return requested
+
+
 def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> SessionSpec:
     """The SessionSpec a CreateSession asks for.
 
@@ -162,6 +179,14 @@ def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> S
             f"seed must be in [0, {MAX_SEED}], got {request.seed}",
             (("seed", f"an integer in [0, {MAX_SEED}]"),),
         )
+    for i, seat in enumerate(request.seats):
+        unknown = sorted(set(seat.allowed_tools) - set(TOOLS))
+        if unknown:
+            raise InvalidRequestError(
+                f"seat {i} ({seat.agent_id!r}): allowed_tools names no such tool {unknown};"
+                f" the tools are: {', '.join(sorted(TOOLS))}",
+                ((f"seats[{i}].allowed_tools", "names from ListTools"),),
+            )
     seats = tuple(
         SeatSpec(s.agent_id, s.role[:64], frozenset(s.allowed_tools)) for s in request.seats
     ) or (SeatSpec("agent-1"),)

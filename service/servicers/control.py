@@ -242,7 +242,7 @@ class ControlServicer:
 
         async def op() -> control_pb2.GetTrajectoryResponse:
             session, _ = self._owned(context, request.session_id)
-            episode = request.episode or session.episode_no
+            episode = convert.check_episode(request.episode, session.episode_no)
             return control_pb2.GetTrajectoryResponse(
                 events=[convert.event_pb(e) for e in session.log if e.episode == episode]
             )

@@ -36,9 +36,10 @@ class WatchServicer:
                 self._config.admin_token,
                 session.owner_digest,
             )
+            episode = convert.check_episode(request.episode, session.episode_no)
         except Exception as exc:
             await abort(context, exc)
-        start = session.index_of(request.episode or session.episode_no, request.from_tick)
+        start = session.index_of(episode, request.from_tick)
         async for entry in session.follow(start):
             yield watch_pb2.WatchSessionResponse(event=convert.event_pb(entry))
         if session.failure is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 import pytest
 from grpc_status import rpc_status
@@ -9,9 +11,16 @@ from grpc_status import rpc_status
 from metasre.service import Limits, ServerConfig
 from metasre.service.errors import ERROR_TABLE, to_status
 from metasre.simulator import TOOLS
-from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2
+from metasre.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
+    common_pb2,
+    control_pb2,
+    watch_pb2,
+    watch_pb2_grpc,
+)
 
-from .conftest import AgentClient, create, details, pay_solution, struct
+from .conftest import TIMEOUT, AgentClient, create, details, pay_solution, struct
 
 NOT_FOUND = grpc.StatusCode.NOT_FOUND.value[0]
 FAILED = grpc.StatusCode.FAILED_PRECONDITION.value[0]
@@ -239,3 +248,32 @@ async def test_every_number_of_create_session_is_bounded(
 
 
 PAY_ID = "meta-sre/payment-bad-deploy-v1"
+
+
+async def test_what_does_not_exist_is_an_error_not_silence(channel, control) -> None:
+    """Issue 17: allowed_tools naming no tool was accepted; GetTrajectory of episode 99 or -1
+    answered an empty list; WatchSession of episode 99 waited for ever."""
+    bad = control_pb2.CreateSessionRequest(
+        scenario_id=PAY_ID,
+        seats=[common_pb2.SeatConfig(agent_id="a", allowed_tools=["read_logs", "no_such_tool"])],
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await control.CreateSession(bad)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "no_such_tool" in err.value.details() and "list_files" in err.value.details()
+
+    sid = (await create(control, ("a",))).session.session_id
+    for episode in (99, -1, 2):
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await control.GetTrajectory(
+                control_pb2.GetTrajectoryRequest(session_id=sid, episode=episode)
+            )
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, episode
+        assert "episode" in err.value.details()
+    assert (await control.GetTrajectory(control_pb2.GetTrajectoryRequest(session_id=sid))).events
+    watch = watch_pb2_grpc.WatchServiceStub(channel).WatchSession(
+        watch_pb2.WatchSessionRequest(session_id=sid, episode=99)
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await asyncio.wait_for(watch.read(), TIMEOUT)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
