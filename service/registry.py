@@ -27,10 +27,11 @@ from metasre.service.errors import (
     SessionNotFoundError,
     StoreUnavailableError,
 )
+from metasre.service.events import LogEntry
 from metasre.service.records import StoreRecorder
-from metasre.service.recovery import RecoveryError, rebuild
+from metasre.service.recovery import RecoveryError, event_of, rebuild
 from metasre.service.session import Session, SessionSpec
-from metasre.service.store import StoreError, TrajectoryStore
+from metasre.service.store import SessionRow, StoreError, TrajectoryStore
 from metasre.simulator import resolve
 from metasre.simulator.sandbox import TestRunner
 
@@ -186,6 +187,19 @@ class Registry:
                 f"no open session {session_id[:64]!r}; ListSessions shows the open ones"
             )
         return found
+
+    def stored(self, session_id: str) -> tuple[SessionRow, list[LogEntry]] | None:
+        """A session as the store holds it, closed ones too (blocking: call in a thread)."""
+        if self.store is None:
+            return None
+        row = self.store.session(session_id)
+        if row is None:
+            return None
+        entries = [
+            LogEntry(r.sequence, r.episode, r.tick, event_of(r))
+            for r in self.store.events(session_id)
+        ]
+        return row, entries
 
     def open_session(self, session_id: str) -> tuple[Session, Coordinator]:
         """Like `get`, but a closed session is an error too."""

@@ -282,6 +282,14 @@ class TrajectoryStore:
             rows = conn.execute(sql + " ORDER BY created_at, session_id").fetchall()
         return [SessionRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5]) for r in rows]
 
+    def session(self, session_id: str) -> SessionRow | None:
+        """One stored session, open or closed, or None."""
+        with self._reader() as conn:
+            r = conn.execute(
+                "SELECT * FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return None if r is None else SessionRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5])
+
     def events(self, session_id: str, *, after_sequence: int = 0) -> list[EventRow]:
         """A session's stored events in sequence order."""
         with self._reader() as conn:

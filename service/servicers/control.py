@@ -11,7 +11,8 @@ from metasre.service import convert
 from metasre.service.auth import bearer, check_admin, check_owner, digest, is_admin, new_token
 from metasre.service.config import ServerConfig
 from metasre.service.coordinator import Coordinator
-from metasre.service.errors import InvalidRequestError, TokenMissingError
+from metasre.service.errors import InvalidRequestError, SessionNotFoundError, TokenMissingError
+from metasre.service.records import owner_from_config
 from metasre.service.registry import Registry
 from metasre.service.servicers.status import guarded
 from metasre.service.session import Session
@@ -235,13 +236,38 @@ class ControlServicer:
 
         return await guarded(context, op)
 
+    async def _stored_trajectory(
+        self, context: Context, request: control_pb2.GetTrajectoryRequest
+    ) -> control_pb2.GetTrajectoryResponse:
+        stored = await asyncio.to_thread(self._registry.stored, request.session_id)
+        if stored is None:
+            raise SessionNotFoundError(
+                f"no session {request.session_id[:64]!r}, open or stored; ListSessions shows"
+                " the open ones"
+            )
+        row, entries = stored
+        check_owner(
+            tuple(context.invocation_metadata() or ()),
+            self._config.admin_token,
+            owner_from_config(row.config),
+        )
+        current = max((e.episode for e in entries), default=1)
+        episode = convert.check_episode(request.episode, current)
+        return control_pb2.GetTrajectoryResponse(
+            events=[convert.event_pb(e) for e in entries if e.episode == episode]
+        )
+
     async def GetTrajectory(
         self, request: control_pb2.GetTrajectoryRequest, context: Context
     ) -> control_pb2.GetTrajectoryResponse:
         """One episode's log."""
 
         async def op() -> control_pb2.GetTrajectoryResponse:
-            session, _ = self._owned(context, request.session_id)
+            try:
+                session, _ = self._owned(context, request.session_id)
+            except SessionNotFoundError:
+                # closed (or never here): finished work stays readable from the store
+                return await self._stored_trajectory(context, request)
             episode = convert.check_episode(request.episode, session.episode_no)
             return control_pb2.GetTrajectoryResponse(
                 events=[convert.event_pb(e) for e in session.log if e.episode == episode]

@@ -193,3 +193,46 @@ async def test_ownership_survives_a_server_killed_and_restarted(tmp_path: Path) 
         assert (await heir.get_grade(handle.id))["grade"]["final"] is False
         with pytest.raises(ClientError, match="NOT_SESSION_OWNER"):
             await mallory.get_grade(handle.id)
+
+
+async def test_a_closed_sessions_trajectory_stays_readable_by_its_owner(tmp_path: Path) -> None:
+    """Issue 17: a closed session's trajectory answered NOT_FOUND although the store held it.
+    Finished work stays readable, by its owner (and the admin) only."""
+    server = await build_server(
+        ServerConfig(port=0, store_path=tmp_path / "store.db", grace_seconds=0.2)
+    )
+    await server.start()
+    try:
+        async with (
+            MetasreClient(server.address) as alice,
+            MetasreClient(server.address) as mallory,
+            grpc.aio.insecure_channel(server.address) as channel,
+        ):
+            sid, _tokens, _resume = await play_to_the_end(alice)
+            stub = control_pb2_grpc.ControlServiceStub(channel)
+            request = control_pb2.GetTrajectoryRequest(session_id=sid)
+            live = await stub.GetTrajectory(request, metadata=bearer(alice.owner_token))
+            await alice.close_session(sid)
+            stored = await stub.GetTrajectory(request, metadata=bearer(alice.owner_token))
+            assert [e.tick for e in stored.events] == [e.tick for e in live.events]
+            assert len(stored.events) > 4
+            code, reason = await refused_with(
+                stub.GetTrajectory(request, metadata=bearer(mallory.owner_token))
+            )
+            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_SESSION_OWNER")
+            code, _ = await refused_with(
+                stub.GetTrajectory(
+                    control_pb2.GetTrajectoryRequest(session_id=sid, episode=9),
+                    metadata=bearer(alice.owner_token),
+                )
+            )
+            assert code == grpc.StatusCode.INVALID_ARGUMENT
+            code, reason = await refused_with(
+                stub.GetTrajectory(
+                    control_pb2.GetTrajectoryRequest(session_id="f" * 16),
+                    metadata=bearer(alice.owner_token),
+                )
+            )
+            assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND")
+    finally:
+        await server.stop(0.2)
