@@ -369,11 +369,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if _weak_from_env():
         allow_weak_isolation(True)
+    from metasre.agents.errors import ClientError
+
     try:
         code: int = args.func(args)
     except WeakIsolationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except ClientError as exc:
+        # the server refused: one line saying why, and what to pass when it is a credential
+        hint = ""
+        if exc.reason in ("TOKEN_MISSING", "TOKEN_INVALID"):
+            hint = " (give the server's admin token with --admin-token-env NAME; default"
+            hint += " METASRE_ADMIN_TOKEN)"
+        print(f"error: the server refused: {exc}{hint}", file=sys.stderr)
+        return 3
     return code
 
 

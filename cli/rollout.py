@@ -102,6 +102,20 @@ def _add_target(p: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="a running server (default: start one in process on a free port)",
     )
+    p.add_argument(
+        "--admin-token-env",
+        default="METASRE_ADMIN_TOKEN",
+        metavar="NAME",
+        help="environment variable holding the --target server's admin token, if it has one "
+        "(default METASRE_ADMIN_TOKEN)",
+    )
+
+
+def _admin_token(args: argparse.Namespace) -> str | None:
+    """The admin token for --target; a server started in process has none."""
+    if not args.target:
+        return None
+    return os.environ.get(args.admin_token_env) or None
 
 
 def _add_llm(p: argparse.ArgumentParser) -> None:
@@ -253,7 +267,7 @@ def rollout_command(args: argparse.Namespace) -> int:
         return 2
     with (
         serving(args.target, max_sessions=max(256, 4 * args.parallel)) as address,
-        SyncClient(address, reward_mode=args.reward_mode) as client,
+        SyncClient(address, reward_mode=args.reward_mode, admin_token=_admin_token(args)) as client,
     ):
         try:
             scenarios = resolve_scenarios(args.scenarios, list_scenario_ids(client))
@@ -367,7 +381,7 @@ def llm_command(args: argparse.Namespace) -> int:
     transcript = _Transcript(quiet=args.json)
     with (
         serving(args.target) as address,
-        SyncClient(address, reward_mode=args.reward_mode) as client,
+        SyncClient(address, reward_mode=args.reward_mode, admin_token=_admin_token(args)) as client,
     ):
         try:
             (scenario,) = resolve_scenarios([args.scenario], list_scenario_ids(client))

@@ -93,3 +93,40 @@ def test_the_image_s_command_is_one_the_cli_accepts():
     args = build_parser().parse_args(command)
     assert args.command == "serve" and args.handover and args.store == "/data/metasre.db"
     assert (args.host, args.port) == ("0.0.0.0", 50051)
+
+
+async def test_rollout_reaches_a_server_that_has_an_admin_token() -> None:
+    """Issue 17 (command line 2): rollout had no way to send an admin token."""
+    import asyncio
+    import os
+    import subprocess
+    import sys
+
+    from metasre.service import ServerConfig, build_server
+
+    server = await build_server(ServerConfig(port=0, admin_token="s3cret-token", grace_seconds=0.2))
+    await server.start()
+    try:
+        argv = [
+            *(sys.executable, "-m", "metasre.cli.main", "rollout", "--target", server.address),
+            *("--scenario", "payment-bad-deploy", "--seeds", "0-0", "--json", "--no-progress"),
+        ]
+        env = {k: v for k, v in os.environ.items() if k != "METASRE_ADMIN_TOKEN"}
+        refused = await asyncio.to_thread(
+            subprocess.run, argv, capture_output=True, text=True, env=env, timeout=120
+        )
+        assert refused.returncode == 3
+        assert "--admin-token-env" in refused.stderr and "Traceback" not in refused.stderr
+        env["MY_TOKEN"] = "s3cret-token"
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [*argv, "--admin-token-env", "MY_TOKEN"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["total"]["graded"] == 1
+    finally:
+        await server.stop(0.2)
