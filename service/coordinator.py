@@ -208,8 +208,9 @@ class Coordinator:
         if not seat.may_use(tool):
             allowed = ", ".join(sorted(seat.spec.allowed_tools))
             raise ToolNotAllowedError(
-                f"seat {seat.agent_id!r} (role {seat.spec.role or '-'!r}) may not use "
-                f"{tool[:64]!r}; it may use: {allowed}",
+                f"seat {seat.agent_id!r}"
+                + (f" (role {seat.spec.role!r})" if seat.spec.role else " (no role)")
+                + f" may not use {tool[:64]!r}; it may use: {allowed}",
                 (("tool", f"allowed for this role: {allowed}"),),
                 {"allowed": allowed},
             )
@@ -219,7 +220,7 @@ class Coordinator:
             holder = s.seats[self._turn].agent_id
             if agent != holder:
                 raise NotYourTurnError(
-                    f"it is {holder!r}'s turn, not {agent!r}'s (ROUND_ROBIN); wait for a "
+                    f"it is the turn of {holder!r}, not of {agent!r} (ROUND_ROBIN); wait for a "
                     "TurnGranted naming you",
                     metadata={"turn_agent_id": holder},
                 )

@@ -277,3 +277,28 @@ async def test_what_does_not_exist_is_an_error_not_silence(channel, control) -> 
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await asyncio.wait_for(watch.read(), TIMEOUT)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_refusals_read_as_plain_english(channel, control) -> None:
+    """Issue 17 (messages): "it is 'a''s turn" doubled its quotes; a seat with no role was
+    shown as "role '-'"."""
+    created = await create(control, ("a", "b"), policy=common_pb2.TURN_POLICY_ROUND_ROBIN)
+    sid = created.session.session_id
+    b = AgentClient(channel)
+    await b.join(sid, created.tokens[1].join_token)
+    reply = await b.result_or_error(b.tool("get_alerts"))
+    assert reply.WhichOneof("response") == "error"
+    assert "the turn of 'a', not of 'b'" in reply.error.message
+    assert "''" not in reply.error.message
+    b.close()
+
+    plain = control_pb2.CreateSessionRequest(
+        scenario_id=PAY_ID,
+        seats=[common_pb2.SeatConfig(agent_id="solo", allowed_tools=["get_alerts"])],
+    )
+    made = await control.CreateSession(plain)
+    solo = AgentClient(channel)
+    await solo.join(made.session.session_id, made.tokens[0].join_token)
+    refused = await solo.result_or_error(solo.tool("read_logs", {"service": "payment-service"}))
+    assert "seat 'solo' (no role) may not use 'read_logs'" in refused.error.message
+    solo.close()
