@@ -207,8 +207,15 @@ def _loadtest(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser."""
+    from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
+
     parser = argparse.ArgumentParser(prog="metasre", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"metasre {SERVER_VERSION} (protocol {PROTOCOL_VERSION})",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("scenarios", help="list the registered scenarios")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -130,3 +130,11 @@ async def test_rollout_reaches_a_server_that_has_an_admin_token() -> None:
         assert json.loads(done.stdout)["total"]["graded"] == 1
     finally:
         await server.stop(0.2)
+
+
+def test_version_names_the_software_and_the_protocol() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "metasre.cli.main", "--version"], capture_output=True, text=True
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("metasre ") and "protocol metasre.v1" in done.stdout
