@@ -67,13 +67,9 @@ def _relocated(episode: Episode, call: RecordedCall) -> RecordedCall | None:
         lines = split_lines(episode.workspace.read(patch.path))
     except Exception:  # the file is gone: the edit has nowhere to go
         return None
-    anchor = [*patch.above, *patch.removed, *patch.below]
-    starts = [
-        i for i in range(len(lines) - len(anchor) + 1) if lines[i : i + len(anchor)] == anchor
-    ]
-    if len(starts) != 1:  # gone, or ambiguous: a patch applies where it is sure or not at all
+    start = _locate(lines, patch)
+    if start is None:
         return None
-    start = starts[0] + len(patch.above) + 1
     args = dict(call.args)
     args["start_line"] = start
     if args.get("action") == "insert":
@@ -81,6 +77,40 @@ def _relocated(episode: Episode, call: RecordedCall) -> RecordedCall | None:
     else:
         args["end_line"] = start + len(patch.removed) - 1
     return replace(call, args=args)
+
+
+def _locate(lines: Sequence[str], patch: Patch) -> int | None:
+    """The 1-based line the patch's removed lines start at (or an insert goes), or None.
+
+    Like a patch with fuzz: the whole context first, then less of it, nearest lines last to
+    go, so lines another agent put right beside the edit do not lose it its place; then, with
+    at least two lines of context kept, the place alone (the same number of lines between
+    the context), for lines another agent changed in place. Only a unique match counts: a
+    patch applies where it is sure or not at all.
+    """
+    above, removed, below = list(patch.above), list(patch.removed), list(patch.below)
+    n = len(removed)
+    kept = sorted(
+        ((a, b) for a in range(len(above) + 1) for b in range(len(below) + 1)),
+        key=lambda ab: -(ab[0] + ab[1]),
+    )
+    for exact in (True, False):
+        for a, b in kept:
+            if not exact and a + b < 2:
+                continue
+            if exact and a + b + n == 0:
+                continue
+            top, bottom = above[len(above) - a :], below[:b]
+            starts = [
+                i
+                for i in range(len(lines) - a - n - b + 1)
+                if lines[i : i + a] == top
+                and lines[i + a + n : i + a + n + b] == bottom
+                and (not exact or lines[i + a : i + a + n] == removed)
+            ]
+            if len(starts) == 1:
+                return starts[0] + a + 1
+    return None
 
 
 def replay(

@@ -185,14 +185,29 @@ async def test_breaking_and_fixing_earns_no_seat_anything_over_the_wire(server) 
     assert grade <= 0.3  # and the grade counts every needless operation
 
 
-async def test_a_riders_insertions_earn_no_difference_credit(server) -> None:
+async def _line_of(agent: Any, path: str, needle: str) -> int:
+    view = await agent.call("view_file", {"path": path})
+    first = int(view.data["start_line"])
+    return next(first + i for i, text in enumerate(view.data["lines"]) if needle in text)
+
+
+RIDES = ["comments-at-the-top", "comments-right-above-the-fix", "a-comment-on-the-fixed-line"]
+
+
+@pytest.mark.parametrize("ride", RIDES)
+async def test_a_riders_insertions_earn_no_difference_credit(server, ride: str) -> None:
     """Finding 5: a rider put comment lines at the top of the file a teammate then fixed by
     line number; replayed without the rider, the fix landed on the wrong line, so the rider
-    was credited the fix. Edits now replay by content: the rider's credit is ~0, the fixer's
-    the whole grade."""
+    was credited the fix. Edits now replay by content, like a patch with fuzz: wherever the
+    rider's harmless lines go (above the file, right above the fix, on the very line the fix
+    replaces), the rider's credit is ~0 and the fixer's the whole grade."""
     from metasre.agents import MetasreClient
 
     ad = "meta-sre/ad-ranking-crash-v1"
+    ranker = "ad_ranking/ranker.py"
+    solution = Episode.make(ad, 0).instance.spec.solution
+    edit, report = dict(solution[0].args), dict(solution[1].args)
+    needle = str(edit.pop("find"))
     async with MetasreClient(server.address) as client:
         handle = await client.create_session(
             ad, seed=0, seats=["rider", "fixer"], attribution="DIFFERENCE"
@@ -201,22 +216,20 @@ async def test_a_riders_insertions_earn_no_difference_credit(server) -> None:
             client.agent(handle.id, handle.tokens["rider"]) as rider,
             client.agent(handle.id, handle.tokens["fixer"]) as fixer,
         ):
-            for n in range(8):
-                await rider.call(
-                    "edit_lines",
-                    {
-                        "path": "ad_ranking/ranker.py",
-                        "action": "insert",
-                        "start_line": 1,
-                        "content": f"# reviewed {n}",
-                    },
+            for n in range(8 if ride != "a-comment-on-the-fixed-line" else 1):
+                target = (
+                    1 if ride == "comments-at-the-top" else await _line_of(rider, ranker, needle)
                 )
-            solution = Episode.make(ad, 0).instance.spec.solution
-            edit, report = dict(solution[0].args), dict(solution[1].args)
-            view = await fixer.call("view_file", {"path": "ad_ranking/ranker.py"})
-            needle = edit.pop("find")
-            first = int(view.data["start_line"])
-            line = next(first + i for i, text in enumerate(view.data["lines"]) if needle in text)
+                if ride == "a-comment-on-the-fixed-line":
+                    view = await rider.call(
+                        "view_file", {"path": ranker, "start_line": target, "end_line": target}
+                    )
+                    text = f"{view.data['lines'][0]}  # reviewed"
+                    change = {"action": "replace", "end_line": target, "content": text}
+                else:
+                    change = {"action": "insert", "content": f"# reviewed {n}"}
+                await rider.call("edit_lines", {"path": ranker, "start_line": target, **change})
+            line = await _line_of(fixer, ranker, needle)
             await fixer.call("edit_lines", {**edit, "start_line": line, "end_line": line})
             await fixer.call("submit_report", report)
         graded = await client.get_grade(handle.id)
