@@ -112,11 +112,10 @@ async def rebuild(
 
 def _replay(episode: Episode, calls: Sequence[Applied]) -> None:
     """Apply the stored calls in order, SIMULTANEOUS rounds as rounds; check each lands the same."""
-    pairs = _recorded(calls)
-    stored = {id(recorded): call for recorded, call in pairs}
+    stored = iter(calls)  # an exact replay checks every call, in order
 
-    def check(recorded: RecordedCall, step: StepResult) -> None:
-        call = stored[id(recorded)]
+    def check(_recorded: RecordedCall, step: StepResult) -> None:
+        call = next(stored)
         got = (step.tick, step.ok, step.output.error or "", step.phase, step.clock)
         want = (call.tick, call.ok, call.error_code, call.phase, call.clock)
         if got != want:
@@ -126,15 +125,13 @@ def _replay(episode: Episode, calls: Sequence[Applied]) -> None:
             )
 
     try:
-        replay(episode, [recorded for recorded, _ in pairs], check=check)
+        replay(
+            episode, [RecordedCall(c.agent_id, c.tool, c.args, c.round) for c in calls], check=check
+        )
     except RecoveryError:
         raise
     except Exception as exc:  # the world refused a call it once applied
         raise RecoveryError(f"a stored call was refused on replay: {exc}") from exc
-
-
-def _recorded(calls: Sequence[Applied]) -> list[tuple[RecordedCall, Applied]]:
-    return [(RecordedCall(c.agent_id, c.tool, c.args, c.round), c) for c in calls]
 
 
 # -- stored payloads back to log events (the inverse of `metasre.service.records`) ---------------

@@ -40,9 +40,6 @@ _OPENING_VIEWS: dict[tuple[str, int], Observation] = {}
 """(scenario id, seed) -> the observation before the first call: one object for every episode,
 so what the service derives from it (its stored record, its wire bytes) is made once too."""
 _OPENINGS_LIMIT = 1024
-_OPERATIONS = frozenset(
-    {"rollback_deployment", "rollback_migration", "restart_service", "scale_service"}
-)
 
 
 class EpisodePhase(enum.Enum):
@@ -167,7 +164,6 @@ class Episode:
         self._round_start: float | None = None
         self._tick = 0
         self._agent = ""
-        self._hints = 0
         self._phase = EpisodePhase.RUNNING
         self._report: IncidentReport | None = None
         self._grade: Grade | None = None
@@ -266,7 +262,7 @@ class Episode:
     @property
     def hints_given(self) -> int:
         """Hints asked for so far."""
-        return self._hints
+        return self._shaper.hints
 
     def service_of_path(self, path: str) -> str | None:
         """The service whose code folder holds `path`, if any."""
@@ -345,9 +341,7 @@ class Episode:
         arg_dict = parsed.model_dump()
         if output.ok and tool == "edit_lines" and self._has_code_fault:
             self._code_checks_fail = self._code_f2p_fails()
-        if tool == "ask_hint":
-            self._hints += 1
-        if output.ok and tool in _OPERATIONS:
+        if output.ok and spec_tool.kind == "operate":
             target = str(
                 arg_dict.get("migration")
                 or arg_dict.get("to_version")
@@ -378,7 +372,7 @@ class Episode:
                 cured,
                 returned,
                 agent_id,
-                spec_tool.kind in ("change", "operate"),
+                spec_tool.kind,
             )
         )
         if tool == "submit_report" and output.ok:
@@ -452,7 +446,7 @@ class Episode:
             changed_services=changed,
             operations=tuple(self._operations),
             unneeded_operations=tuple(self._shaper.unneeded_operations),
-            hints=self._hints,
+            hints=self._shaper.hints,
         )
         return grade(
             spec,

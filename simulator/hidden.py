@@ -86,6 +86,13 @@ def _probes_by_file(ids: Sequence[str]) -> dict[str, list[str]]:
     return grouped
 
 
+def _with_probes(instance: ScenarioInstance, files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The code as a grader run gets it: the world's files and the probe modules."""
+    runtime = dict(files)
+    runtime.update(instance.hidden_files)
+    return runtime
+
+
 def _content_key(files: Mapping[str, bytes], ids: Sequence[str]) -> bytes:
     digest = hashlib.sha256(b"metasre-hidden-v1\0")
     for path in sorted(files):
@@ -110,9 +117,12 @@ class HiddenChecks:
         self._runner = runner
         self._lock = threading.Lock()
         self._references: OrderedDict[tuple[str, int], dict[str, str]] = OrderedDict()
+        """(scenario id, seed) -> the reference world's observation of every probe."""
         self._reference_locks: dict[tuple[str, int], threading.Lock] = {}
+        self._worlds: OrderedDict[tuple[str, int], tuple[bytes, dict[str, bytes]]] = OrderedDict()
+        """(scenario id, seed) -> the reference world's code with the probes, and its key:
+        built once, for the shortcut and for the reference run alike."""
         self._observed: OrderedDict[bytes, dict[str, str | None]] = OrderedDict()
-        self._reference_keys: dict[tuple[str, int], bytes] = {}
 
     @property
     def runner(self) -> ProbeRunner:
@@ -131,9 +141,13 @@ class HiddenChecks:
         ids = self._ids(instance)
         if not ids:
             return {}
-        runtime = dict(files)
-        runtime.update(instance.hidden_files)
-        key = _content_key(runtime, ids)
+        runtime = _with_probes(instance, files)
+        return self._observe(instance, runtime, _content_key(runtime, ids))
+
+    def _observe(
+        self, instance: ScenarioInstance, runtime: Mapping[str, bytes], key: bytes
+    ) -> dict[str, str | None]:
+        ids = self._ids(instance)
         with self._lock:
             found = self._observed.get(key)
             if found is not None:
@@ -166,7 +180,8 @@ class HiddenChecks:
         Args:
             instance: The scenario and seed.
             reference_files: Builds the reference world's files (the solution applied); called
-                at most once per scenario and seed while the memo keeps it.
+                at most once per scenario and seed while the memo keeps it (verdict's shortcut
+                uses the same build).
 
         Raises:
             HiddenCheckError: a probe did not report on the reference world.
@@ -183,11 +198,11 @@ class HiddenChecks:
                 found = self._references.get(key)
             if found is not None:
                 return found
-            files = reference_files()
-            observed = self.observe(instance, files)
+            world_key, world = self._reference_world(instance, reference_files)
+            observed = self._observe(instance, world, world_key)
             if any(value is None for value in observed.values()):
                 # our own code timing out is the machine's load, not the scenario: once more
-                observed = self.observe(instance, files)
+                observed = self._observe(instance, world, world_key)
             missing = sorted(check for check, value in observed.items() if value is None)
             if missing:
                 raise HiddenCheckError(
@@ -219,27 +234,29 @@ class HiddenChecks:
         ids = self._ids(instance)
         if not ids:
             return {}
-        if _content_key(files, ids) == self._reference_key(instance, reference_files, ids):
+        runtime = _with_probes(instance, files)
+        key = _content_key(runtime, ids)
+        if key == self._reference_world(instance, reference_files)[0]:
             return dict.fromkeys(ids, True)
         expected = self.expected(instance, reference_files)
-        observed = self.observe(instance, files)
+        observed = self._observe(instance, runtime, key)
         return {check: observed.get(check) == expected[check] for check in ids}
 
-    def _reference_key(
-        self,
-        instance: ScenarioInstance,
-        reference_files: Callable[[], Mapping[str, bytes]],
-        ids: Sequence[str],
-    ) -> bytes:
-        key = (instance.spec.id, instance.seed)
+    def _reference_world(
+        self, instance: ScenarioInstance, reference_files: Callable[[], Mapping[str, bytes]]
+    ) -> tuple[bytes, dict[str, bytes]]:
+        memo = (instance.spec.id, instance.seed)
         with self._lock:
-            found = self._reference_keys.get(key)
-        if found is None:
-            found = _content_key(reference_files(), ids)
-            with self._lock:
-                self._reference_keys[key] = found
-                while len(self._reference_keys) > _REFERENCES_KEPT:
-                    del self._reference_keys[next(iter(self._reference_keys))]
+            found = self._worlds.get(memo)
+            if found is not None:
+                self._worlds.move_to_end(memo)
+                return found
+        world = _with_probes(instance, reference_files())
+        found = (_content_key(world, self._ids(instance)), world)
+        with self._lock:
+            self._worlds[memo] = found
+            while len(self._worlds) > _REFERENCES_KEPT:
+                self._worlds.popitem(last=False)
         return found
 
     def guessable_checks(

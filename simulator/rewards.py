@@ -29,10 +29,6 @@ location. Further hints repeat the last and cost HINT_REPEAT_PRICE. All three: -
 HINT_REPEAT_PRICE = 0.05
 WORLD_ERROR = -0.01
 
-_OPERATIONS = frozenset(
-    {"rollback_deployment", "rollback_migration", "restart_service", "scale_service"}
-)
-
 
 def hint_price(number: int) -> float:
     """The price of the `number`-th hint of an episode (1 for the first)."""
@@ -66,9 +62,10 @@ class CallFacts:
     """Faults (by index) this call brought back after they had been cured."""
     agent_id: str = ""
     """Whose call it was."""
-    changed_world: bool = True
-    """The call changed the code or the operational state (an edit, an operation): a fault
-    that comes back on it came back because of it, not with time."""
+    kind: str = "change"
+    """The tool's kind (tools.base.Tool.kind): an operation ("operate") has a price, and a
+    fault that comes back on a call that changed the world ("change" or "operate") came back
+    because of it, not with time."""
 
 
 @dataclass(slots=True)
@@ -100,6 +97,7 @@ class Shaper:
     remedied: bool = False
     """The remedy operation was applied once already."""
     hints: int = 0
+    """Hints asked so far: the one count the hint tool, the prices and the grade read."""
     debts: dict[int, str] = field(default_factory=dict)
     """Fault index -> the agent whose change brought it back, owed its next cure."""
     cured_by: dict[int, str] = field(default_factory=dict)
@@ -119,7 +117,7 @@ class Shaper:
         if tool == "ask_hint":
             self.hints += 1
             out["hint"] = -hint_price(self.hints)
-        if tool in _OPERATIONS:
+        if facts.kind == "operate":
             out["operation"] = OPERATION
             unneeded = self._unneeded(tool, args)
             if unneeded is not None:
@@ -136,7 +134,7 @@ class Shaper:
             into[name] = round(into.get(name, 0.0) + value, 9)
 
         for index in facts.returned:
-            if facts.changed_world or index not in self.cured_by:
+            if facts.kind in ("change", "operate") or index not in self.cured_by:
                 pay(caller, "fault_returned", FAULT_RETURNED)
                 self.debts[index] = caller
             else:

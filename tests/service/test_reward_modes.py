@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import grpc
 import pytest
 
 from metasre.agents import MetasreClient
@@ -55,8 +56,10 @@ async def test_the_mode_is_shown_and_checked(channel, control) -> None:
     )
     assert info.session.reward_mode == common_pb2.REWARD_MODE_DENSE  # the documented default
     request = control_pb2.CreateSessionRequest(scenario_id=PAY, reward_mode=7)  # type: ignore[arg-type]
-    with pytest.raises(Exception, match="reward_mode"):
+    with pytest.raises(grpc.aio.AioRpcError) as err:
         await control.CreateSession(request)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "reward_mode" in err.value.details()
 
 
 def test_the_rollout_command_plays_sparse_sessions() -> None:

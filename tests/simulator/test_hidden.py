@@ -33,6 +33,10 @@ def not_finite():
 
 def huge():
     return "x" * 100_000
+
+def chatty():
+    print("PRINTED-IN-A-GRADER-RUN")
+    return 1
 """
 FILES = {"svc/__init__.py": SERVICE, "hidden/probes.py": PROBES}
 
@@ -44,7 +48,7 @@ def grader() -> Iterator[sandbox.ForkServerRunner]:
 
 
 def test_a_grader_run_reports_only_observations(grader: sandbox.ForkServerRunner) -> None:
-    names = ["plain", "raises", "awaited", "not_json", "not_finite", "huge", "absent"]
+    names = ["plain", "raises", "awaited", "not_json", "not_finite", "huge", "absent", "chatty"]
     report = grader.observe(FILES, "hidden/probes.py", names)
     assert report.status == "completed", report.message
     seen = {name: json.loads(text) for name, text in report.observations.items()}
@@ -56,8 +60,9 @@ def test_a_grader_run_reports_only_observations(grader: sandbox.ForkServerRunner
         "not_finite": {"unserialisable": "float"},
         "huge": {"too_long": 100_002},
         "absent": {"raised": "AttributeError"},
+        "chatty": 1,
     }
-    assert not hasattr(report, "output")  # nothing a grader run prints is kept anywhere
+    assert "PRINTED-IN-A-GRADER-RUN" not in repr(report)  # what a grader run prints is dropped
 
 
 def test_runners_keep_to_their_purpose(grader: sandbox.ForkServerRunner) -> None:
