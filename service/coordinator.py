@@ -13,7 +13,7 @@ step's calls and everything queued with STORE_UNAVAILABLE and hands the session 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +29,9 @@ from metasre.service.attribution import (
 )
 from metasre.service.errors import (
     EpisodeEndedError,
+    EpisodeResetError,
     NotYourTurnError,
+    ServerHandingOverError,
     ServiceError,
     SessionClosedError,
     StoreUnavailableError,
@@ -45,6 +47,17 @@ from metasre.simulator.tools import get_tool, validate_args
 log = structlog.get_logger("metasre.service.coordinator")
 
 Outcome = tuple[StepResult, Observation] | BaseException
+
+STOP_POLL_SECONDS = 0.05
+"""How often `Coordinator.stop` cancels again a sequencer that has not ended yet."""
+
+
+class _TimedOut(enum.Enum):
+    TIMED_OUT = enum.auto()
+
+
+_TIMED_OUT = _TimedOut.TIMED_OUT
+"""What `Coordinator._next` returns when nothing came in time."""
 
 
 @dataclass(slots=True)
@@ -85,6 +98,10 @@ class Coordinator:
         self._skips = 0
         self._round = 0
         self._stop_error: ServiceError = SessionClosedError(f"session {session.id} was closed")
+        self._stopping = False
+        """`stop` has begun: the sequencer takes no further step."""
+        self._round_batch: dict[str, Pending] = {}
+        """The calls gathered into the open SIMULTANEOUS round (they have left the queue)."""
         self._bound: Any = None
 
     @property
@@ -102,6 +119,7 @@ class Coordinator:
         s = self.session
         s.append(0, Started(s.episode_no, s.seed, s.episode.observation()))
         self._turn = self._skips = self._round = 0
+        self._stopping = False
         if s.spec.policy is TurnPolicy.ROUND_ROBIN:
             self._grant_turn()
         elif s.spec.policy is TurnPolicy.SIMULTANEOUS:
@@ -109,17 +127,35 @@ class Coordinator:
         self._task = asyncio.create_task(self._run(), name=f"sequencer-{s.id}")
 
     async def stop(self, error: ServiceError) -> None:
-        """Stop sequencing: a call being applied finishes; queued calls fail with `error`."""
+        """Stop sequencing: a call being applied finishes; every other waiting call fails.
+
+        They fail with `error`, at once: those queued and those gathered into an open
+        SIMULTANEOUS round. Returns once the sequencer has ended, whatever moment the stop
+        caught it at.
+        """
         self._stop_error = error
+        self._stopping = True
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            self._queue.put_nowait(None)  # wakes a sequencer between awaits, too
+            # Cancelled until it ends: a cancellation that lands just as a call is taken off the
+            # queue can be swallowed (Python 3.11's wait_for did so, and hung shutdowns); the
+            # `_stopping` check at the top of each step ends it then. asyncio.wait, unlike
+            # awaiting the task, never mistakes this caller's own cancellation for the task's.
+            while not task.done():
+                task.cancel()
+                await asyncio.wait((task,), timeout=STOP_POLL_SECONDS)
+            if not task.cancelled() and task.exception() is not None:
+                self._log.error("sequencer_failed", error=repr(task.exception()))
         if self._inflight is not None:
             # Its calls are resolved either way; a store failure was handled by the sequencer.
-            with contextlib.suppress(StoreUnavailableError):
-                await asyncio.shield(self._inflight)
+            inflight = self._inflight
+            await asyncio.wait((inflight,))
+            if not inflight.cancelled():
+                inflight.exception()
+        for gathered in self._round_batch.values():
+            self._fail(gathered, error)
+        self._round_batch = {}
         while not self._queue.empty():
             pending = self._queue.get_nowait()
             if pending is not None:
@@ -128,8 +164,19 @@ class Coordinator:
 
     async def reset(self, seed: int) -> None:
         """Start a new episode with `seed`; calls not yet applied fail."""
-        await self.stop(EpisodeEndedError("the session was reset; the call was not applied"))
+        await self.stop(
+            EpisodeResetError(
+                "the session was reset before this call was applied; nothing of it reached the "
+                "world: send it again to play it in the new episode"
+            )
+        )
         s = self.session
+        # What the old episode's sequencer had not committed yet (a turn that passed).
+        try:
+            await s.flush()
+        except StoreUnavailableError as exc:
+            self._failed(exc)
+            raise
         async with s.lock:
             episode = await make_episode(s.spec.scenario_id, seed, self._runner)
         s.episode, s.seed = episode, seed
@@ -138,6 +185,7 @@ class Coordinator:
         for seat in s.seats:
             seat.reward_total = 0.0
             seat.results.clear()
+            seat.queued.clear()
         self._log.info("episode_reset", episode=s.episode_no, seed=seed)
         self.start()
         try:
@@ -155,6 +203,7 @@ class Coordinator:
         """
         s = self.session
         self._turn, self._round, self._skips = turn, round_no, 0
+        self._stopping = False
         if s.spec.policy is TurnPolicy.ROUND_ROBIN:
             s.turn_agent_id = s.seats[turn].agent_id
         if pass_turn and s.episode.phase is EpisodePhase.RUNNING:
@@ -184,6 +233,8 @@ class Coordinator:
         s.touch()
         if s.failure is not None:
             raise StoreUnavailableError(s.failure)
+        if s.handed_over is not None:
+            raise ServerHandingOverError(s.handed_over)
         if s.closed or self._task is None:
             raise (
                 self._stop_error
@@ -253,7 +304,7 @@ class Coordinator:
     async def _run(self) -> None:
         policy = self.session.spec.policy
         try:
-            while self.session.episode.phase is EpisodePhase.RUNNING:
+            while self.session.episode.phase is EpisodePhase.RUNNING and not self._stopping:
                 if policy is TurnPolicy.FREE_FOR_ALL:
                     pending = await self._queue.get()
                     if pending is not None:
@@ -264,7 +315,7 @@ class Coordinator:
                     await self._simultaneous_round()
                 await self.session.flush()  # a turn that passed, a round that opened
             # The episode is over: refuse whatever is still queued.
-            while True:
+            while not self._stopping:
                 pending = await self._queue.get()
                 if pending is not None:
                     self._fail(pending, EpisodeEndedError("the episode ended before this call"))
@@ -283,14 +334,13 @@ class Coordinator:
         connected = any(seat.holder is not None for seat in s.seats)
         lapped = self._skips >= len(s.seats)
         timeout = None if lapped and not connected else s.spec.turn_timeout_seconds
-        try:
-            pending = await asyncio.wait_for(self._queue.get(), timeout)
-        except TimeoutError:
+        pending = await self._next(timeout)
+        if pending is _TIMED_OUT:
             # Nobody called in time: pass the turn on.
             self._skips += 1
             self._advance_turn()
             return
-        if pending is None:
+        if pending is None or self._stopping:
             return
         if pending.seat is not s.seats[self._turn]:
             self._fail(pending, NotYourTurnError("the turn passed before this call was applied"))
@@ -302,7 +352,9 @@ class Coordinator:
 
     async def _simultaneous_round(self) -> None:
         s = self.session
-        batch: dict[str, Pending] = {}
+        # On the coordinator, not in this frame: a stop fails the round's calls (they left the
+        # queue) instead of losing them with the cancelled frame.
+        batch = self._round_batch = {}
         loop = asyncio.get_running_loop()
         deadline: float | None = None
         while True:
@@ -312,9 +364,10 @@ class Coordinator:
             remaining = None if deadline is None else deadline - loop.time()
             if remaining is not None and remaining <= 0:
                 break
-            try:
-                pending = await asyncio.wait_for(self._queue.get(), remaining)
-            except TimeoutError:
+            pending = await self._next(remaining)
+            if self._stopping:
+                return
+            if pending is _TIMED_OUT:
                 break
             if pending is None:
                 continue
@@ -322,9 +375,22 @@ class Coordinator:
             if deadline is None:
                 deadline = loop.time() + s.spec.turn_timeout_seconds
         order = {a: i for i, a in enumerate(s.agent_ids)}
+        self._round_batch = {}
         await self._apply(sorted(batch.values(), key=lambda p: order[p.seat.agent_id]), self._round)
         if s.episode.phase is EpisodePhase.RUNNING:
             self._open_round()
+
+    async def _next(self, timeout: float | None) -> Pending | _TimedOut | None:
+        """The next queued item, or `_TIMED_OUT` after `timeout` seconds (None: no limit).
+
+        asyncio.timeout, not wait_for: Python 3.11's wait_for returns an item that arrived just
+        as the task was cancelled and drops the cancellation, which kept stopped sequencers alive.
+        """
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._queue.get()
+        except TimeoutError:
+            return _TIMED_OUT
 
     async def _apply(self, batch: Sequence[Pending], round_no: int) -> None:
         # Shielded: once calls reach the world they are finished and logged, even if the

@@ -90,6 +90,20 @@ class EpisodeEndedError(ServiceError):
     """Raised when a call arrives after the episode ended."""
 
 
+class CallAbortedError(ServiceError):
+    """Raised to a call that was accepted but never applied because its session was closed.
+
+    Nothing of it reached the world; the session is gone, so retrying it there cannot work.
+    """
+
+
+class EpisodeResetError(CallAbortedError):
+    """Raised to a call that was accepted but never applied because its session was reset.
+
+    Nothing of it reached the world: retrying its call_id plays it in the new episode.
+    """
+
+
 class SessionFullError(ServiceError):
     """Raised when a session is asked for more seats than a session may have."""
 
@@ -152,6 +166,8 @@ ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     EpisodeEndedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "EPISODE_OVER"),
     EpisodeOverError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "EPISODE_OVER"),
     SessionClosedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "SESSION_CLOSED"),
+    CallAbortedError: StatusRow(grpc.StatusCode.ABORTED, "SESSION_CLOSED"),
+    EpisodeResetError: StatusRow(grpc.StatusCode.ABORTED, "EPISODE_RESET"),
     SessionFullError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SESSION_FULL"),
     ServerAtCapacityError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_AT_CAPACITY"),
     ServerDrainingError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING"),
@@ -234,7 +250,9 @@ __all__ = [
     "DOMAIN",
     "ERROR_TABLE",
     "AlreadyJoinedError",
+    "CallAbortedError",
     "EpisodeEndedError",
+    "EpisodeResetError",
     "InvalidRequestError",
     "NotJoinedError",
     "NotYourTurnError",

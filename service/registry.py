@@ -17,6 +17,7 @@ import structlog
 from metasre.service.config import Limits
 from metasre.service.coordinator import Coordinator, make_episode
 from metasre.service.errors import (
+    CallAbortedError,
     ServerAtCapacityError,
     ServerDrainingError,
     ServerHandingOverError,
@@ -60,6 +61,8 @@ class Registry:
         self.runner = runner
         self.store = store
         self.draining = False
+        self.handing_over: str | None = None
+        """Set while a `drain(handover=True)` runs: why every session call is refused."""
         self._recorder = StoreRecorder(store) if store is not None else None
         self._sessions: dict[str, tuple[Session, Coordinator]] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -82,6 +85,8 @@ class Registry:
             UnknownScenarioError: no such scenario.
             StoreUnavailableError: the store cannot record the session.
         """
+        if self.handing_over is not None:
+            raise ServerHandingOverError(self.handing_over)
         if self.draining:
             raise ServerDrainingError("the server is shutting down; try another server")
         if len(spec.seats) > self.limits.max_agents_per_session:
@@ -175,6 +180,13 @@ class Registry:
         """
         found = self._sessions.get(session_id)
         if found is None:
+            if self.handing_over is not None:
+                # It may be one this server has handed over already: the next server has it.
+                raise ServerHandingOverError(self.handing_over)
+            if self.draining:
+                raise ServerDrainingError(
+                    f"the server is shutting down and holds no session {session_id[:64]!r}"
+                )
             idle = self._idle_closed.get(session_id)
             if idle is not None:
                 raise SessionIdleError(
@@ -204,6 +216,8 @@ class Registry:
     def open_session(self, session_id: str) -> tuple[Session, Coordinator]:
         """Like `get`, but a closed session is an error too."""
         session, coordinator = self.get(session_id)
+        if session.handed_over is not None:
+            raise ServerHandingOverError(session.handed_over)
         if session.closed:
             raise SessionClosedError(f"session {session_id} is closed")
         return session, coordinator
@@ -214,7 +228,10 @@ class Registry:
 
     async def close(self, session_id: str, reason: str = "closed") -> Session:
         """Close a session: pending calls fail, its close is stored, streams end, it leaves."""
-        error = SessionClosedError(f"session {session_id} was {reason}")
+        error = CallAbortedError(
+            f"session {session_id} was {reason} before this call was applied; nothing of it "
+            "reached the world"
+        )
         session, left = await self._retire(session_id, error, closing=True)
         if left:
             self.closed_total += 1
@@ -239,6 +256,8 @@ class Registry:
         `closing`), and the streams end (with `why` as their status when it is given).
         """
         session, coordinator = self.get(session_id)
+        # Before the stop: a call that comes while the log is committed hears the same status.
+        session.handed_over = why
         await coordinator.stop(error)
         try:
             await session.flush(closing=closing)
@@ -246,7 +265,6 @@ class Registry:
             log.warning(
                 "session_end_not_stored", session_id=session_id, closing=closing, error=str(exc)
             )
-        session.handed_over = why
         session.close()
         return session, self._sessions.pop(session_id, None) is not None
 
@@ -286,8 +304,13 @@ class Registry:
         SERVER_HANDING_OVER, and agents resume their seats on that server.
         """
         self.draining = True
+        if handover and self._recorder is not None:
+            self.handing_over = (
+                "the server is stopping and hands its sessions over to the next server on its "
+                "store: retry there (resume a seat with its resume token)"
+            )
         for session in self.sessions():
-            with contextlib.suppress(SessionNotFoundError):
+            with contextlib.suppress(SessionNotFoundError, ServerHandingOverError):
                 if handover and self._recorder is not None:
                     await self._hand_over(session.id)
                 else:

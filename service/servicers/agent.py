@@ -395,6 +395,11 @@ class AgentStream:
                     self._out.put_nowait(message)
             self._delivered = run[-1].sequence
             self._progress.set()
+        # The session is closed: its coordinator has answered every call it held (applied or
+        # aborted), so waiting for this stream's calls is short, and each is told its fate
+        # before the stream ends.
+        if self._calls:
+            await asyncio.gather(*self._calls, return_exceptions=True)
         # A session the store could not record, or left in the store for the next server,
         # ends its streams with that status.
         if session.failure is not None:

@@ -10,7 +10,7 @@ import grpc
 from metasre.service import convert
 from metasre.service.auth import check_owner
 from metasre.service.config import ServerConfig
-from metasre.service.errors import StoreUnavailableError
+from metasre.service.errors import ServerHandingOverError, StoreUnavailableError
 from metasre.service.registry import Registry
 from metasre.service.servicers.status import abort
 from metasre.v1 import watch_pb2
@@ -44,3 +44,5 @@ class WatchServicer:
             yield watch_pb2.WatchSessionResponse(event=convert.event_pb(entry))
         if session.failure is not None:
             await abort(context, StoreUnavailableError(session.failure))
+        if session.handed_over is not None:
+            await abort(context, ServerHandingOverError(session.handed_over))
