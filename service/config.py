@@ -24,6 +24,13 @@ class Limits:
     """Default seconds an agent may hold the turn, or a simultaneous round may wait."""
     seat_grace_seconds: float = 60.0
     """Seconds a seat whose stream dropped (not closed) stays its agent's, for a resume; 0: none."""
+    stream_buffer_messages: int = 256
+    """Messages a Connect stream holds for a reader that is not keeping up; past it, the stream
+    stops reading the session's log (which holds every event anyway) until the reader catches
+    up, so a slow reader costs no memory of its own."""
+    slow_reader_seconds: float = 60.0
+    """Seconds a Connect stream's buffer may stay full before the stream is cut off
+    (RESOURCE_EXHAUSTED, reason SLOW_READER); the seat stays its agent's for a resume."""
 
     def __post_init__(self) -> None:
         if self.seat_grace_seconds < 0:
@@ -35,6 +42,8 @@ class Limits:
             "idle_session_seconds",
             "idle_seat_seconds",
             "turn_timeout_seconds",
+            "stream_buffer_messages",
+            "slow_reader_seconds",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"limit {name} must be positive, got {getattr(self, name)}")

@@ -128,12 +128,20 @@ class SeatIdleError(ServiceError):
     """Raised when a Connect stream sends nothing for longer than the idle seat limit."""
 
 
+class SlowReaderError(ServiceError):
+    """Raised when a Connect stream reads its messages too slowly for too long (it is cut off)."""
+
+
 class StoreUnavailableError(ServiceError):
     """Raised when the trajectory store cannot record a session's events (disk full, I/O error).
 
     The call it answers was not acknowledged, and its session is closed: see
     `metasre.service.session.Session.flush`.
     """
+
+
+class MessageTooLargeError(ServiceError):
+    """Raised when a request is larger than the server's message limit."""
 
 
 class InvalidRequestError(ServiceError):
@@ -158,6 +166,7 @@ ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     UnknownToolError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_TOOL"),
     InvalidToolCallError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENTS"),
     InvalidRequestError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST"),
+    MessageTooLargeError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "MESSAGE_TOO_LARGE"),
     NotYourTurnError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN"),
     ToolNotAllowedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "TOOL_NOT_ALLOWED"),
     NotJoinedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "NOT_JOINED"),
@@ -173,6 +182,7 @@ ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     ServerDrainingError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING"),
     ServerHandingOverError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_HANDING_OVER"),
     SeatIdleError: StatusRow(grpc.StatusCode.DEADLINE_EXCEEDED, "SEAT_IDLE"),
+    SlowReaderError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SLOW_READER"),
     StoreUnavailableError: StatusRow(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
 }
 """Error class to status; the first class in an exception's MRO that is here wins."""
@@ -254,6 +264,7 @@ __all__ = [
     "EpisodeEndedError",
     "EpisodeResetError",
     "InvalidRequestError",
+    "MessageTooLargeError",
     "NotJoinedError",
     "NotYourTurnError",
     "SeatIdleError",
@@ -265,6 +276,7 @@ __all__ = [
     "SessionFullError",
     "SessionIdleError",
     "SessionNotFoundError",
+    "SlowReaderError",
     "StatusRow",
     "StoreUnavailableError",
     "TokenInvalidError",

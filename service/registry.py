@@ -307,7 +307,7 @@ class Registry:
         if handover and self._recorder is not None:
             self.handing_over = (
                 "the server is stopping and hands its sessions over to the next server on its "
-                "store: retry there (resume a seat with its resume token)"
+                "store: retry there, and resume your seat with its resume token"
             )
         for session in self.sessions():
             with contextlib.suppress(SessionNotFoundError, ServerHandingOverError):

@@ -22,10 +22,11 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2
 from grpc_reflection.v1alpha._async import ReflectionServicer
 
 from metasre.service.config import ServerConfig
+from metasre.service.errors import ServerDrainingError, ServerHandingOverError
 from metasre.service.heap import HeapKeeper
 from metasre.service.registry import Registry
 from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
-from metasre.service.servicers.undecodable import RejectUndecodable
+from metasre.service.servicers.undecodable import RECEIVE_SLACK, RejectUndecodable
 from metasre.service.store import TrajectoryStore
 from metasre.simulator.sandbox import (
     TestRunner,
@@ -105,8 +106,10 @@ class MetasreServer:
         registry: Registry,
         health_servicer: Any,
         port: int,
+        agents: AgentServicer | None = None,
     ) -> None:
         self.config = config
+        self._agents = agents
         self.registry = registry
         self._server = server
         self._health = health_servicer
@@ -173,7 +176,15 @@ class MetasreServer:
             self._heap_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heap_task
-        await self.registry.drain(handover=self.config.handover and self.store is not None)
+        handover = self.config.handover and self.store is not None
+        await self.registry.drain(handover=handover)
+        if self._agents is not None:
+            # Streams that hold no seat: ended with the reason, not cancelled by gRPC's stop.
+            await self._agents.end_streams(
+                ServerHandingOverError(self.registry.handing_over or "")
+                if handover
+                else ServerDrainingError("the server is shutting down; try another server")
+            )
         await self._server.stop(self.config.grace_seconds if grace is None else grace)
         if self._heap is not None:
             self._heap.stop()
@@ -209,19 +220,21 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
     """
     limits = config.limits
     options = [
-        ("grpc.max_receive_message_length", limits.max_message_bytes),
+        # The server refuses messages over its limit itself (RejectUndecodable), in-band on a
+        # stream; gRPC ends only calls whose message is far beyond it.
+        ("grpc.max_receive_message_length", limits.max_message_bytes * RECEIVE_SLACK),
         ("grpc.max_send_message_length", limits.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
     store = TrajectoryStore(config.store_path) if config.store_path is not None else None
-    server = grpc.aio.server(options=options, interceptors=[RejectUndecodable()])
+    interceptors = [RejectUndecodable(limits.max_message_bytes)]
+    server = grpc.aio.server(options=options, interceptors=interceptors)
     registry = Registry(limits, runner, store)
     _register(control_pb2_grpc.add_ControlServiceServicer_to_server)(
         ControlServicer(registry, config), server
     )
-    _register(agent_pb2_grpc.add_AgentServiceServicer_to_server)(
-        AgentServicer(registry, limits), server
-    )
+    agents = AgentServicer(registry, limits)
+    _register(agent_pb2_grpc.add_AgentServiceServicer_to_server)(agents, server)
     _register(watch_pb2_grpc.add_WatchServiceServicer_to_server)(
         WatchServicer(registry, config), server
     )
@@ -242,7 +255,7 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
         if store is not None:
             store.close()
         raise OSError(f"could not bind {address}")
-    return MetasreServer(config, server, registry, health_servicer, port)
+    return MetasreServer(config, server, registry, health_servicer, port, agents)
 
 
 async def serve(config: ServerConfig, ready: Callable[[MetasreServer], None] | None = None) -> None:

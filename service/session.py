@@ -236,6 +236,11 @@ class Session:
     def take(self, seat: Seat, holder: object, *, force: bool) -> None:
         """Give `seat` to the stream `holder`; `force` (a resume) takes it from a stale stream.
 
+        A seat kept for its agent after its stream ended (see `release`) is taken back by the
+        join token as well as by the resume token: the server cannot always tell a stream the
+        client dropped from one it closed (or that gRPC cut off), and both tokens are the
+        agent's own, so what the agent may do next does not depend on that guess.
+
         Raises:
             SeatTakenError: another stream holds the seat and this is not a resume.
         """
@@ -243,13 +248,6 @@ class Session:
             raise SeatTakenError(
                 f"seat {seat.agent_id!r} of session {self.id} is held by another stream; "
                 "to take it back after a dropped stream, resume with the resume token"
-            )
-        if seat.holder is None and seat.kept and not force:
-            assert seat.kept_until is not None
-            raise SeatTakenError(
-                f"seat {seat.agent_id!r} of session {self.id} is kept for its agent, whose "
-                f"stream dropped, for {seat.kept_until - time.monotonic():.1f} s more: resume "
-                "it with the resume token (a join is accepted once that time has passed)"
             )
         seat.holder = holder
         seat.left = False
@@ -268,9 +266,9 @@ class Session:
     ) -> None:
         """The stream `holder` let go of `seat` (its stream ended).
 
-        With `grace` (a dropped stream), the seat stays its agent's for that many seconds: a
-        join is refused, the resume token takes it back, SIMULTANEOUS rounds keep waiting for
-        it and the session is not idle; then it is free and `on_expiry` runs.
+        With `grace` (a dropped stream), the seat stays its agent's for that many seconds:
+        SIMULTANEOUS rounds keep waiting for it and the session is not idle; then it is free
+        and `on_expiry` runs. Its join or resume token takes it back at any time.
         """
         if seat.holder is not holder:
             return

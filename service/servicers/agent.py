@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
@@ -20,12 +21,16 @@ from metasre.service.errors import (
     InvalidRequestError,
     NotJoinedError,
     SeatIdleError,
+    ServerDrainingError,
     ServerHandingOverError,
+    ServiceError,
+    SlowReaderError,
     StoreUnavailableError,
 )
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.registry import Registry
 from metasre.service.servicers.status import abort, guarded, status_of
+from metasre.service.servicers.undecodable import Refused
 from metasre.service.session import Seat, Session
 from metasre.v1 import agent_pb2
 
@@ -35,6 +40,10 @@ log = structlog.get_logger("metasre.service.agent")
 MAX_CALL_ID = 128
 """Longest call id accepted, in characters."""
 
+DROP_SETTLE_SECONDS = 0.05
+"""How long a stream whose requests ended waits for gRPC to cancel it (a dropped client) before
+it ends in order (a half-close) and frees its seat: the cancel follows within a millisecond."""
+
 
 class AgentServicer:
     """The agent plane."""
@@ -43,12 +52,24 @@ class AgentServicer:
         self._registry = registry
         self._limits = limits
         self._views = SharedViews()
+        self._streams: weakref.WeakSet[AgentStream] = weakref.WeakSet()
+
+    async def end_streams(self, error: ServiceError) -> None:
+        """End every open Connect stream with `error` (the server is stopping).
+
+        Streams of sessions have ended with their session already; this reaches the others
+        (not joined yet, or refused), which gRPC's own stop would cancel without a reason.
+        """
+        for stream in list(self._streams):
+            if stream.session is None:
+                await stream.cut(error, grace=0.0)
 
     async def Connect(
         self, request_iterator: AsyncIterator[agent_pb2.ConnectRequest], context: Context
     ) -> AsyncIterator[Response]:
         """Join a seat, then call tools and hear the team; errors come back in-band."""
-        stream = AgentStream(self._registry, self._limits, self._views)
+        stream = AgentStream(self._registry, self._limits, self._views, context)
+        self._streams.add(stream)
         # Closed before the status goes out, so the seat is free once the client hears the end.
         async with contextlib.aclosing(stream.run(request_iterator)) as items:
             async for item in items:
@@ -146,12 +167,26 @@ class AgentStream:
     """
 
     def __init__(
-        self, registry: Registry, limits: Limits, views: SharedViews | None = None
+        self,
+        registry: Registry,
+        limits: Limits,
+        views: SharedViews | None = None,
+        context: Context | None = None,
     ) -> None:
         self._registry = registry
         self._limits = limits
         self._views = views if views is not None else SharedViews()
+        self._context = context
         self._out: asyncio.Queue[Item] = asyncio.Queue()
+        """What the writer sends. The follower fills it only up to `stream_buffer_messages`
+        (`_make_room`); replies to requests are few per request, and a client that sends
+        requests without reading their replies is cut off past four times that."""
+        self._room = asyncio.Event()
+        """Set by the writer when it takes from a full buffer."""
+        self._ended = False
+        """The stream was cut off (`cut`): nothing more is sent."""
+        self._finishing = False
+        """The writer has returned: the call ends with its own status, `cut` stays out."""
         self._session: Session | None = None
         self._coordinator: Coordinator | None = None
         self._seat: Seat | None = None
@@ -172,37 +207,81 @@ class AgentStream:
     ) -> AsyncGenerator[Response | BaseException, None]:
         """The stream's responses until it ends."""
         reader = asyncio.create_task(self._read(requests))
+        # Whether the writer reached its end (not cancelled: a client that drops its call
+        # ends the request iterator just as a half-close does, and is cancelled only after).
+        finished = False
         try:
             while True:
                 item = await self._out.get()
-                if item is None:
+                if self._out.qsize() < self._limits.stream_buffer_messages:
+                    self._room.set()
+                if item is None or self._ended:
+                    finished = True
                     return
                 yield item
                 if isinstance(item, BaseException):
+                    finished = True
                     return
         finally:
+            self._finishing = True
             reader.cancel()
             if self._follower is not None:
                 self._follower.cancel()
             for task in list(self._calls):
                 task.cancel()
-            if self._session is not None and self._seat is not None:
-                # A dropped stream keeps the seat for its agent for the grace period.
-                grace = 0.0 if self._orderly else self._limits.seat_grace_seconds
-                wake = self._coordinator.wake if self._coordinator is not None else None
-                self._session.release(self._seat, self, grace, wake)
-                if wake is not None:
-                    wake()
-                self._log.info("seat_released", kept_seconds=grace)
+            # A dropped stream keeps the seat for its agent for the grace period.
+            orderly = self._orderly and finished
+            self._release(0.0 if orderly else self._limits.seat_grace_seconds)
             # The stream's tasks hold it through their frames (a cancelled one through its
             # CancelledError's traceback) and it holds them and the session: cut those links so
             # that a closed session is freed by reference counting, not by a full collection.
             self._follower = None
             self._session = self._coordinator = self._seat = None
 
+    @property
+    def session(self) -> Session | None:
+        """The session whose seat the stream holds, if it has joined one."""
+        return self._session
+
     def evict(self) -> None:
         """Another stream resumed this seat: end this one."""
         self._orderly = True
+        self._out.put_nowait(None)
+
+    def _release(self, grace: float) -> None:
+        """Let go of the seat (kept `grace` seconds for its agent); again, it does nothing."""
+        session, seat = self._session, self._seat
+        if session is None or seat is None or seat.holder is not self:
+            return
+        wake = self._coordinator.wake if self._coordinator is not None else None
+        session.release(seat, self, grace, wake)
+        if wake is not None:
+            wake()
+        self._log.info("seat_released", kept_seconds=grace)
+
+    async def cut(self, error: ServiceError, *, grace: float) -> None:
+        """End the stream now with `error`, whatever its writer is waiting for.
+
+        The seat is let go at once (kept `grace` seconds for a resume), not when the writer
+        notices: a writer blocked on a client that does not read would hold it forever. The
+        status goes out through the call's context, which also ends the blocked write; the
+        client reads it after whatever it had been sent.
+        """
+        if self._ended or self._finishing:
+            return
+        self._ended = True
+        self._orderly = grace == 0
+        self._release(grace)
+        self._log.info("stream_cut", reason=type(error).__name__, kept_seconds=grace)
+        if self._context is None:
+            self._out.put_nowait(error)
+            return
+        try:
+            await abort(self._context, error)
+        except grpc.aio.AbortError:
+            pass  # the status is out
+        except Exception as exc:  # the call ended meanwhile (gRPC refuses a second status)
+            self._log.debug("stream_cut_late", error=type(exc).__name__)
         self._out.put_nowait(None)
 
     # -- requests ---------------------------------------------------------------------------
@@ -212,23 +291,28 @@ class AgentStream:
         try:
             while True:
                 try:
-                    request = await asyncio.wait_for(
-                        anext(iterator), self._limits.idle_seat_seconds
-                    )
+                    async with asyncio.timeout(self._limits.idle_seat_seconds):
+                        request = await anext(iterator)
                 except StopAsyncIteration:
                     self._orderly = True
                     break
                 except TimeoutError:
-                    self._orderly = True
-                    self._out.put_nowait(
+                    # Not queued behind what the writer has not sent: that would wait on a
+                    # client that may read nothing either.
+                    await self.cut(
                         SeatIdleError(
                             f"no message for {self._limits.idle_seat_seconds:g} s; the seat is "
                             "free again: resume it with the resume token"
-                        )
+                        ),
+                        grace=0.0,
                     )
                     return
                 self._handle(request)
             await self._flush()
+            # A client that drops its call ends the request iterator just as a half-close
+            # does; gRPC cancels this call a moment later. Waiting that moment before ending
+            # in order keeps the seat of a dropped client for its agent, as it should be.
+            await asyncio.sleep(DROP_SETTLE_SECONDS)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken client stream: end ours
@@ -248,7 +332,10 @@ class AgentStream:
             self._progress.clear()
             await self._progress.wait()
 
-    def _handle(self, request: agent_pb2.ConnectRequest) -> None:
+    def _handle(self, request: agent_pb2.ConnectRequest | Refused) -> None:
+        if isinstance(request, Refused):
+            self._error("", request.error)
+            return
         kind = request.WhichOneof("request")
         call_id = request.call.call_id[:MAX_CALL_ID] if kind == "call" else ""
         try:
@@ -279,8 +366,50 @@ class AgentStream:
             self._error(call_id, exc)
 
     def _error(self, call_id: str, exc: BaseException) -> None:
-        status = status_of(exc, call_id=call_id)
-        self._out.put_nowait(agent_pb2.ConnectResponse(call_id=call_id, error=status))
+        if isinstance(exc, ServerHandingOverError | ServerDrainingError):
+            # Not about this request: the server is going away. The stream ends with it, so a
+            # client retries (resumes) on the next server instead of waiting here.
+            self._out.put_nowait(exc)
+            return
+        self._put(agent_pb2.ConnectResponse(call_id=call_id, error=status_of(exc, call_id=call_id)))
+
+    def _put(self, item: Item) -> None:
+        """Queue a reply to a request; a client that sends without reading is cut off."""
+        if self._out.qsize() >= 4 * self._limits.stream_buffer_messages:
+            if not self._ended:
+                self._spawn(self.cut(self._slow_reader(), grace=self._limits.seat_grace_seconds))
+            return
+        self._out.put_nowait(item)
+
+    def _slow_reader(self) -> SlowReaderError:
+        return SlowReaderError(
+            f"this stream's client read nothing while {self._out.qsize()} messages waited for "
+            f"it (the limit is {self._limits.stream_buffer_messages} held for "
+            f"{self._limits.slow_reader_seconds:g} s); the seat is kept for its agent for "
+            f"{self._limits.seat_grace_seconds:g} s: resume it with the resume token and "
+            "read as you go",
+            metadata={
+                "stream_buffer_messages": str(self._limits.stream_buffer_messages),
+                "slow_reader_seconds": f"{self._limits.slow_reader_seconds:g}",
+            },
+        )
+
+    async def _make_room(self) -> None:
+        """Wait until the buffer is below its limit; cut the stream off if that takes too long."""
+        if self._out.qsize() < self._limits.stream_buffer_messages:
+            return
+        try:
+            async with asyncio.timeout(self._limits.slow_reader_seconds):
+                while self._out.qsize() >= self._limits.stream_buffer_messages:
+                    self._room.clear()
+                    await self._room.wait()
+        except TimeoutError:
+            await self.cut(self._slow_reader(), grace=self._limits.seat_grace_seconds)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._calls.add(task)
+        task.add_done_callback(self._calls.discard)
 
     def _join(
         self,
@@ -359,7 +488,7 @@ class AgentStream:
                 # A repeated call_id answered with the original result, which this stream's
                 # follower will not send (again): it was applied before the stream's starting
                 # point, or the follower already sent it.
-                self._out.put_nowait(
+                self._put(
                     agent_pb2.ConnectResponse(
                         call_id=call.call_id, result=convert.tool_result_pb(entry.event)
                     )
@@ -384,6 +513,9 @@ class AgentStream:
                     last = entry.sequence
             if self._batch and len(messages) > 1:
                 # One write instead of several: gRPC's cost is mostly per message.
+                await self._make_room()
+                if self._ended:
+                    return
                 self._out.put_nowait(
                     convert.batch_response_bytes(
                         [m if isinstance(m, bytes) else m.SerializeToString() for m in messages],
@@ -392,6 +524,9 @@ class AgentStream:
                 )
             else:
                 for message in messages:
+                    await self._make_room()
+                    if self._ended:
+                        return
                     self._out.put_nowait(message)
             self._delivered = run[-1].sequence
             self._progress.set()

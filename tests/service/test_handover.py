@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
+from grpc_status import rpc_status
 
 from metasre.agents.client import MetasreClient
 from metasre.agents.errors import ClientError
 from metasre.service import ServerConfig
 from metasre.simulator import Episode
+from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2_grpc
 
-from .conftest import PAY, pay_solution
+from .conftest import PAY, TIMEOUT, AgentClient, create, details, owned_channel, pay_solution
 from .serve_process import metasre_serve
 
 FAST_RECONNECT = (
@@ -81,3 +85,81 @@ async def test_without_handover_a_stop_closes_the_sessions(tmp_path: Path):
 def test_handover_needs_a_store():
     with pytest.raises(ValueError, match="needs a store"):
         ServerConfig(handover=True)
+
+
+async def hammer_calls(agent: Any, sid: str, token: str, name: str, out: list[str]) -> None:
+    """Unary calls until one fails; the failure's code and reason go to `out`."""
+    n = 0
+    while True:
+        n += 1
+        try:
+            await agent.CallTool(
+                agent_pb2.CallToolRequest(
+                    session_id=sid,
+                    token=token,
+                    call=agent_pb2.ToolCall(call_id=f"{name}{n}", tool="get_alerts"),
+                )
+            )
+        except grpc.aio.AioRpcError as exc:
+            status = rpc_status.from_call(exc)
+            reason = details(status)[0].reason if status is not None else ""
+            if reason == "EPISODE_OVER":
+                return
+            out.append(f"{exc.code().name} {reason}".strip())
+            return
+
+
+async def hammer_stream(channel: Any, sid: str, token: str, out: list[str]) -> None:
+    """A Connect stream calling as fast as answers come; how it ends goes to `out`."""
+    client = AgentClient(channel)
+    try:
+        await client.join(sid, token)
+        while True:
+            reply = await client.result_or_error(client.tool("get_alerts"))
+            if reply.WhichOneof("response") == "error":
+                reason = details(reply.error)[0].reason
+                if reason == "EPISODE_OVER":
+                    return
+                out.append(f"in-band {reason}")
+                return
+    except AssertionError:  # the stream ended: its status says how
+        code = await client.call.code()
+        status = rpc_status.from_call(client.call)  # type: ignore[arg-type]
+        reason = details(status)[0].reason if status is not None else ""
+        out.append(f"{code.name} {reason}".strip())
+    except grpc.aio.AioRpcError as exc:
+        status = rpc_status.from_call(exc)
+        reason = details(status)[0].reason if status is not None else ""
+        out.append(f"{exc.code().name} {reason}".strip())
+
+
+async def test_every_call_during_a_handover_hears_server_handing_over(tmp_path: Path):
+    """Calls and streams racing a --handover SIGTERM: each ends retryably, none as closed,
+    missing or internal (before: SESSION_CLOSED, SESSION_NOT_FOUND, INTERNAL)."""
+    seen: list[str] = []
+    for run in range(3):
+        db = tmp_path / f"store{run}.db"
+        async with metasre_serve("--store", str(db), "--handover") as served:
+            channel = owned_channel(served.address)
+            control = control_pb2_grpc.ControlServiceStub(channel)
+            agent = agent_pb2_grpc.AgentServiceStub(channel)
+            workers = []
+            for n in range(4):
+                created = await create(control, ("a", "b"))
+                sid = created.session.session_id
+                workers.append(
+                    hammer_calls(agent, sid, created.tokens[0].join_token, f"s{n}", seen)
+                )
+                workers.append(hammer_stream(channel, sid, created.tokens[1].join_token, seen))
+            tasks = [asyncio.create_task(w) for w in workers]
+            await asyncio.sleep(0.2)  # a load period, not a wait for state
+            assert await served.stop() == 0
+            await asyncio.wait_for(asyncio.gather(*tasks), TIMEOUT)
+            await channel.close()
+    assert seen
+    # UNAVAILABLE with no reason: the port was already closed. CANCELLED: gRPC itself cancels
+    # a call that arrives while its listener closes (no handler runs; a bare gRPC server does
+    # the same to 49 of 50 such calls): both are transport-level, and the SDKs retry them.
+    # Never SESSION_CLOSED, SESSION_NOT_FOUND or INTERNAL.
+    assert set(seen) <= {"UNAVAILABLE SERVER_HANDING_OVER", "UNAVAILABLE", "CANCELLED"}, seen
+    assert "UNAVAILABLE SERVER_HANDING_OVER" in seen

@@ -11,7 +11,7 @@ from metasre.service import convert, records
 from metasre.service.by_identity import ByIdentity
 from metasre.service.coordinator import make_episode
 from metasre.service.events import LogEntry, Started
-from metasre.service.servicers.undecodable import RejectUndecodable, _Undecodable
+from metasre.service.servicers.undecodable import Refused, RejectUndecodable
 from metasre.simulator import Episode
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
 
@@ -80,7 +80,7 @@ def test_the_shared_observations_are_bounded(monkeypatch: pytest.MonkeyPatch):
 
 
 async def test_the_interceptor_wraps_each_method_once_and_still_refuses_garbage():
-    interceptor = RejectUndecodable()
+    interceptor = RejectUndecodable(4 * 1024 * 1024)
 
     async def answer(request: Any, context: Any) -> Any:
         return request
@@ -105,7 +105,7 @@ async def test_the_interceptor_wraps_each_method_once_and_still_refuses_garbage(
     first = await interceptor.intercept_service(continuation, Details("/m/A"))  # type: ignore[arg-type]
     assert first is not unary
     assert await interceptor.intercept_service(continuation, Details("/m/A")) is first  # type: ignore[arg-type]
-    assert isinstance(first.request_deserializer(b"\xff\xfe"), _Undecodable)
+    assert isinstance(first.request_deserializer(b"\xff\xfe"), Refused)
     parsed = first.request_deserializer(
         control_pb2.CreateSessionRequest(scenario_id="x").SerializeToString()
     )
@@ -114,7 +114,7 @@ async def test_the_interceptor_wraps_each_method_once_and_still_refuses_garbage(
     handlers["/m/A"] = replaced  # a server that hands out another handler gets it wrapped anew
     again = await interceptor.intercept_service(continuation, Details("/m/A"))  # type: ignore[arg-type]
     assert again is not first
-    assert isinstance(again.request_deserializer(b"\xff\xfe"), _Undecodable)
+    assert isinstance(again.request_deserializer(b"\xff\xfe"), Refused)
     assert await interceptor.intercept_service(continuation, Details("/m/none")) is None  # type: ignore[arg-type]
 
 

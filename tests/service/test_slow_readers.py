@@ -1,0 +1,199 @@
+"""A client that stops reading costs the server nothing and does not keep its seat.
+
+Real streams on a real server: one seat joins and then neither reads nor sends while a teammate
+plays on. Its stream's buffer stays within its limit (the stream stops following the log, which
+holds every event anyway), the stream is cut off with RESOURCE_EXHAUSTED / SLOW_READER once the
+buffer has stayed full too long, and the seat is let go at once and kept for a resume. A seat
+that is also silent is ended by the idle limit, however much is waiting to be sent to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+from grpc_status import rpc_status
+
+from metasre.service import Limits, ServerConfig, build_server
+from metasre.service.server import MetasreServer
+from metasre.service.servicers.agent import AgentStream
+from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
+
+from .conftest import TIMEOUT, AgentClient, create, details, owned_channel, struct
+
+BUFFER = 8
+"""The stream buffer limit these tests run with: small, so a few calls fill it."""
+# No BDP probing: the client's receive window stays at its initial size, so a client that does
+# not read stops the server's writes after a few messages instead of megabytes of them.
+SMALL_WINDOW = (("grpc.http2.bdp_probe", 0),)
+
+
+@contextlib.asynccontextmanager
+async def serving(limits: Limits) -> AsyncIterator[tuple[MetasreServer, grpc.aio.Channel]]:
+    server = await build_server(ServerConfig(port=0, limits=limits, grace_seconds=0.5))
+    await server.start()
+    channel = owned_channel(server.address)
+    try:
+        yield server, channel
+    finally:
+        await channel.close()
+        await server.stop(0.2)
+
+
+def stalled(channel_address: str) -> tuple[grpc.aio.Channel, Any, asyncio.Queue[Any]]:
+    """A Connect stream on its own channel whose client will read nothing."""
+    channel = grpc.aio.insecure_channel(channel_address, options=SMALL_WINDOW)
+    requests: asyncio.Queue[Any] = asyncio.Queue()
+
+    async def iterate() -> AsyncIterator[agent_pb2.ConnectRequest]:
+        while (request := await requests.get()) is not None:
+            yield request
+
+    call = agent_pb2_grpc.AgentServiceStub(channel).Connect(iterate())
+    return channel, call, requests
+
+
+def streams_of(server: MetasreServer) -> list[AgentStream]:
+    return list(server._agents._streams)  # type: ignore[union-attr]
+
+
+async def teammate_plays(
+    control: Any, agent: Any, sid: str, token: str, until: asyncio.Event
+) -> int:
+    """Big reads as fast as they are answered (a reset when the budget runs out)."""
+    calls = 0
+    while not until.is_set():
+        calls += 1
+        request = agent_pb2.CallToolRequest(
+            session_id=sid,
+            token=token,
+            call=agent_pb2.ToolCall(
+                call_id=f"b{calls}",
+                tool="read_logs",
+                args=struct({"service": "payment-service", "lines": 200, "since_minutes": 240}),
+            ),
+        )
+        try:
+            await agent.CallTool(request)
+        except grpc.aio.AioRpcError as exc:
+            reason = details(rpc_status.from_call(exc))[0].reason  # type: ignore[arg-type]
+            assert reason == "EPISODE_OVER", reason
+            await control.ResetSession(control_pb2.ResetSessionRequest(session_id=sid))
+    return calls
+
+
+async def seat_connected(control: Any, sid: str, index: int) -> bool:
+    info = await control.GetSession(control_pb2.GetSessionRequest(session_id=sid))
+    return bool(info.session.seats[index].connected)
+
+
+async def test_a_stalled_reader_is_bounded_cut_off_and_can_resume():
+    limits = Limits(
+        stream_buffer_messages=BUFFER,
+        slow_reader_seconds=0.5,
+        seat_grace_seconds=30,
+        idle_seat_seconds=600,
+    )
+    async with serving(limits) as (server, channel):
+        control = control_pb2_grpc.ControlServiceStub(channel)
+        agent = agent_pb2_grpc.AgentServiceStub(channel)
+        created = await create(control, ("a", "b"))
+        sid = created.session.session_id
+        a_channel, a_call, a_requests = stalled(server.address)
+        a_requests.put_nowait(
+            agent_pb2.ConnectRequest(
+                join=agent_pb2.JoinSeat(session_id=sid, join_token=created.tokens[0].join_token)
+            )
+        )
+        joined = await asyncio.wait_for(a_call.read(), TIMEOUT)
+        resume_token = joined.joined.resume_token
+        assert await seat_connected(control, sid, 0)
+
+        stop = asyncio.Event()
+        play = asyncio.create_task(
+            teammate_plays(control, agent, sid, created.tokens[1].join_token, stop)
+        )
+        largest = 0
+        try:
+            # Until the server lets the seat go (state, polled): meanwhile the stalled stream's
+            # buffer never holds more than its limit and a few replies.
+            while await seat_connected(control, sid, 0):
+                for stream in streams_of(server):
+                    largest = max(largest, stream._out.qsize())
+                assert not play.done(), play
+                await asyncio.sleep(0.02)
+        finally:
+            stop.set()
+            calls = await asyncio.wait_for(play, TIMEOUT)
+        assert calls > BUFFER
+        assert largest <= BUFFER + 1
+
+        # The seat is kept for its agent: the resume token takes it back at once.
+        back = AgentClient(channel)
+        back.send(
+            agent_pb2.ConnectRequest(
+                resume=agent_pb2.ResumeSeat(session_id=sid, resume_token=resume_token)
+            )
+        )
+        await back.expect("joined")
+        back.close()
+
+        # The stalled client, reading at last, gets what was sent, then the reason it was cut.
+        with pytest.raises(grpc.aio.AioRpcError) as cut:
+            while (await asyncio.wait_for(a_call.read(), TIMEOUT)) is not grpc.aio.EOF:
+                pass
+        assert cut.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        status = rpc_status.from_call(cut.value)
+        assert status is not None
+        info = details(status)[0]
+        assert info.reason == "SLOW_READER"
+        assert info.metadata["stream_buffer_messages"] == str(BUFFER)
+        assert "resume" in (cut.value.details() or "")
+        a_requests.put_nowait(None)
+        await a_channel.close()
+
+
+async def test_the_idle_limit_ends_a_silent_stalled_stream_whatever_is_queued():
+    limits = Limits(
+        stream_buffer_messages=10_000,  # never full: only the idle limit can end it
+        slow_reader_seconds=600,
+        idle_seat_seconds=0.6,
+    )
+    async with serving(limits) as (server, channel):
+        control = control_pb2_grpc.ControlServiceStub(channel)
+        agent = agent_pb2_grpc.AgentServiceStub(channel)
+        created = await create(control, ("a", "b"))
+        sid = created.session.session_id
+        a_channel, a_call, a_requests = stalled(server.address)
+        a_requests.put_nowait(
+            agent_pb2.ConnectRequest(
+                join=agent_pb2.JoinSeat(session_id=sid, join_token=created.tokens[0].join_token)
+            )
+        )
+        await asyncio.wait_for(a_call.read(), TIMEOUT)
+        stop = asyncio.Event()
+        play = asyncio.create_task(
+            teammate_plays(control, agent, sid, created.tokens[1].join_token, stop)
+        )
+        try:
+            while await seat_connected(control, sid, 0):
+                await asyncio.sleep(0.02)
+        finally:
+            stop.set()
+            await asyncio.wait_for(play, TIMEOUT)
+        # Freed, not kept: a join takes it at once.
+        again = AgentClient(channel)
+        assert (await again.join(sid, created.tokens[0].join_token)).agent_id == "a"
+        again.close()
+        with pytest.raises(grpc.aio.AioRpcError) as ended:
+            while (await asyncio.wait_for(a_call.read(), TIMEOUT)) is not grpc.aio.EOF:
+                pass
+        assert ended.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        status = rpc_status.from_call(ended.value)
+        assert status is not None and details(status)[0].reason == "SEAT_IDLE"
+        a_requests.put_nowait(None)
+        await a_channel.close()
