@@ -11,6 +11,7 @@ stores new sessions.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import os
@@ -116,15 +117,18 @@ async def play_until_refused(disk: Path, break_disk: object, expected: tuple[str
             with pytest.raises(grpc.aio.AioRpcError) as later:
                 await call(i + 1)
             assert later.value.code() == grpc.StatusCode.NOT_FOUND
-            health = await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(), timeout=TIMEOUT
-            )
-            assert health.status == health_pb2.HealthCheckResponse.SERVING
+            # The server says it cannot store anything, and takes no new work.
+            await health_becomes(channel, health_pb2.HealthCheckResponse.NOT_SERVING)
+            with pytest.raises(grpc.aio.AioRpcError) as no_new:
+                await create(control, ("a",))
+            assert no_new.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "no session can be created" in (no_new.value.details() or "")
 
             yield_back = getattr(break_disk, "undo", None)
             assert callable(yield_back)
             yield_back()
-            # With room again, the same server stores new sessions.
+            # With room again, the same server says so and stores new sessions.
+            await health_becomes(channel, health_pb2.HealthCheckResponse.SERVING)
             again = await create(control, ("a",))
             await control.CloseSession(
                 control_pb2.CloseSessionRequest(session_id=again.session.session_id)
@@ -137,6 +141,21 @@ async def play_until_refused(disk: Path, break_disk: object, expected: tuple[str
     finally:
         store.close()
     assert stored == acked, "the store holds exactly the acknowledged calls"
+
+
+async def health_becomes(channel: grpc.aio.Channel, want: int) -> None:
+    """Until the server's health (Watch, overall) says `want`."""
+    watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
+
+    async def until() -> None:
+        async for reply in watch:
+            if reply.status == want:
+                return
+
+    try:
+        await asyncio.wait_for(until(), TIMEOUT)
+    finally:
+        watch.cancel()
 
 
 class Action:
