@@ -78,7 +78,8 @@ class StoreLock:
                 holder = _read_holder(fd)
                 if time.monotonic() >= deadline:
                     raise StoreInUseError(
-                        f"the store {store_path} is in use by another server ({holder}); "
+                        f"the store {store_path.absolute()} is in use by another server "
+                        f"({holder}); "
                         "stop that server first, or give this one another store (--store PATH)"
                         + (f" (waited {wait:g} s for it)" if wait > 0 else "")
                     )
