@@ -5,8 +5,10 @@ real file until ENOSPC; the read-only store is its files made immutable (`chattr
 even for root and for open descriptors); the tests skip where either is impossible. Meanwhile an
 agent keeps calling: every call the server answered with a result is in the store, the first call
 it could not store fails with UNAVAILABLE / STORE_UNAVAILABLE and a message that says why, and
-nothing after it is acknowledged. The server itself stays up and, once the disk has room again,
-stores new sessions.
+nothing after it is acknowledged. The server itself stays up, says NOT_SERVING and refuses new
+sessions while it cannot store them, and once the disk has room again says SERVING and stores new
+sessions. A store whose files are removed, replaced or truncated under the server is noticed the
+same way, at the next commit or by the server's own check, and for good.
 """
 
 from __future__ import annotations
