@@ -164,7 +164,6 @@ class Registry:
         try:
             session = await self._make(spec, owner_digest, request, join_tokens)
         finally:
-            self._creating -= 1
             if request is not None and pending is not None:
                 del self._pending[request.key]
                 pending.set_result(None)
@@ -177,9 +176,13 @@ class Registry:
         request: CreateRequest | None,
         join_tokens: Sequence[str] | None,
     ) -> Session:
-        scenario_id = resolve(spec.scenario_id).id
-        async with self._rendering:
-            episode = await make_episode(scenario_id, spec.seed, self.runner)
+        try:
+            scenario_id = resolve(spec.scenario_id).id
+            async with self._rendering:
+                episode = await make_episode(scenario_id, spec.seed, self.runner)
+        finally:
+            # From here on it counts as a session (nothing awaits before it is one), or not at all.
+            self._creating -= 1
         session_id = secrets.token_hex(8)
         if spec.scenario_id != scenario_id:  # a name without its version: store the full id
             spec = replace(spec, scenario_id=scenario_id)

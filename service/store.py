@@ -427,7 +427,10 @@ class TrajectoryStore:
         return _Reader(self.path)
 
 
-_HEADERS = (b"SQLite format 3\0", (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83"))
+_HEADERS: tuple[tuple[bytes, ...], ...] = (
+    (b"SQLite format 3\0",),
+    (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83"),
+)
 """How the database file and the WAL begin (the WAL's magic number, either byte order)."""
 
 
