@@ -121,6 +121,7 @@ class MetasreServer:
         self._heap = HeapKeeper() if config.manage_gc else None
         self._heap_task: asyncio.Task[None] | None = None
         self._store_task: asyncio.Task[None] | None = None
+        self._telling: set[asyncio.Future[None]] = set()
         self._stopped = False
         self._lock = lock
         self._loop = asyncio.get_running_loop()
@@ -203,10 +204,13 @@ class MetasreServer:
 
     def _store_problem_seen(self, problem: str | None) -> None:
         # Called from the store's writer thread, or the thread of a check.
+        def tell() -> None:
+            task = asyncio.ensure_future(self._store_problem(problem))
+            self._telling.add(task)  # held until done: the loop keeps only weak references
+            task.add_done_callback(self._telling.discard)
+
         with contextlib.suppress(RuntimeError):  # the loop has closed: nothing to tell
-            self._loop.call_soon_threadsafe(
-                lambda: asyncio.ensure_future(self._store_problem(problem))
-            )
+            self._loop.call_soon_threadsafe(tell)
 
     async def _store_problem(self, problem: str | None) -> None:
         """Health follows the store: NOT_SERVING while it cannot record anything."""
