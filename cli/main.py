@@ -15,6 +15,11 @@ import structlog
 
 from metasre.cli.rollout import add_parsers as add_rollout_parsers
 
+EXIT_STORE_IN_USE = 4
+"""Exit code of `serve` and `demo` when another server holds their trajectory store."""
+HANDOVER_WAIT_SECONDS = 60.0
+"""How long `serve --handover` waits for the server it takes over from to let go of the store."""
+
 
 def _scenarios(args: argparse.Namespace) -> int:
     from metasre.simulator import resolve, scenario_ids
@@ -137,6 +142,8 @@ def _serve(args: argparse.Namespace) -> int:
             grace_seconds=args.grace_seconds,
             store_path=None if args.no_store else Path(args.store),
             handover=args.handover,
+            # taking over from a server that hands over: wait while it drains
+            store_wait_seconds=HANDOVER_WAIT_SECONDS if args.handover else 0.0,
             manage_gc=True,  # the server owns this process
         )
     except ValueError as exc:
@@ -297,7 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--handover",
         action="store_true",
         help="on SIGTERM, leave open sessions in the store for the next server on it (agents "
-        "resume their seats there) instead of closing them: restarts and deploys lose nothing",
+        "resume their seats there) instead of closing them: restarts and deploys lose nothing;"
+        " and at start, wait up to 60 s for a server still on the store to hand it over (any "
+        "other server on the store is refused with exit code 4)",
     )
     p.add_argument(
         "--allow-weak-isolation",
@@ -377,12 +386,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _weak_from_env():
         allow_weak_isolation(True)
     from metasre.agents.errors import ClientError
+    from metasre.service.store_lock import StoreInUseError
 
     try:
         code: int = args.func(args)
     except WeakIsolationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except StoreInUseError as exc:  # serve or demo on a store another server holds
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_STORE_IN_USE
     except ClientError as exc:
         # the server refused: one line saying why, and what to pass when it is a credential
         hint = ""

@@ -49,6 +49,19 @@ def resume_token_for(key: bytes, join_token: str) -> str:
     return base64.urlsafe_b64encode(mac.digest()[:TOKEN_BYTES]).decode().rstrip("=")
 
 
+def seat_join_token(owner_token: str, request_id: str, agent_id: str) -> str:
+    """The join token of seat `agent_id` in the session made by CreateSession `request_id`.
+
+    Derived from the owner token, which the server never keeps, so that a retry of the same
+    request (which must carry the same owner token) gets the very tokens of the first answer,
+    even from a server restarted since. The owner is given every join token anyway; a join
+    token tells nothing of the owner token or of another seat's token.
+    """
+    message = f"metasre join token\0{request_id}\0{agent_id}".encode("utf-8", "surrogatepass")
+    mac = hmac.new(owner_token.encode("utf-8", "surrogatepass"), message, hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()[:TOKEN_BYTES]).decode().rstrip("=")
+
+
 def same(given: str, expected: str | None) -> bool:
     """Constant-time comparison; False when nothing is expected."""
     if expected is None:

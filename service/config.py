@@ -73,6 +73,10 @@ class ServerConfig:
     handover: bool = False
     """On shutdown, leave open sessions open in the store, for the next server on the same store
     to rebuild (agents resume their seats there), instead of closing them. Needs a store."""
+    store_wait_seconds: float = 0.0
+    """How long to wait for another server to let go of the store (its lock; see
+    `metasre.service.store_lock`) before giving up: 0 gives up at once. A server taking over
+    from one that hands over (`metasre serve --handover`) waits while the old one drains."""
     manage_gc: bool = False
     """Keep garbage-collector pauses short by freezing the long-lived heap (process-wide; see
     `metasre.service.heap`): for a server that owns its process, as `metasre serve` does."""
@@ -84,6 +88,10 @@ class ServerConfig:
             raise ValueError(
                 "handover leaves sessions in the trajectory store for the next server: "
                 "it needs a store"
+            )
+        if not 0 <= self.store_wait_seconds <= 3600:
+            raise ValueError(
+                f"store_wait_seconds must be in [0, 3600], got {self.store_wait_seconds}"
             )
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0-65535, got {self.port}")

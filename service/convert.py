@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -118,6 +119,42 @@ TURN_TIMEOUT_BOUNDS = (0.1, 3600.0)
 """Seconds a turn or a round may wait, at least and at most (see SessionLimits)."""
 MAX_SEED = 2**31 - 1
 """Largest seed a session takes."""
+MAX_REQUEST_ID_LENGTH = 128
+"""Longest CreateSessionRequest.request_id, in characters."""
+
+
+def request_id_of(request: control_pb2.CreateSessionRequest) -> str:
+    """The request's idempotency id, checked; empty when it has none.
+
+    Raises:
+        InvalidRequestError: the id is too long or not printable ASCII, or it comes without an
+            owner token of the client's own (a retry proves it is the same caller with it).
+    """
+    rid = request.request_id
+    if not rid:
+        return ""
+    if not (len(rid) <= MAX_REQUEST_ID_LENGTH and rid.isascii() and rid.isprintable()):
+        raise InvalidRequestError(
+            f"request_id must be 1-{MAX_REQUEST_ID_LENGTH} printable ASCII characters, got "
+            f"{len(rid)} characters {rid[:32]!r}",
+            (("request_id", f"1-{MAX_REQUEST_ID_LENGTH} printable ASCII characters"),),
+        )
+    if not request.owner_token:
+        raise InvalidRequestError(
+            "request_id needs an owner_token of your own making: the id is scoped to its owner, "
+            "and a retry proves it is the same caller by sending the same owner token",
+            (("owner_token", "16-256 printable ASCII characters, the same on every retry"),),
+        )
+    return rid
+
+
+def request_fingerprint(request: control_pb2.CreateSessionRequest) -> str:
+    """SHA-256 of what a CreateSession asks for, apart from its owner token and request id."""
+    rest = control_pb2.CreateSessionRequest()
+    rest.CopyFrom(request)
+    rest.ClearField("owner_token")
+    rest.ClearField("request_id")
+    return hashlib.sha256(rest.SerializeToString(deterministic=True)).hexdigest()
 
 
 def check_episode(requested: int, current: int) -> int:
@@ -535,4 +572,5 @@ def limits_pb(limits: Limits) -> control_pb2.ServerLimits:
         idle_seat_seconds=limits.idle_seat_seconds,
         turn_timeout_seconds=limits.turn_timeout_seconds,
         seat_grace_seconds=limits.seat_grace_seconds,
+        max_request_id_length=MAX_REQUEST_ID_LENGTH,
     )

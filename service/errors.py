@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import grpc
-from google.rpc.error_details_pb2 import BadRequest, ErrorInfo
+from google.rpc.error_details_pb2 import BadRequest, ErrorInfo, RetryInfo
 from google.rpc.status_pb2 import Status
 
 from metasre.simulator import EpisodeOverError, InvalidToolCallError, UnknownToolError
@@ -29,6 +29,8 @@ class ServiceError(Exception):
         message: For the client: what was wrong and what to do.
         violations: (field, description) pairs for a BadRequest detail.
         metadata: Extra ErrorInfo metadata (for example the valid choices).
+        retry_after: Seconds the client should wait before trying again, for a refusal that
+            passes (a `google.rpc.RetryInfo` detail, and its metadata in the trailers too).
     """
 
     def __init__(
@@ -36,10 +38,13 @@ class ServiceError(Exception):
         message: str,
         violations: Sequence[tuple[str, str]] = (),
         metadata: Mapping[str, str] | None = None,
+        *,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.violations = tuple(violations)
         self.metadata = dict(metadata or {})
+        self.retry_after = retry_after
 
 
 class SessionNotFoundError(ServiceError):
@@ -144,6 +149,10 @@ class MessageTooLargeError(ServiceError):
     """Raised when a request is larger than the server's message limit."""
 
 
+class RequestIdReusedError(ServiceError):
+    """Raised when a CreateSession request_id is sent again with different parameters."""
+
+
 class InvalidRequestError(ServiceError):
     """Raised when a request's own fields are malformed (an empty id, a bad enum, ...)."""
 
@@ -184,6 +193,7 @@ ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     SeatIdleError: StatusRow(grpc.StatusCode.DEADLINE_EXCEEDED, "SEAT_IDLE"),
     SlowReaderError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SLOW_READER"),
     StoreUnavailableError: StatusRow(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
+    RequestIdReusedError: StatusRow(grpc.StatusCode.ALREADY_EXISTS, "REQUEST_ID_REUSED"),
 }
 """Error class to status; the first class in an exception's MRO that is here wins."""
 
@@ -225,6 +235,11 @@ def to_status(exc: BaseException) -> tuple[Status, str | None]:
             ]
         )
         status.details.add().Pack(bad)
+    retry_after = exc.retry_after if isinstance(exc, ServiceError) else None
+    if retry_after is not None:
+        retry = RetryInfo()
+        retry.retry_delay.FromMilliseconds(round(retry_after * 1000))
+        status.details.add().Pack(retry)
     return status, incident
 
 
@@ -267,6 +282,7 @@ __all__ = [
     "MessageTooLargeError",
     "NotJoinedError",
     "NotYourTurnError",
+    "RequestIdReusedError",
     "SeatIdleError",
     "SeatTakenError",
     "ServerAtCapacityError",

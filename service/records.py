@@ -50,6 +50,8 @@ class StoreRecorder:
                 None,
             )
             ops.append(store.session_op(row))
+            if session.request is not None:  # in the same transaction: the id is the session's
+                ops.append(store.request_op(session.request[0], session.id, session.request[1]))
         ops += [store.event_op(event_row(session.id, e)) for e in entries]
         if closing:
             ops.append(store.close_op(session.id))

@@ -1,16 +1,25 @@
 """The server's open sessions: creation within limits, lookup, close, idle reaping and drain.
 
 With a trajectory store, a session is stored (its config and its first events) before
-CreateSession answers, and its close is stored when it closes.
+CreateSession answers, and its close is stored before anyone is told it is closed: a close the
+store could not record is not a close (CloseSession fails with STORE_UNAVAILABLE), so a server
+restarted on the store never brings back a session its agents were told had closed.
+
+CreateSession is refused before any work is done when the server is full (with a retry delay)
+or its store cannot write. A request id makes it idempotent: the id, scoped to the owner token,
+is stored with the session in the same transaction, and the same id again gets the same session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import random
 import secrets
 import time
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import structlog
 
@@ -18,6 +27,7 @@ from metasre.service.config import Limits
 from metasre.service.coordinator import Coordinator, make_episode
 from metasre.service.errors import (
     CallAbortedError,
+    RequestIdReusedError,
     ServerAtCapacityError,
     ServerDrainingError,
     ServerHandingOverError,
@@ -40,6 +50,28 @@ log = structlog.get_logger("metasre.service.registry")
 
 REMEMBER_IDLE = 4096
 """How many sessions closed for idleness the registry remembers, to say so to late callers."""
+REMEMBER_REQUESTS = 65536
+"""How many CreateSession request ids the registry keeps in memory (the store keeps them all)."""
+RETRY_SECONDS = (0.25, 1.0, 30.0)
+"""Least, default (before any session has closed) and most retry delay at capacity."""
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRequest:
+    """What makes a CreateSession idempotent: its request id, scoped to its owner."""
+
+    request_id: str
+    """The client's id for this creation."""
+    key: str
+    """SHA-256 of the owner token's digest and the request id: where the id is looked up."""
+    fingerprint: str
+    """SHA-256 of everything else the request asked for: a retry must ask for the same."""
+
+    @classmethod
+    def of(cls, request_id: str, owner_digest: str, fingerprint: str) -> CreateRequest:
+        """The request `request_id` of the owner whose token digest is `owner_digest`."""
+        key = hashlib.sha256(f"{owner_digest}\0{request_id}".encode()).hexdigest()
+        return cls(request_id, key, fingerprint)
 
 
 class Registry:
@@ -70,57 +102,113 @@ class Registry:
         """Sessions closed (or failed) since the registry was made."""
         self._idle_closed: dict[str, float] = {}
         """Ids of sessions closed for idleness (oldest first) and how long each was idle."""
+        self._creating = 0
+        """Sessions being made now: they count against the limit before they exist."""
+        self._rendering = asyncio.Semaphore(1)
+        """One episode rendered at a time: renders hold the GIL, so more threads at it only
+        take turns the event loop needs (to refuse a flood's excess at once, say)."""
+        self._lifetime: float | None = None
+        """Moving average of how long closed sessions lasted, in seconds (for retry delays)."""
+        self._requests: dict[str, tuple[str, str]] = {}
+        """Request keys (oldest first) and the (session id, fingerprint) each made."""
+        self._pending: dict[str, asyncio.Future[None]] = {}
+        """Request keys whose session is being made: a retry waits for the first attempt."""
 
-    async def create(self, spec: SessionSpec, owner_digest: str | None = None) -> Session:
-        """Open a session and start its episode.
+    async def create(
+        self,
+        spec: SessionSpec,
+        owner_digest: str | None = None,
+        *,
+        request: CreateRequest | None = None,
+        join_tokens: Sequence[str] | None = None,
+    ) -> Session:
+        """Open a session and start its episode, or find the one `request` made before.
 
         Args:
             spec: What the session plays.
             owner_digest: SHA-256 of the owner token (see `auth.check_owner`).
+            request: The request id: when it made a session before, that session is returned.
+            join_tokens: The seats' join tokens, in seat order; fresh random ones when None.
 
         Raises:
             ServerDrainingError: the server is shutting down.
+            StoreUnavailableError: the store cannot record the session.
             SessionFullError: more seats than a session may have.
             ServerAtCapacityError: the server holds as many sessions as it may.
+            RequestIdReusedError: the request id made a session with other parameters.
+            SessionClosedError: the request id made a session that is closed.
             UnknownScenarioError: no such scenario.
-            StoreUnavailableError: the store cannot record the session.
         """
         if self.handing_over is not None:
             raise ServerHandingOverError(self.handing_over)
         if self.draining:
             raise ServerDrainingError("the server is shutting down; try another server")
+        problem = self.store.problem if self.store is not None else None
+        if problem is not None:
+            raise StoreUnavailableError(
+                f"no session can be created: {problem}; the server says NOT_SERVING until its "
+                "store can write again: try another server, or later"
+            )
+        if request is not None:
+            found = await self._requested(request)
+            if found is not None:
+                return found
         if len(spec.seats) > self.limits.max_agents_per_session:
             raise SessionFullError(
                 f"{len(spec.seats)} seats asked for; a session on this server holds at most "
                 f"{self.limits.max_agents_per_session}",
                 (("seats", f"at most {self.limits.max_agents_per_session} seats"),),
             )
-        if len(self._sessions) >= self.limits.max_sessions:
-            raise ServerAtCapacityError(
-                f"the server already holds {len(self._sessions)} sessions, its limit; close "
-                "sessions you no longer need or try later"
-            )
-        scenario_id = resolve(spec.scenario_id).id
-        episode = await make_episode(scenario_id, spec.seed, self.runner)
-        if len(self._sessions) >= self.limits.max_sessions:  # others created meanwhile
-            raise ServerAtCapacityError(
-                f"the server already holds {len(self._sessions)} sessions, its limit"
-            )
+        # Sessions being made count too: a flood of creates is refused here, before any work.
+        if len(self._sessions) + self._creating >= self.limits.max_sessions:
+            raise self._at_capacity()
+        self._creating += 1
+        pending: asyncio.Future[None] | None = None
+        if request is not None:
+            pending = self._pending[request.key] = asyncio.get_running_loop().create_future()
+        try:
+            session = await self._make(spec, owner_digest, request, join_tokens)
+        finally:
+            if request is not None and pending is not None:
+                del self._pending[request.key]
+                pending.set_result(None)
+        return session
+
+    async def _make(
+        self,
+        spec: SessionSpec,
+        owner_digest: str | None,
+        request: CreateRequest | None,
+        join_tokens: Sequence[str] | None,
+    ) -> Session:
+        try:
+            scenario_id = resolve(spec.scenario_id).id
+            async with self._rendering:
+                episode = await make_episode(scenario_id, spec.seed, self.runner)
+        finally:
+            # From here on it counts as a session (nothing awaits before it is one), or not at all.
+            self._creating -= 1
         session_id = secrets.token_hex(8)
         if spec.scenario_id != scenario_id:  # a name without its version: store the full id
             spec = replace(spec, scenario_id=scenario_id)
-        session = Session(session_id, spec, episode, self._recorder)
+        session = Session(session_id, spec, episode, self._recorder, join_tokens)
         session.owner_digest = owner_digest
+        if request is not None:
+            session.request = (request.key, request.fingerprint)
         coordinator = Coordinator(session, self.runner, self._failed)
         self._sessions[session_id] = (session, coordinator)
         coordinator.start()
         try:
             await session.flush()
         except StoreUnavailableError as exc:
-            await self.close(session_id, "not created: the trajectory store cannot write")
+            # never stored, so never recovered: it only has to leave this server
+            await self._retire(session_id, exc, closing=False)
+            self.closed_total += 1
             raise StoreUnavailableError(
                 f"the session was not created: the trajectory store cannot write ({exc})"
             ) from exc
+        if request is not None:
+            self._remember(request, session_id)
         log.info(
             "session_created",
             session_id=session_id,
@@ -132,6 +220,66 @@ class Registry:
             reward_mode=spec.reward_mode.value,
         )
         return session
+
+    async def _requested(self, request: CreateRequest) -> Session | None:
+        """The session `request` made before, if it did (waiting for one being made)."""
+        while (pending := self._pending.get(request.key)) is not None:
+            await asyncio.shield(pending)
+        made = self._requests.get(request.key)
+        if made is None and self.store is not None:
+            made = await asyncio.to_thread(self.store.request, request.key)
+        if made is None:
+            return None
+        session_id, fingerprint = made
+        if fingerprint != request.fingerprint:
+            raise RequestIdReusedError(
+                f"request_id {request.request_id[:128]!r} already created session {session_id} "
+                "with other parameters; send the same parameters to get that session again, or "
+                "a new request_id for a new session",
+                metadata={"session_id": session_id},
+            )
+        found = self._sessions.get(session_id)
+        if found is None or found[0].closed:
+            raise SessionClosedError(
+                f"request_id {request.request_id[:128]!r} created session {session_id}, which "
+                "is closed; send a new request_id for a new session",
+                metadata={"session_id": session_id},
+            )
+        return found[0]
+
+    def _remember(self, request: CreateRequest, session_id: str) -> None:
+        self._requests[request.key] = (session_id, request.fingerprint)
+        while len(self._requests) > REMEMBER_REQUESTS:
+            del self._requests[next(iter(self._requests))]
+
+    def _at_capacity(self) -> ServerAtCapacityError:
+        held = len(self._sessions) + self._creating
+        delay = self.retry_delay()
+        return ServerAtCapacityError(
+            f"the server already holds {held} sessions, its limit (max_sessions "
+            f"{self.limits.max_sessions}); close sessions you no longer need, or retry in "
+            f"{delay:.2f} s (the status's RetryInfo)",
+            metadata={"max_sessions": str(self.limits.max_sessions), "open_sessions": str(held)},
+            retry_after=delay,
+        )
+
+    def retry_delay(self) -> float:
+        """How long a refused creator should wait: about when the next session slot frees.
+
+        With n sessions open that each last about T seconds, one closes every T / n seconds on
+        average; jittered by +-25 % so that refused clients do not all come back at once.
+        """
+        low, default, high = RETRY_SECONDS
+        if self._lifetime is None:
+            estimate = default
+        else:
+            estimate = self._lifetime / max(1, len(self._sessions))
+        return min(high, max(low, estimate)) * random.uniform(0.75, 1.25)
+
+    def _closed(self, session: Session) -> None:
+        self.closed_total += 1
+        lasted = max(0.0, time.time() - session.created_at)
+        self._lifetime = lasted if self._lifetime is None else 0.9 * self._lifetime + 0.1 * lasted
 
     async def recover(self) -> int:
         """Rebuild every session the store holds open (the last server died); how many were.
@@ -227,14 +375,32 @@ class Registry:
         return [s for s, _ in self._sessions.values()]
 
     async def close(self, session_id: str, reason: str = "closed") -> Session:
-        """Close a session: pending calls fail, its close is stored, streams end, it leaves."""
+        """Close a session: its close is stored, pending calls fail, streams end, it leaves.
+
+        Raises:
+            StoreUnavailableError: the store could not record the close; the session was left
+                as it was (open, here and in the store).
+        """
+        self.get(session_id)
+        if self.store is not None:
+            # Stored before anyone hears of it: a close the store lacks would be undone by the
+            # next server on it, which would rebuild the session as open.
+            try:
+                await self.store.write([self.store.close_op(session_id)])
+            except StoreError as exc:
+                log.error("session_close_not_stored", session_id=session_id, error=str(exc))
+                raise StoreUnavailableError(
+                    f"session {session_id} was not closed: the trajectory store could not record"
+                    f" its close ({exc}); it goes on as it was: close it again once the server"
+                    " is SERVING"
+                ) from exc
         error = CallAbortedError(
             f"session {session_id} was {reason} before this call was applied; nothing of it "
             "reached the world"
         )
         session, left = await self._retire(session_id, error, closing=True)
         if left:
-            self.closed_total += 1
+            self._closed(session)
         log.info("session_closed", session_id=session_id, reason=reason)
         return session
 
@@ -273,8 +439,8 @@ class Registry:
         found = self._sessions.pop(session.id, None)
         if found is None:
             return
-        self.closed_total += 1
-        log.warning("session_failed", session_id=session.id, error=session.failure)
+        self._closed(session)
+        log.error("session_failed", session_id=session.id, error=session.failure)
         task = asyncio.create_task(self._stop_failed(found[1]), name=f"stop-{session.id}")
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
@@ -291,7 +457,11 @@ class Registry:
             if idle > self.limits.idle_session_seconds and all(
                 s.holder is None and not s.kept for s in session.seats
             ):
-                await self.close(session.id, "idle")
+                try:
+                    await self.close(session.id, "idle")
+                except StoreUnavailableError:
+                    continue  # logged; the next pass tries again
+
                 self._idle_closed[session.id] = idle
                 while len(self._idle_closed) > REMEMBER_IDLE:
                     del self._idle_closed[next(iter(self._idle_closed))]
@@ -313,7 +483,12 @@ class Registry:
             with contextlib.suppress(SessionNotFoundError, ServerHandingOverError):
                 if handover and self._recorder is not None:
                     await self._hand_over(session.id)
-                else:
+                    continue
+                try:
                     await self.close(session.id, "closed by server shutdown")
+                except StoreUnavailableError:
+                    # Its close could not be stored: it stays open in the store, so its agents
+                    # are told so, as in a handover, and not that it closed.
+                    await self._hand_over(session.id)
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)

@@ -28,6 +28,7 @@ from metasre.service.registry import Registry
 from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
 from metasre.service.servicers.undecodable import RECEIVE_SLACK, RejectUndecodable
 from metasre.service.store import TrajectoryStore
+from metasre.service.store_lock import StoreLock
 from metasre.simulator.sandbox import (
     TestRunner,
     allow_weak_isolation,
@@ -52,6 +53,10 @@ SERVICE_NAMES = (
 )
 """The fully qualified names of the services, as health and reflection list them."""
 
+
+STORE_CHECK_SECONDS = 1.0
+"""How often the server looks at its store's files between writes, and retries one that could
+not write (a full disk): how soon health follows a store removed while idle, or back to room."""
 
 REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
 """grpcio-reflection serves only v1alpha; newer tools (grpcurl, Postman) ask for v1 first."""
@@ -107,6 +112,7 @@ class MetasreServer:
         health_servicer: Any,
         port: int,
         agents: AgentServicer | None = None,
+        lock: StoreLock | None = None,
     ) -> None:
         self.config = config
         self._agents = agents
@@ -117,7 +123,13 @@ class MetasreServer:
         self._reaper: asyncio.Task[None] | None = None
         self._heap = HeapKeeper() if config.manage_gc else None
         self._heap_task: asyncio.Task[None] | None = None
+        self._store_task: asyncio.Task[None] | None = None
+        self._telling: set[asyncio.Future[None]] = set()
         self._stopped = False
+        self._lock = lock
+        self._loop = asyncio.get_running_loop()
+        if registry.store is not None:
+            registry.store.on_problem = self._store_problem_seen
 
     @property
     def store(self) -> TrajectoryStore | None:
@@ -143,6 +155,8 @@ class MetasreServer:
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self._reaper = asyncio.create_task(self._reap())
+        if self.store is not None:
+            self._store_task = asyncio.create_task(self._watch_store(self.store))
         if self._heap is not None:
             registry = self.registry
             self._heap.start()
@@ -172,10 +186,11 @@ class MetasreServer:
             self._reaper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
-        if self._heap_task is not None:
-            self._heap_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._heap_task
+        for task in (self._heap_task, self._store_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         handover = self.config.handover and self.store is not None
         await self.registry.drain(handover=handover)
         if self._agents is not None:
@@ -190,11 +205,56 @@ class MetasreServer:
             self._heap.stop()
         if self.store is not None:
             await asyncio.to_thread(self.store.close)
+        if self._lock is not None:
+            self._lock.release()  # after the close: the next server finds the store complete
         log.info("stopped")
 
     async def wait_for_termination(self) -> None:
         """Until the server stops."""
         await self._server.wait_for_termination()
+
+    def _store_problem_seen(self, problem: str | None) -> None:
+        # Called from the store's writer thread, or the thread of a check.
+        def tell() -> None:
+            task = asyncio.ensure_future(self._store_problem(problem))
+            self._telling.add(task)  # held until done: the loop keeps only weak references
+            task.add_done_callback(self._telling.discard)
+
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nothing to tell
+            self._loop.call_soon_threadsafe(tell)
+
+    async def _store_problem(self, problem: str | None) -> None:
+        """Health follows the store: NOT_SERVING while it cannot record anything."""
+        store = self.store
+        if self._stopped or store is None or problem != store.problem:
+            return  # stale news: a later call says what holds now
+        if problem is None:
+            log.warning("store_writable_again", store=str(store.path))
+            status = health_pb2.HealthCheckResponse.SERVING
+        else:
+            # Loud: every call that must be stored fails until this passes (or, when the files
+            # are gone, until the server is restarted on a sound store).
+            log.critical(
+                "store_unavailable",
+                store=str(store.path),
+                error=problem,
+                lost=store.lost,
+                action="restart the server on a sound store" if store.lost else "free disk space",
+            )
+            status = health_pb2.HealthCheckResponse.NOT_SERVING
+        for name in ("", *SERVICE_NAMES):
+            await self._health.set(name, status)
+
+    async def _watch_store(self, store: TrajectoryStore) -> None:
+        """Notice a store removed while nothing is written; retry a store that could not write."""
+        while True:
+            await asyncio.sleep(STORE_CHECK_SECONDS)
+            try:
+                await asyncio.to_thread(store.check)
+                if store.problem is not None and not store.lost:
+                    await store.probe()
+            except Exception:  # the watch must survive whatever the file system does
+                log.exception("store_check_failed")
 
     async def _reap(self) -> None:
         limits = self.config.limits
@@ -217,6 +277,7 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
 
     Raises:
         StoreError: the trajectory store at `config.store_path` cannot be opened.
+        StoreInUseError: another server holds the store (after `config.store_wait_seconds`).
     """
     limits = config.limits
     options = [
@@ -226,7 +287,26 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
         ("grpc.max_send_message_length", limits.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
-    store = TrajectoryStore(config.store_path) if config.store_path is not None else None
+    lock = store = None
+    if config.store_path is not None:
+        # Owned before it is opened, and before the port is bound: a server that waits for a
+        # handover binds the port the old one has just let go of.
+        lock = await asyncio.to_thread(
+            StoreLock,
+            config.store_path,
+            wait=config.store_wait_seconds,
+            on_wait=lambda holder: log.warning(
+                "store_in_use_waiting",
+                store=str(config.store_path),
+                holder=holder,
+                seconds=config.store_wait_seconds,
+            ),
+        )
+        try:
+            store = TrajectoryStore(config.store_path)
+        except BaseException:
+            lock.release()
+            raise
     interceptors = [RejectUndecodable(limits.max_message_bytes)]
     server = grpc.aio.server(options=options, interceptors=interceptors)
     registry = Registry(limits, runner, store)
@@ -254,8 +334,10 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
     if port == 0:
         if store is not None:
             store.close()
+        if lock is not None:
+            lock.release()
         raise OSError(f"could not bind {address}")
-    return MetasreServer(config, server, registry, health_servicer, port, agents)
+    return MetasreServer(config, server, registry, health_servicer, port, agents, lock)
 
 
 async def serve(config: ServerConfig, ready: Callable[[MetasreServer], None] | None = None) -> None:

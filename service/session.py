@@ -34,7 +34,7 @@ from metasre.service.errors import (
     TokenInvalidError,
 )
 from metasre.service.events import Event, LogEntry
-from metasre.service.store import StoreError
+from metasre.service.store import StoreError, StoreLostError
 from metasre.simulator import Episode
 from metasre.simulator.replay import RecordedCall
 
@@ -151,6 +151,8 @@ class Session:
 
     Args:
         recorder: Makes the log durable (see the module docstring); None keeps it in memory.
+        join_tokens: The seats' join tokens in seat order (derived from a CreateSession request
+            id, see `auth.seat_join_token`); fresh random ones when None.
     """
 
     def __init__(
@@ -159,6 +161,7 @@ class Session:
         spec: SessionSpec,
         episode: Episode,
         recorder: Recorder | None = None,
+        join_tokens: Sequence[str] | None = None,
     ) -> None:
         self.id = session_id
         self.spec = spec
@@ -169,7 +172,10 @@ class Session:
         """Derives each seat's resume token from its join token (`auth.resume_token_for`)."""
         self.owner_digest: str | None = None
         """SHA-256 of the owner token: control calls on the session need it (or the admin's)."""
-        self.seats = [self._new_seat(s) for s in spec.seats]
+        joins = join_tokens or [auth.new_token() for _ in spec.seats]
+        self.seats = [self._new_seat(s, join) for s, join in zip(spec.seats, joins, strict=True)]
+        self.request: tuple[str, str] | None = None
+        """(key, fingerprint) of the CreateSession request id that made it, stored with it."""
         self.calls: list[RecordedCall] = []
         """The current episode's applied calls, for the counterfactual replay."""
         self.closed = False
@@ -202,8 +208,7 @@ class Session:
         """The seat of `agent_id`."""
         return next(s for s in self.seats if s.agent_id == agent_id)
 
-    def _new_seat(self, spec: SeatSpec) -> Seat:
-        join = auth.new_token()
+    def _new_seat(self, spec: SeatSpec, join: str) -> Seat:
         resume = auth.resume_token_for(self.token_key, join)
         return Seat(spec, auth.digest(join), auth.digest(resume), join)
 
@@ -347,15 +352,37 @@ class Session:
                     self, self._log[self._durable : end], opening=not self._opened, closing=closing
                 )
             except StoreError as exc:
-                self.failure = (
-                    f"the trajectory store cannot record session {self.id} ({exc}); the "
-                    "session is closed and nothing after its last acknowledged call was kept: "
-                    "create a new session once the store can write again"
-                )
+                self.failure = await self._fail(recorder, exc)
                 raise StoreUnavailableError(self.failure) from exc
             self._opened = True
             self._durable = end
             self._wake()
+
+    async def _fail(self, recorder: Recorder, exc: StoreError) -> str:
+        """Why the session failed, once the store refused a write.
+
+        Closed if the store takes the close alone; else left open in it, and said so, for a
+        server that restarts on it brings the session back as of its last acknowledged call.
+        """
+        why = f"the trajectory store cannot record session {self.id} ({exc}); nothing after "
+        try:
+            await recorder.record(self, (), opening=False, closing=True)
+        except StoreLostError:
+            return why + (
+                "its last acknowledged call was kept, and the store's files are gone, so the "
+                "session cannot come back: create a new session on a server whose store works"
+            )
+        except StoreError:
+            return why + (
+                "its last acknowledged call was kept, and the session stopped on this server "
+                "but could not be marked closed: a server started again on this store brings it "
+                "back as of that call (resume your seat with its resume token); or create a new "
+                "session once the store can write again"
+            )
+        return why + (
+            "its last acknowledged call was kept and the session is closed: create a new "
+            "session once the store can write again"
+        )
 
     def close(self) -> None:
         """Accept nothing more; followers end after the last event."""

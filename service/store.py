@@ -4,6 +4,16 @@ Writes go through one writer thread that commits whatever has queued up in a sin
 (group commit), so many sessions share each fsync; a write's future resolves only after its
 transaction is committed, which is what lets the server acknowledge a call only once it is
 stored. Reads use their own connections and never wait for the writer.
+
+A committed transaction counts as stored only if the files it went to are still the store's:
+SQLite writes on through descriptors it already holds when the database or its WAL is removed
+(the data lands in a file nobody will ever open again), and a truncated file loses what it held.
+So after each commit the writer checks, with one `stat` per file, that the database and its WAL
+are the very files it opened (device and inode) and have not shrunk (SQLite only grows them:
+the store never deletes rows or vacuums, and the WAL is reused, never truncated). If not, the
+store is lost: that batch fails and every write after it is refused; only a restart on a sound
+store helps. A disk that is full (or a file made read-only) is a passing problem instead: the
+store says it cannot write (`problem`) until a write succeeds again (`probe`).
 """
 
 from __future__ import annotations
@@ -11,11 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,13 +53,28 @@ CREATE TABLE IF NOT EXISTS events (
     payload    TEXT NOT NULL,
     PRIMARY KEY (session_id, sequence)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS requests (
+    request_key TEXT PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions(session_id),
+    fingerprint TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS probes (
+    id         INTEGER PRIMARY KEY,
+    checked_at REAL NOT NULL
+);
 """
+"""`requests`: the CreateSession request ids (see `metasre.service.registry`), stored with their
+session. `probes`: one row rewritten by `probe`, to learn whether the store can write again."""
 
 Synchronous = Literal["OFF", "NORMAL", "FULL"]
 
 
 class StoreError(Exception):
     """Raised when the store cannot write (disk full, read-only file, closed store)."""
+
+
+class StoreLostError(StoreError):
+    """Raised when the store's files were removed, replaced or truncated under it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +113,12 @@ class TrajectoryStore:
     """One SQLite file holding every session and event; see the module docstring."""
 
     def __init__(
-        self, path: str | Path, *, synchronous: Synchronous = "FULL", max_batch: int = 512
+        self,
+        path: str | Path,
+        *,
+        synchronous: Synchronous = "FULL",
+        max_batch: int = 512,
+        on_problem: Callable[[str | None], None] | None = None,
     ) -> None:
         self.path = Path(path)
         self._synchronous = synchronous
@@ -95,6 +126,12 @@ class TrajectoryStore:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
         self._failure: str | None = None
+        """Why the store is lost for good (its files went), once it is."""
+        self._unwritable: str | None = None
+        """Why the last write failed on a disk or file error, until a write succeeds again."""
+        self.on_problem = on_problem
+        """Called (from the writer thread, or whoever noticed) when `problem` changes."""
+        self._files = _Files(self.path)
         self.commits = 0
         """Transactions committed so far (a batch is one)."""
         try:
@@ -109,6 +146,10 @@ class TrajectoryStore:
             raise StoreError(f"cannot initialise the store at {self.path}: {exc}") from exc
         finally:
             conn.close()
+        try:
+            self._files.note_database()
+        except OSError as exc:
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
         self._writer = threading.Thread(target=self._write_loop, name="store-writer", daemon=True)
         self._writer.start()
 
@@ -123,6 +164,44 @@ class TrajectoryStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
         return conn
+
+    # -- health -------------------------------------------------------------------------------
+
+    @property
+    def problem(self) -> str | None:
+        """Why the store cannot record anything now; None when it can (as far as is known)."""
+        return self._failure or self._unwritable
+
+    @property
+    def lost(self) -> bool:
+        """Whether the store's files were removed or truncated under it (for good)."""
+        return self._failure is not None
+
+    def check(self) -> str | None:
+        """Look at the store's files now (a `stat` each; blocking); `problem` afterwards.
+
+        Writes check after every commit; this notices a store removed while nothing is written.
+        """
+        if self._failure is None and not self._closed:
+            found = self._files.check()
+            if found is not None:
+                self._lose(found)
+        return self.problem
+
+    async def probe(self) -> str | None:
+        """Try a small write, to learn whether the store can write again; `problem` afterwards."""
+        with contextlib.suppress(StoreError):
+            await self.write([("INSERT OR REPLACE INTO probes VALUES (1, ?)", (time.time(),))])
+        return self.problem
+
+    def _lose(self, why: str) -> None:
+        if self._failure is None:
+            self._failure = why
+            self._changed()
+
+    def _changed(self) -> None:
+        if self.on_problem is not None:
+            self.on_problem(self.problem)
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -152,7 +231,7 @@ class TrajectoryStore:
             raise StoreError(f"the store at {self.path} is closed")
         done: Future[None] = Future()
         if self._failure is not None:
-            done.set_exception(StoreError(self._failure))
+            done.set_exception(StoreLostError(self._failure))
             return done
         self._queue.put((tuple(ops), done, waiter))
         return done
@@ -196,6 +275,14 @@ class TrajectoryStore:
             (time.time() if at is None else at, session_id),
         )
 
+    @staticmethod
+    def request_op(request_key: str, session_id: str, fingerprint: str) -> _Op:
+        """The statement that stores which session a CreateSession request id made."""
+        return (
+            "INSERT INTO requests VALUES (?, ?, ?)",
+            (request_key, session_id, fingerprint),
+        )
+
     def _write_loop(self) -> None:
         conn: sqlite3.Connection | None = None
         while True:
@@ -222,20 +309,35 @@ class TrajectoryStore:
                     conn = self._connect()
                 self._commit(conn, batch)
             except (sqlite3.Error, StoreError, OSError) as exc:
-                self._fail_batch(conn, batch, exc)
+                # SQLite may fail on a file cut under it before the check after a commit runs.
+                lost = self._failure or self._files.check()
+                if lost is not None:
+                    self._lose(lost)
+                self._fail_batch(conn, batch, exc if lost is None else StoreLostError(lost))
             except Exception as exc:  # anything else fails its batch, never the writer
                 self._fail_batch(conn, batch, exc)
             _wake_waiters(batch)
         if conn is not None:
             conn.close()
+        self._files.close()
 
     def _commit(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
+        if self._failure is not None:  # lost while this batch waited
+            raise StoreLostError(self._failure)
         conn.execute("BEGIN IMMEDIATE")
         for ops, _, _ in batch:
             for sql, params in ops:
                 conn.execute(sql, params)
         conn.execute("COMMIT")
+        # Committed to the files SQLite holds open: stored only if they are still the store.
+        lost = self._files.check(after_commit=True)
+        if lost is not None:
+            self._lose(lost)
+            raise StoreLostError(lost)
         self.commits += 1
+        if self._unwritable is not None:
+            self._unwritable = None
+            self._changed()
         for _, done, _ in batch:
             done.set_result(None)
 
@@ -248,6 +350,13 @@ class TrajectoryStore:
         if conn is not None and conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
+        if isinstance(exc, StoreLostError):
+            for _, done, _ in batch:
+                done.set_exception(StoreLostError(str(exc)))
+            return
+        if _is_disk_error(exc) and self._unwritable is None:
+            self._unwritable = f"the store at {self.path} cannot write: {exc}"
+            self._changed()
         if len(batch) > 1 and conn is not None and not _is_disk_error(exc):
             # One bad statement (a duplicate key, say) must not sink its neighbours: retry alone.
             for item in batch:
@@ -299,6 +408,15 @@ class TrajectoryStore:
             ).fetchall()
         return [EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
 
+    def request(self, request_key: str) -> tuple[str, str] | None:
+        """(session id, fingerprint) of the session a CreateSession request id made, or None."""
+        with self._reader() as conn:
+            r = conn.execute(
+                "SELECT session_id, fingerprint FROM requests WHERE request_key = ?",
+                (request_key,),
+            ).fetchone()
+        return None if r is None else (str(r[0]), str(r[1]))
+
     def count_events(self) -> int:
         """How many events are stored, over all sessions."""
         with self._reader() as conn:
@@ -307,6 +425,83 @@ class TrajectoryStore:
 
     def _reader(self) -> _Reader:
         return _Reader(self.path)
+
+
+_HEADERS: tuple[tuple[bytes, ...], ...] = (
+    (b"SQLite format 3\0",),
+    (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83"),
+)
+"""How the database file and the WAL begin (the WAL's magic number, either byte order)."""
+
+
+class _Files:
+    """The store's files as the writer last saw them: identity, size and a descriptor of each.
+
+    The descriptors (to read each file's header) stay open until `close`: closing any
+    descriptor of the database file would drop the POSIX locks SQLite's connections hold on it,
+    in this process.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._paths = (path, path.with_name(path.name + "-wal"))
+        self._seen: dict[Path, tuple[int, int, int]] = {}
+        self._fds: dict[Path, int] = {}
+        self._lock = threading.Lock()  # the writer and the server's periodic check
+
+    def note_database(self) -> None:
+        """Take the database file as it is now (after the schema is made)."""
+        with self._lock:
+            self._note(self._paths[0])
+
+    def _note(self, path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        self._fds[path] = fd
+        self._seen[path] = (st.st_dev, st.st_ino, st.st_size)
+
+    def close(self) -> None:
+        with self._lock:
+            for fd in self._fds.values():
+                os.close(fd)
+            self._fds.clear()
+
+    def check(self, *, after_commit: bool = False) -> str | None:
+        """What happened to a file, if one was removed, replaced or cut; None if all is well.
+
+        After a commit the writer's connection is open, so the WAL exists and is noted on first
+        sight (before, closing connections may remove it, as SQLite does with the last one).
+        """
+        with self._lock:
+            return self._check(after_commit)
+
+    def _check(self, after_commit: bool) -> str | None:
+        for path, header in zip(self._paths, _HEADERS, strict=True):
+            seen = self._seen.get(path)
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                if seen is None:
+                    continue
+                return f"the store file {path} was removed while the server was using it"
+            except OSError as exc:
+                return f"the store file {path} cannot be examined: {exc.strerror or exc}"
+            if seen is None:
+                if after_commit:
+                    self._note(path)
+                continue
+            if (st.st_dev, st.st_ino) != seen[:2]:
+                return f"the store file {path} was replaced by another file while in use"
+            if st.st_size < seen[2]:
+                return (
+                    f"the store file {path} was truncated while in use ({seen[2]} bytes, "
+                    f"now {st.st_size})"
+                )
+            # Cut and written again past the cut, a file regains its size but not its start.
+            fd = self._fds.get(path)  # none once the store has closed
+            if fd is not None and not os.pread(fd, 16, 0).startswith(header):
+                return f"the store file {path} lost its header while in use (truncated?)"
+            self._seen[path] = (st.st_dev, st.st_ino, st.st_size)
+        return None
 
 
 def _wake_waiters(batch: list[Any]) -> None:
@@ -361,4 +556,4 @@ def _dumps(value: Any) -> str:
 
 def _is_disk_error(exc: BaseException) -> bool:
     text = str(exc).lower()
-    return any(s in text for s in ("disk", "readonly", "read-only", "i/o", "full"))
+    return any(s in text for s in ("disk", "readonly", "read-only", "i/o", "full", "permi"))

@@ -8,12 +8,20 @@ from typing import Any
 import grpc
 
 from metasre.service import convert
-from metasre.service.auth import bearer, check_admin, check_owner, digest, is_admin, new_token
+from metasre.service.auth import (
+    bearer,
+    check_admin,
+    check_owner,
+    digest,
+    is_admin,
+    new_token,
+    seat_join_token,
+)
 from metasre.service.config import ServerConfig
 from metasre.service.coordinator import Coordinator
 from metasre.service.errors import InvalidRequestError, SessionNotFoundError, TokenMissingError
 from metasre.service.records import owner_from_config
-from metasre.service.registry import Registry
+from metasre.service.registry import CreateRequest, Registry
 from metasre.service.servicers.status import guarded
 from metasre.service.session import Session
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
@@ -36,6 +44,7 @@ CAPABILITIES = (
     "call_tool",
     "watch",
     "trajectory",
+    "create_session.request_id",
 )
 """What this server supports, as GetServerInfo lists it."""
 
@@ -133,12 +142,26 @@ class ControlServicer:
                     " characters), or empty for a new one",
                     (("owner_token", "a token CreateSession returned, or empty"),),
                 )
-            session = await self._registry.create(
-                convert.session_spec(request, self._config.limits), digest(owner)
-            )
+            request_id = convert.request_id_of(request)
+            spec = convert.session_spec(request, self._config.limits)
+            if request_id:
+                # A retry must get the first answer's tokens: derived, not drawn (see auth).
+                joins = [seat_join_token(owner, request_id, s.agent_id) for s in spec.seats]
+                session = await self._registry.create(
+                    spec,
+                    digest(owner),
+                    request=CreateRequest.of(
+                        request_id, digest(owner), convert.request_fingerprint(request)
+                    ),
+                    join_tokens=joins,
+                )
+                joins = [seat_join_token(owner, request_id, a) for a in session.agent_ids]
+            else:
+                session = await self._registry.create(spec, digest(owner))
+                joins = [s.join_token or "" for s in session.seats]
             tokens = [
-                control_pb2.SeatToken(agent_id=s.agent_id, join_token=s.join_token or "")
-                for s in session.seats
+                control_pb2.SeatToken(agent_id=a, join_token=t)
+                for a, t in zip(session.agent_ids, joins, strict=True)
             ]
             for seat in session.seats:  # from now on only their digests are kept
                 seat.join_token = None

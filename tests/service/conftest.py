@@ -11,6 +11,7 @@ import grpc
 import pytest
 from google.protobuf import struct_pb2
 from google.rpc import error_details_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from metasre.service import Limits, ServerConfig, build_server
 from metasre.service.server import MetasreServer, prepare_sandbox
@@ -88,6 +89,28 @@ def owned_channel(address: str) -> grpc.aio.Channel:
     """A channel to `address` that carries an owner credential as the SDKs do."""
     unary = OwnerCredential(secrets.token_urlsafe(24))
     return grpc.aio.insecure_channel(address, interceptors=[unary, OwnerCredentialOnStreams(unary)])
+
+
+def owner_channel(address: str, owner: str) -> grpc.aio.Channel:
+    """A channel to `address` whose calls carry the owner token `owner` (the same across
+    server restarts)."""
+    unary = OwnerCredential(owner)
+    return grpc.aio.insecure_channel(address, interceptors=[unary, OwnerCredentialOnStreams(unary)])
+
+
+async def health_becomes(channel: grpc.aio.Channel, want: int) -> None:
+    """Until the server's health (Watch, overall) says `want`."""
+    watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
+
+    async def until() -> None:
+        async for reply in watch:
+            if reply.status == want:
+                return
+
+    try:
+        await asyncio.wait_for(until(), TIMEOUT)
+    finally:
+        watch.cancel()
 
 
 @pytest.fixture

@@ -87,11 +87,16 @@ def test_handover_needs_a_store():
         ServerConfig(handover=True)
 
 
+PACE = 0.02
+"""Seconds between a worker's calls: its episode's 30 steps outlast the load period."""
+
+
 async def hammer_calls(agent: Any, sid: str, token: str, name: str, out: list[str]) -> None:
     """Unary calls until one fails; the failure's code and reason go to `out`."""
     n = 0
     while True:
         n += 1
+        await asyncio.sleep(PACE)
         try:
             await agent.CallTool(
                 agent_pb2.CallToolRequest(
@@ -115,6 +120,7 @@ async def hammer_stream(channel: Any, sid: str, token: str, out: list[str]) -> N
     try:
         await client.join(sid, token)
         while True:
+            await asyncio.sleep(PACE)
             reply = await client.result_or_error(client.tool("get_alerts"))
             if reply.WhichOneof("response") == "error":
                 reason = details(reply.error)[0].reason
@@ -160,6 +166,11 @@ async def test_every_call_during_a_handover_hears_server_handing_over(tmp_path: 
     # UNAVAILABLE with no reason: the port was already closed. CANCELLED: gRPC itself cancels
     # a call that arrives while its listener closes (no handler runs; a bare gRPC server does
     # the same to 49 of 50 such calls): both are transport-level, and the SDKs retry them.
-    # Never SESSION_CLOSED, SESSION_NOT_FOUND or INTERNAL.
-    assert set(seen) <= {"UNAVAILABLE SERVER_HANDING_OVER", "UNAVAILABLE", "CANCELLED"}, seen
+    # INTERNAL with no ErrorInfo: grpcio's client reports "Internal error from Core" in place of
+    # the server's status when it writes a request into a stream the server has just ended (its
+    # aio _write), and the SDK treats that as a lost connection. The server's own INTERNAL
+    # always carries ErrorInfo (it would read "INTERNAL INTERNAL" here). Never SESSION_CLOSED,
+    # SESSION_NOT_FOUND, or an INTERNAL of the server's.
+    allowed = {"UNAVAILABLE SERVER_HANDING_OVER", "UNAVAILABLE", "CANCELLED", "INTERNAL"}
+    assert set(seen) <= allowed, seen
     assert "UNAVAILABLE SERVER_HANDING_OVER" in seen

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import AsyncIterator
 
@@ -215,9 +216,10 @@ async def test_sessions_and_seats_beyond_the_limits_are_resource_exhausted():
             assert details(rpc_status.from_call(r))[0].reason == "SERVER_AT_CAPACITY"
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await create(control, ("a",))
-        assert err.value.details() == (
-            "the server already holds 2 sessions, its limit; close sessions you no longer "
-            "need or try later"
+        assert re.fullmatch(
+            r"the server already holds 2 sessions, its limit \(max_sessions 2\); close sessions "
+            r"you no longer need, or retry in \d+\.\d\d s \(the status's RetryInfo\)",
+            err.value.details() or "",
         )
 
         # Closing one makes room again; the open sessions are unaffected.

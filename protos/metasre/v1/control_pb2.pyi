@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ServerLimits(_message.Message):
-    __slots__ = ("max_sessions", "max_agents_per_session", "max_message_bytes", "idle_session_seconds", "idle_seat_seconds", "turn_timeout_seconds", "seat_grace_seconds")
+    __slots__ = ("max_sessions", "max_agents_per_session", "max_message_bytes", "idle_session_seconds", "idle_seat_seconds", "turn_timeout_seconds", "seat_grace_seconds", "max_request_id_length")
     MAX_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     MAX_AGENTS_PER_SESSION_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -16,6 +16,7 @@ class ServerLimits(_message.Message):
     IDLE_SEAT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     TURN_TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     SEAT_GRACE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    MAX_REQUEST_ID_LENGTH_FIELD_NUMBER: _ClassVar[int]
     max_sessions: int
     max_agents_per_session: int
     max_message_bytes: int
@@ -23,7 +24,8 @@ class ServerLimits(_message.Message):
     idle_seat_seconds: float
     turn_timeout_seconds: float
     seat_grace_seconds: float
-    def __init__(self, max_sessions: _Optional[int] = ..., max_agents_per_session: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., idle_session_seconds: _Optional[float] = ..., idle_seat_seconds: _Optional[float] = ..., turn_timeout_seconds: _Optional[float] = ..., seat_grace_seconds: _Optional[float] = ...) -> None: ...
+    max_request_id_length: int
+    def __init__(self, max_sessions: _Optional[int] = ..., max_agents_per_session: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., idle_session_seconds: _Optional[float] = ..., idle_seat_seconds: _Optional[float] = ..., turn_timeout_seconds: _Optional[float] = ..., seat_grace_seconds: _Optional[float] = ..., max_request_id_length: _Optional[int] = ...) -> None: ...
 
 class GetServerInfoRequest(_message.Message):
     __slots__ = ()
@@ -74,7 +76,7 @@ class ListToolsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[_common_pb2.ToolSpec, _Mapping]]] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "limits", "owner_token", "reward_mode")
+    __slots__ = ("scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "limits", "owner_token", "reward_mode", "request_id")
     SCENARIO_ID_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
@@ -84,6 +86,7 @@ class CreateSessionRequest(_message.Message):
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     OWNER_TOKEN_FIELD_NUMBER: _ClassVar[int]
     REWARD_MODE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     scenario_id: str
     seed: int
     seats: _containers.RepeatedCompositeFieldContainer[_common_pb2.SeatConfig]
@@ -93,7 +96,8 @@ class CreateSessionRequest(_message.Message):
     limits: _common_pb2.SessionLimits
     owner_token: str
     reward_mode: _common_pb2.RewardMode
-    def __init__(self, scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[_common_pb2.SeatConfig, _Mapping]]] = ..., turn_policy: _Optional[_Union[_common_pb2.TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[_common_pb2.RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., limits: _Optional[_Union[_common_pb2.SessionLimits, _Mapping]] = ..., owner_token: _Optional[str] = ..., reward_mode: _Optional[_Union[_common_pb2.RewardMode, str]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[_common_pb2.SeatConfig, _Mapping]]] = ..., turn_policy: _Optional[_Union[_common_pb2.TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[_common_pb2.RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., limits: _Optional[_Union[_common_pb2.SessionLimits, _Mapping]] = ..., owner_token: _Optional[str] = ..., reward_mode: _Optional[_Union[_common_pb2.RewardMode, str]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class SeatToken(_message.Message):
     __slots__ = ("agent_id", "join_token")

@@ -115,6 +115,19 @@ class ControlServiceServicer:
     def CreateSession(self, request, context):
         """Start a session; returns one join token per seat and the session's owner token.
 
+        At capacity (ServerLimits.max_sessions open sessions) it is refused before any work is
+        done, with RESOURCE_EXHAUSTED / SERVER_AT_CAPACITY, and the refusal says when to try again:
+        a `google.rpc.RetryInfo` in the status details (`grpc-status-details-bin`) whose
+        retry_delay estimates when a session slot frees (from how long sessions have lasted on this
+        server, 0.25-30 s, jittered so that refused clients do not come back together), the same
+        delay in the trailer `grpc-retry-pushback-ms` (gRPC's own retry policy honours it), and the
+        limit in the trailers `metasre-max-sessions` / `metasre-open-sessions` and in the ErrorInfo
+        metadata (`max_sessions`, `open_sessions`). Wait at least retry_delay, longer on each refusal.
+
+        When the server cannot store sessions (its store file vanished, was truncated, or its disk
+        is full) it is refused with UNAVAILABLE / STORE_UNAVAILABLE, and the health service says
+        NOT_SERVING until the store can write again.
+
         A session belongs to whoever created it. Every call below on one session (and
         WatchService.WatchSession) needs the metadata `authorization: Bearer <owner token>`, or
         the admin token; otherwise UNAUTHENTICATED / TOKEN_MISSING or PERMISSION_DENIED /
