@@ -573,4 +573,6 @@ def limits_pb(limits: Limits) -> control_pb2.ServerLimits:
         turn_timeout_seconds=limits.turn_timeout_seconds,
         seat_grace_seconds=limits.seat_grace_seconds,
         max_request_id_length=MAX_REQUEST_ID_LENGTH,
+        stream_buffer_messages=limits.stream_buffer_messages,
+        slow_reader_seconds=limits.slow_reader_seconds,
     )

@@ -171,12 +171,14 @@ class Coordinator:
             )
         )
         s = self.session
-        # What the old episode's sequencer had not committed yet (a turn that passed).
+        # What the old episode's sequencer had not committed yet (a turn that passed); then the
+        # session stops holding it (the store does).
         try:
             await s.flush()
         except StoreUnavailableError as exc:
             self._failed(exc)
             raise
+        s.forget_past()
         async with s.lock:
             episode = await make_episode(s.spec.scenario_id, seed, self._runner)
         s.episode, s.seed = episode, seed

@@ -8,16 +8,20 @@ observation and the grade as nested objects, so a stored trajectory reads like t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
 from metasre.service.attribution import Attribution, RewardMode
 from metasre.service.by_identity import ByIdentity
-from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.events import Applied, Ended, Event, LogEntry, Message, Reward, Started, Turn
 from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.store import EventRow, SessionRow, TrajectoryStore
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
-from metasre.simulator import Grade, Observation
+from metasre.simulator import EpisodePhase, Grade, Observation
+from metasre.simulator.grader import GradeComponent
+from metasre.simulator.observation import AlertView, ServiceRow
 
 KINDS = ("applied", "reward", "message", "turn", "started", "ended")
 """The `kind` column of stored events."""
@@ -56,6 +60,11 @@ class StoreRecorder:
         if closing:
             ops.append(store.close_op(session.id))
         await store.write(ops)
+
+    async def past(self, session_id: str, start: int, end: int) -> Sequence[LogEntry]:
+        """The committed entries numbered `start + 1` to `end` of a session's log."""
+        rows = await asyncio.to_thread(self.store.events, session_id, after_sequence=start)
+        return [entry_of(r) for r in rows if r.sequence <= end]
 
 
 def session_config(spec: SessionSpec) -> dict[str, Any]:
@@ -268,3 +277,94 @@ def grade_record(grade: Grade) -> dict[str, Any]:
         "fail_to_pass": dict(grade.fail_to_pass),
         "pass_to_pass": dict(grade.pass_to_pass),
     }
+
+
+# -- stored rows back to log events (the inverse of the above) ----------------------------------
+
+
+def entry_of(row: EventRow) -> LogEntry:
+    """The log entry a stored row records."""
+    return LogEntry(row.sequence, row.episode, row.tick, event_of(row))
+
+
+def event_of(row: EventRow) -> Event:
+    """The log event a stored row records."""
+    p = row.payload
+    if row.kind == "applied":
+        return Applied(
+            int(p["tick"]),
+            str(p["agent_id"]),
+            str(p["call_id"]),
+            str(p["tool"]),
+            dict(p["args"]),
+            bool(p["ok"]),
+            str(p["error_code"]),
+            str(p["text"]),
+            dict(p["data"]),
+            float(p["minutes"]),
+            float(p["clock"]),
+            int(p["round"]),
+            EpisodePhase(p["phase"]),
+            observation_of(p["observation"]),
+            None if p["reward"] is None else reward_of(p["reward"]),
+        )
+    if row.kind == "reward":
+        return reward_of(p)
+    if row.kind == "message":
+        return Message(int(p["tick"]), str(p["sender"]), tuple(p["to"]), str(p["text"]))
+    if row.kind == "turn":
+        return Turn(
+            int(p["tick"]), str(p["agent_id"]), int(p["round"]), float(p["timeout_seconds"])
+        )
+    if row.kind == "started":
+        return Started(int(p["episode"]), int(p["seed"]), observation_of(p["observation"]))
+    if row.kind == "ended":
+        return Ended(
+            int(p["tick"]),
+            EpisodePhase(p["phase"]),
+            grade_of(p["grade"]),
+            {str(k): float(v) for k, v in p["agent_rewards"].items()},
+        )
+    raise ValueError(f"unknown event kind {row.kind!r}")
+
+
+def reward_of(p: Mapping[str, Any]) -> Reward:
+    """A stored reward update."""
+    return Reward(
+        str(p["agent_id"]),
+        int(p["tick"]),
+        {str(k): float(v) for k, v in p["components"].items()},
+        float(p["total"]),
+        str(p["source_agent_id"]),
+    )
+
+
+def observation_of(p: Mapping[str, Any]) -> Observation:
+    """A stored observation (its rendered `text` is dropped: it is rendered again)."""
+    values = {f.name: p[f.name] for f in fields(Observation)}
+    values["alerts"] = tuple(
+        AlertView(**{f.name: a[f.name] for f in fields(AlertView)}) for a in p["alerts"]
+    )
+    rows = []
+    for s in p["services"]:
+        row: dict[str, Any] = {f.name: s[f.name] for f in fields(ServiceRow)}
+        row["depends_on"] = tuple(row["depends_on"])
+        rows.append(ServiceRow(**row))
+    values["services"] = tuple(rows)
+    values["terminal"] = tuple(p["terminal"])
+    return Observation(**values)
+
+
+def grade_of(p: Mapping[str, Any]) -> Grade:
+    """A stored grade."""
+    return Grade(
+        float(p["total"]),
+        bool(p["resolved"]),
+        tuple(
+            GradeComponent(str(c["name"]), float(c["score"]), float(c["weight"]), str(c["detail"]))
+            for c in p["components"]
+        ),
+        {str(k): bool(v) for k, v in p["fail_to_pass"].items()},
+        {str(k): bool(v) for k, v in p["pass_to_pass"].items()},
+        bool(p["final"]),
+    )

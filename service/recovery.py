@@ -24,18 +24,19 @@ applies it).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from metasre.service.coordinator import Coordinator, make_episode
-from metasre.service.events import Applied, Ended, Event, LogEntry, Message, Reward, Started, Turn
-from metasre.service.records import keys_from_config, owner_from_config, spec_from_config
+from metasre.service.events import Applied, Ended, Reward, Started, Turn
+from metasre.service.records import (
+    entry_of,
+    keys_from_config,
+    owner_from_config,
+    spec_from_config,
+)
 from metasre.service.session import Recorder, Session
 from metasre.service.store import EventRow, SessionRow
-from metasre.simulator import Episode, EpisodePhase, Grade, Observation, StepResult
-from metasre.simulator.grader import GradeComponent
-from metasre.simulator.observation import AlertView, ServiceRow
+from metasre.simulator import Episode, EpisodePhase, StepResult
 from metasre.simulator.replay import RecordedCall, patch_of, replay
 from metasre.simulator.sandbox import TestRunner
 
@@ -59,7 +60,7 @@ async def rebuild(
     try:
         spec = spec_from_config(row.config)
         key, digests = keys_from_config(row.config)
-        entries = [LogEntry(r.sequence, r.episode, r.tick, event_of(r)) for r in rows]
+        entries = [entry_of(r) for r in rows]
     except (KeyError, TypeError, ValueError) as exc:
         raise RecoveryError(f"its stored config or log is unreadable ({exc!r})") from exc
     if [e.sequence for e in entries] != list(range(1, len(entries) + 1)):
@@ -132,89 +133,3 @@ def _replay(episode: Episode, calls: Sequence[Applied]) -> None:
         raise
     except Exception as exc:  # the world refused a call it once applied
         raise RecoveryError(f"a stored call was refused on replay: {exc}") from exc
-
-
-# -- stored payloads back to log events (the inverse of `metasre.service.records`) ---------------
-
-
-def event_of(row: EventRow) -> Event:
-    """The log event a stored row records."""
-    p = row.payload
-    if row.kind == "applied":
-        return Applied(
-            int(p["tick"]),
-            str(p["agent_id"]),
-            str(p["call_id"]),
-            str(p["tool"]),
-            dict(p["args"]),
-            bool(p["ok"]),
-            str(p["error_code"]),
-            str(p["text"]),
-            dict(p["data"]),
-            float(p["minutes"]),
-            float(p["clock"]),
-            int(p["round"]),
-            EpisodePhase(p["phase"]),
-            observation_of(p["observation"]),
-            None if p["reward"] is None else reward_of(p["reward"]),
-        )
-    if row.kind == "reward":
-        return reward_of(p)
-    if row.kind == "message":
-        return Message(int(p["tick"]), str(p["sender"]), tuple(p["to"]), str(p["text"]))
-    if row.kind == "turn":
-        return Turn(
-            int(p["tick"]), str(p["agent_id"]), int(p["round"]), float(p["timeout_seconds"])
-        )
-    if row.kind == "started":
-        return Started(int(p["episode"]), int(p["seed"]), observation_of(p["observation"]))
-    if row.kind == "ended":
-        return Ended(
-            int(p["tick"]),
-            EpisodePhase(p["phase"]),
-            grade_of(p["grade"]),
-            {str(k): float(v) for k, v in p["agent_rewards"].items()},
-        )
-    raise ValueError(f"unknown event kind {row.kind!r}")
-
-
-def reward_of(p: Mapping[str, Any]) -> Reward:
-    """A stored reward update."""
-    return Reward(
-        str(p["agent_id"]),
-        int(p["tick"]),
-        {str(k): float(v) for k, v in p["components"].items()},
-        float(p["total"]),
-        str(p["source_agent_id"]),
-    )
-
-
-def observation_of(p: Mapping[str, Any]) -> Observation:
-    """A stored observation (its rendered `text` is dropped: it is rendered again)."""
-    values = {f.name: p[f.name] for f in fields(Observation)}
-    values["alerts"] = tuple(
-        AlertView(**{f.name: a[f.name] for f in fields(AlertView)}) for a in p["alerts"]
-    )
-    rows = []
-    for s in p["services"]:
-        row: dict[str, Any] = {f.name: s[f.name] for f in fields(ServiceRow)}
-        row["depends_on"] = tuple(row["depends_on"])
-        rows.append(ServiceRow(**row))
-    values["services"] = tuple(rows)
-    values["terminal"] = tuple(p["terminal"])
-    return Observation(**values)
-
-
-def grade_of(p: Mapping[str, Any]) -> Grade:
-    """A stored grade."""
-    return Grade(
-        float(p["total"]),
-        bool(p["resolved"]),
-        tuple(
-            GradeComponent(str(c["name"]), float(c["score"]), float(c["weight"]), str(c["detail"]))
-            for c in p["components"]
-        ),
-        {str(k): bool(v) for k, v in p["fail_to_pass"].items()},
-        {str(k): bool(v) for k, v in p["pass_to_pass"].items()},
-        bool(p["final"]),
-    )

@@ -39,8 +39,8 @@ from metasre.service.errors import (
     StoreUnavailableError,
 )
 from metasre.service.events import LogEntry
-from metasre.service.records import StoreRecorder
-from metasre.service.recovery import RecoveryError, event_of, rebuild
+from metasre.service.records import StoreRecorder, entry_of
+from metasre.service.recovery import RecoveryError, rebuild
 from metasre.service.session import Session, SessionSpec
 from metasre.service.store import SessionRow, StoreError, TrajectoryStore
 from metasre.simulator import resolve
@@ -355,10 +355,7 @@ class Registry:
         row = self.store.session(session_id)
         if row is None:
             return None
-        entries = [
-            LogEntry(r.sequence, r.episode, r.tick, event_of(r))
-            for r in self.store.events(session_id)
-        ]
+        entries = [entry_of(r) for r in self.store.events(session_id)]
         return row, entries
 
     def open_session(self, session_id: str) -> tuple[Session, Coordinator]:

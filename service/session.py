@@ -145,6 +145,13 @@ class Recorder(Protocol):
             StoreError: nothing was committed.
         """
 
+    async def past(self, session_id: str, start: int, end: int) -> Sequence[LogEntry]:
+        """The committed entries numbered `start + 1` to `end` of a session's log.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+
 
 class Session:
     """One incident played by a fixed set of seats; reset starts a new episode in place.
@@ -192,7 +199,10 @@ class Session:
         self._opened = recorder is None
         """The session itself is in the store."""
         self._durable = 0
-        """How many entries of the log are committed (all of them without a recorder)."""
+        """How many entries of `_log` are committed (all of them without a recorder)."""
+        self._base = 0
+        """Entries of past episodes no longer held in `_log` (the recorder holds them): the
+        first entry held is number `_base + 1`. See `forget_past`."""
         self._flushing = asyncio.Lock()
         self._log: list[LogEntry] = []
         self._changed = asyncio.Event()
@@ -303,25 +313,54 @@ class Session:
     # -- the log ----------------------------------------------------------------------------
 
     def restore(self, entries: Sequence[LogEntry]) -> None:
-        """Load a recovered session's stored log: all of it is already durable."""
-        self._log = list(entries)
+        """Load a recovered session's stored log: all of it is already durable.
+
+        With a recorder, only the current episode is held (the recorder has the rest).
+        """
+        held = list(entries)
+        if self._recorder is not None and held:
+            first = next(i for i, e in enumerate(held) if e.episode == held[-1].episode)
+            self._base, held = held[first].sequence - 1, held[first:]
+        self._log = held
         self._opened = True
         self._durable = len(self._log)
         self._wake()
 
     @property
     def log(self) -> Sequence[LogEntry]:
-        """Every durable event so far, oldest first."""
+        """The durable events held in memory, oldest first.
+
+        Every one without a recorder, the current episode's with one (`forget_past`); `follow`
+        and `position` reach the rest.
+        """
         return self._log[: self._durable]
+
+    @property
+    def end(self) -> int:
+        """The number of the last durable entry of the log (0: none yet)."""
+        return self._base + self._durable
 
     def append(self, tick: int, event: Event) -> LogEntry:
         """Add an event to the log; followers hear of it once it is durable (see `flush`)."""
-        entry = LogEntry(len(self._log) + 1, self.episode_no, tick, event)
+        entry = LogEntry(self._base + len(self._log) + 1, self.episode_no, tick, event)
         self._log.append(entry)
         if self._recorder is None:
             self._durable = len(self._log)
             self._wake()
         return entry
+
+    def forget_past(self) -> None:
+        """Stop holding the entries so far (a reset, once they are all committed).
+
+        Past episodes belong in the store: a session reset hundreds of times would otherwise
+        hold every episode it ever played. Without a recorder the log is all there is, so it
+        stays.
+        """
+        if self._recorder is None or self._durable != len(self._log):
+            return
+        self._base += len(self._log)
+        self._log = []
+        self._durable = 0
 
     async def flush(self, *, closing: bool = False) -> None:
         """Commit every entry appended so far (and the session's close when `closing`).
@@ -393,15 +432,31 @@ class Session:
                 seat.expiry = None
         self._wake()
 
-    def index_of(self, episode: int, tick: int) -> int:
-        """Index of the first entry at or after (episode, tick)."""
-        for i, entry in enumerate(self._log):
+    def episode_start(self) -> int:
+        """How many durable entries come before the current episode's first (it is held)."""
+        for entry in self._log[: self._durable]:
+            if entry.episode == self.episode_no:
+                return entry.sequence - 1
+        return self.end
+
+    async def position(self, episode: int, tick: int) -> int:
+        """How many entries come before the first at or after (episode, tick).
+
+        Raises:
+            StoreError: the point is in a past episode and the store cannot be read.
+        """
+        held = self._log[: self._durable]
+        if self._recorder is not None and self._base and (not held or episode < held[0].episode):
+            for entry in await self._recorder.past(self.id, 0, self._base):
+                if (entry.episode, entry.tick) >= (episode, tick):
+                    return entry.sequence - 1
+        for entry in held:
             if (entry.episode, entry.tick) >= (episode, tick):
-                return i
-        return len(self._log)
+                return entry.sequence - 1
+        return self._base + len(held)
 
     async def follow(self, start: int) -> AsyncIterator[LogEntry]:
-        """Entries from index `start` on, waiting for new ones, until the session closes."""
+        """Entries after the first `start`, waiting for new ones, until the session closes."""
         async for run in self.follow_runs(start):
             for entry in run:
                 yield entry
@@ -409,13 +464,21 @@ class Session:
     async def follow_runs(self, start: int) -> AsyncIterator[Sequence[LogEntry]]:
         """`follow` in runs: the entries that became durable together (a group commit).
 
-        A stream that batches its events sends one message per run.
+        A stream that batches its events sends one message per run. A follower that has fallen
+        behind into episodes no longer held (a slow reader across a reset, a watcher of a past
+        episode) reads them from the store.
         """
         index = start
         while True:
-            end = self._durable
+            if index < self._base and self._recorder is not None:
+                past = await self._recorder.past(self.id, index, self._base)
+                index = self._base
+                if past:
+                    yield past
+                continue
+            end = self._base + self._durable
             if index < end:
-                yield self._log[index:end]
+                yield self._log[index - self._base : self._durable]
                 index = end
                 continue
             if self.closed:

@@ -325,7 +325,7 @@ class AgentStream:
             await asyncio.gather(*self._calls, return_exceptions=True)
         if self._session is None:
             return
-        target = len(self._session.log)
+        target = self._session.end
         while self._delivered < target and self._follower is not None:
             if self._follower.done():
                 break
@@ -441,9 +441,9 @@ class AgentStream:
         # A join replays the current episode from its start (the page, the turns, every call so
         # far), so every agent has the whole episode in the same order; a resume picks up after
         # the last event the agent saw.
-        start = session.index_of(session.episode_no, 0)
+        start = session.episode_start()
         if resume and after > 0:
-            start = min(int(after), len(session.log))
+            start = min(int(after), session.end)
         joined = agent_pb2.Joined(
             session=convert.session_pb(session),
             agent_id=seat.agent_id,

@@ -292,8 +292,10 @@ class ControlServicer:
                 # closed (or never here): finished work stays readable from the store
                 return await self._stored_trajectory(context, request)
             episode = convert.check_episode(request.episode, session.episode_no)
-            return control_pb2.GetTrajectoryResponse(
-                events=[convert.event_pb(e) for e in session.log if e.episode == episode]
-            )
+            held = [e for e in session.log if e.episode == episode]
+            if not held and episode < session.episode_no:
+                # a past episode: the session no longer holds it, its store does
+                return await self._stored_trajectory(context, request)
+            return control_pb2.GetTrajectoryResponse(events=[convert.event_pb(e) for e in held])
 
         return await guarded(context, op)

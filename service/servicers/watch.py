@@ -13,6 +13,7 @@ from metasre.service.config import ServerConfig
 from metasre.service.errors import ServerHandingOverError, StoreUnavailableError
 from metasre.service.registry import Registry
 from metasre.service.servicers.status import abort
+from metasre.service.store import StoreError
 from metasre.v1 import watch_pb2
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -39,7 +40,10 @@ class WatchServicer:
             episode = convert.check_episode(request.episode, session.episode_no)
         except Exception as exc:
             await abort(context, exc)
-        start = session.index_of(episode, request.from_tick)
+        try:
+            start = await session.position(episode, request.from_tick)
+        except StoreError as exc:
+            await abort(context, StoreUnavailableError(f"the store cannot be read ({exc})"))
         async for entry in session.follow(start):
             yield watch_pb2.WatchSessionResponse(event=convert.event_pb(entry))
         if session.failure is not None:

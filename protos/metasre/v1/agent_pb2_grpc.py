@@ -54,13 +54,24 @@ class AgentServiceServicer:
     def Connect(self, request_iterator, context):
         """One stream per agent. The first message joins a seat (or resumes one); then tool calls.
         Errors about one request come back in-band as google.rpc.Status; the stream stays open.
+        Every call is answered exactly once: its result, or an error naming its call_id. A call
+        accepted but not yet applied when the session is reset or closed is answered at once with
+        ABORTED, reason EPISODE_RESET (nothing of it was applied: send it again to play it in the
+        new episode) or SESSION_CLOSED. The stream itself ends with a status when:
+        UNAVAILABLE / SERVER_HANDING_OVER: the server stops and leaves the session to the next
+        server on its store (resume there); SERVER_DRAINING: it stops and closes it.
+        DEADLINE_EXCEEDED / SEAT_IDLE: the client sent nothing for limits.idle_seat_seconds.
+        RESOURCE_EXHAUSTED / SLOW_READER: the client read too slowly (see ServerLimits).
+        UNAVAILABLE / STORE_UNAVAILABLE: the store could not record the session.
+        A message over ServerLimits.max_message_bytes is refused in-band (MESSAGE_TOO_LARGE).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CallTool(self, request, context):
-        """Apply one tool call without a stream; same semantics as a call on Connect.
+        """Apply one tool call without a stream; same semantics as a call on Connect (a pending call
+        ends with ABORTED / EPISODE_RESET or SESSION_CLOSED on a reset or close).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
