@@ -342,7 +342,12 @@ class Session:
 
     def append(self, tick: int, event: Event) -> LogEntry:
         """Add an event to the log; followers hear of it once it is durable (see `flush`)."""
-        entry = LogEntry(self._base + len(self._log) + 1, self.episode_no, tick, event)
+        entry = LogEntry(
+            sequence=self._base + len(self._log) + 1,
+            episode=self.episode_no,
+            tick=tick,
+            event=event,
+        )
         self._log.append(entry)
         if self._recorder is None:
             self._durable = len(self._log)
