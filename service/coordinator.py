@@ -159,7 +159,7 @@ class Coordinator:
         try:
             await s.flush()
         except StoreUnavailableError as exc:
-            self._failed(exc)
+            self._store_failed(exc)
             raise
         s.forget_past()
         async with s.lock:
@@ -176,7 +176,7 @@ class Coordinator:
         try:
             await s.flush()
         except StoreUnavailableError as exc:
-            self._failed(exc)
+            self._store_failed(exc)
             raise
 
     def resume(self, turn: int, round_no: int, *, pass_turn: bool) -> None:
@@ -278,7 +278,7 @@ class Coordinator:
         except asyncio.CancelledError:
             raise
         except StoreUnavailableError as exc:
-            self._failed(exc)
+            self._store_failed(exc)
         except Exception:  # a bug in the sequencer must not pass silently
             self._log.exception("sequencer_crashed")
             raise
@@ -444,7 +444,7 @@ class Coordinator:
         s.append(tick, Ended(tick=tick, phase=episode.phase, grade=grade, agent_rewards=totals))
         self._log.info("episode_ended", tick=tick, grade=grade.total, phase=episode.phase.value)
 
-    def _failed(self, error: StoreUnavailableError) -> None:
+    def _store_failed(self, error: StoreUnavailableError) -> None:
         """The store cannot record the session: refuse everything queued, hand it to on_failed."""
         if self._stop_error is error or isinstance(self._stop_error, StoreUnavailableError):
             return

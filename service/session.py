@@ -192,9 +192,9 @@ class Session:
         self.last_active = time.monotonic()
         self.created_at = time.time()
         self.failure: str | None = None
+        """Why the store could not record the session, once it could not (it is then closed)."""
         self.handed_over: str | None = None
         """Why the streams ended, when the server stopped and left the session in its store."""
-        """Why the store could not record the session, once it could not (it is then closed)."""
         self._recorder = recorder
         self._opened = recorder is None
         """The session itself is in the store."""
