@@ -24,6 +24,7 @@ from google.protobuf import struct_pb2
 
 from metasre.agents.errors import ClientError, ConnectionLostError, from_rpc_error, from_status
 from metasre.agents.plain import struct_dict, to_dict
+from metasre.agents.retry import RetryPolicy
 from metasre.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -99,6 +100,10 @@ class MetasreClient:
     on the calls about its sessions (grade, close, watch). Pass `owner_token` to act for the
     sessions another client created with it; with `admin_token` every session is reachable.
     `reward_mode` is the default of the sessions it creates (DENSE or SPARSE).
+
+    Refusals that say they will pass (a server handing its sessions over, a server at
+    capacity with RetryInfo) are retried by the client itself, as `retry` says (see
+    `metasre.agents.retry`); `RetryPolicy.never()` raises them at once.
     """
 
     def __init__(
@@ -110,11 +115,14 @@ class MetasreClient:
         reward_mode: str = "DENSE",
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] = (),
+        retry: RetryPolicy | None = None,
     ) -> None:
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode {reward_mode!r} is not one of {REWARD_MODES}")
         self.target = target
         self._reward_mode = reward_mode
+        self.retry = retry or RetryPolicy()
+        """How this client and its agent connections retry passing refusals."""
         self._metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
         self._admin = bool(admin_token)
         self._owner = owner_token or secrets.token_urlsafe(24)
@@ -151,11 +159,20 @@ class MetasreClient:
         return (("authorization", f"Bearer {self._owner}"),)
 
     async def _unary(self, method: Any, request: Any, *, session: bool = False) -> Any:
-        try:
-            metadata = self._session_metadata() if session else self._metadata
-            return await method(request, metadata=metadata)
-        except grpc.aio.AioRpcError as exc:
-            raise from_rpc_error(exc) from None
+        metadata = self._session_metadata() if session else self._metadata
+
+        async def attempt(ready_within: float | None) -> Any:
+            try:
+                return await method(
+                    request,
+                    metadata=metadata,
+                    wait_for_ready=ready_within is not None,
+                    timeout=ready_within,
+                )
+            except grpc.aio.AioRpcError as exc:
+                raise from_rpc_error(exc) from None
+
+        return await self.retry.run(attempt)
 
     async def server_info(self) -> dict[str, Any]:
         """Protocol version, capabilities and limits."""
@@ -262,7 +279,9 @@ class MetasreClient:
         `batch_events` asks the server for the events that become ready together in one
         message (fewer messages, the same events in the same order; see StreamOptions).
         """
-        return AgentConnection(self._agents, session_id, join_token, batch_events=batch_events)
+        return AgentConnection(
+            self._agents, session_id, join_token, batch_events=batch_events, retry=self.retry
+        )
 
 
 class AgentConnection:
@@ -275,8 +294,11 @@ class AgentConnection:
         token: str,
         *,
         batch_events: bool = True,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self._stub = stub
+        self._retry = retry or RetryPolicy()
+        self._reconnecting = asyncio.Lock()
         self._options = agent_pb2.StreamOptions(batch_events=batch_events)
         self.session_id = session_id
         self._token = token
@@ -310,6 +332,14 @@ class AgentConnection:
 
     async def join(self, *, resume: bool = False) -> dict[str, Any]:
         """Take the seat (or re-attach with the resume token) and wait until the server agrees."""
+        return await self._open(resume=resume, ready_within=None)
+
+    async def _open(self, *, resume: bool, ready_within: float | None) -> dict[str, Any]:
+        """Open a stream and join on it.
+
+        `ready_within` waits that long for a server to answer (a handover's next server
+        starting) instead of failing at once.
+        """
         loop = asyncio.get_running_loop()
         self._joined = loop.create_future()
         if resume:
@@ -327,21 +357,33 @@ class AgentConnection:
                     session_id=self.session_id, join_token=self._token, options=self._options
                 )
             )
-        self._requests = asyncio.Queue()
+        # Each stream has its own queue, so that ending one stream's requests (see `_read`)
+        # never ends another's.
+        requests = self._requests = asyncio.Queue()
         self._lost = None
-        self._requests.put_nowait(first)
-        stream = self._stream = self._stub.Connect(self._outgoing())
-        self._reader = asyncio.create_task(self._read(stream))
+        requests.put_nowait(first)
+        stream = self._stream = self._stub.Connect(
+            self._outgoing(requests), wait_for_ready=ready_within is not None
+        )
+        self._reader = asyncio.create_task(self._read(stream, requests))
         try:
-            return await self._joined
+            async with asyncio.timeout(ready_within):
+                return await self._joined
+        except ClientError:
+            # Refused (a wrong token, a seat taken...): end the stream in order rather than
+            # leave it open on the server until its idle limit.
+            requests.put_nowait(None)
+            raise
         except BaseException:
-            # Refused (a wrong token, a seat taken...): end the stream rather than leave it
-            # open on the server until its idle limit.
-            self._requests.put_nowait(None)
+            # Cancelled, or no server answered in time: nobody is left to end it in order.
+            stream.cancel()
             raise
 
-    async def _outgoing(self) -> AsyncIterator[agent_pb2.ConnectRequest]:
-        while (request := await self._requests.get()) is not None:
+    @staticmethod
+    async def _outgoing(
+        requests: asyncio.Queue[agent_pb2.ConnectRequest | None],
+    ) -> AsyncIterator[agent_pb2.ConnectRequest]:
+        while (request := await requests.get()) is not None:
             yield request
 
     def new_call_id(self) -> str:
@@ -357,12 +399,37 @@ class AgentConnection:
         (`join(resume=True)`) and call again with the same `call_id`; the server applies it at
         most once and answers a repeat with the original result.
 
+        A server handing the session over (SERVER_HANDING_OVER) is waited out: the seat is
+        resumed on the next server and the call sent again under its `call_id`, as the
+        client's `RetryPolicy` says.
+
         Raises:
             ClientError: the server refused it (bad arguments, not your turn, episode over...).
+            ConnectionLostError: the stream ended before the result arrived.
         """
+        call_id = call_id or self.new_call_id()
+
+        async def attempt(ready_within: float | None) -> CallResult:
+            if ready_within is not None:
+                await self._resume_within(ready_within)
+            return await self._call_once(tool, args, call_id)
+
+        return await self._retry.run(attempt)
+
+    async def _resume_within(self, ready_within: float) -> None:
+        """Resume the seat if its stream is gone, waiting up to `ready_within` for a server.
+
+        The calls of one connection that retry together resume it once.
+        """
+        async with self._reconnecting:
+            if self._lost is not None:
+                await self._open(resume=True, ready_within=ready_within)
+
+    async def _call_once(
+        self, tool: str, args: Mapping[str, Any] | None, call_id: str
+    ) -> CallResult:
         if self._lost is not None:  # nobody would ever answer it
             raise self._lost
-        call_id = call_id or self.new_call_id()
         future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
         self._requests.put_nowait(
@@ -382,7 +449,9 @@ class AgentConnection:
                 await asyncio.wait_for(self._news.wait_for(lambda: self.news > seen), timeout)
             return self.news
 
-    async def _read(self, stream: Any) -> None:
+    async def _read(
+        self, stream: Any, requests: asyncio.Queue[agent_pb2.ConnectRequest | None]
+    ) -> None:
         try:
             async for response in stream:
                 await self._announce(self._dispatch(response))
@@ -390,9 +459,13 @@ class AgentConnection:
                 "the server closed the stream", code="CANCELLED"
             )
         except grpc.aio.AioRpcError as exc:
-            lost = from_rpc_error(exc)
+            lost = from_rpc_error(exc, lost=True)
         except asyncio.CancelledError:
             lost = ConnectionLostError("the connection was closed", code="CANCELLED")
+        # gRPC's task that sends the requests waits on this stream's queue until it ends, and a
+        # stream that died never ends it: end it here, or the task is left pending for good
+        # and destroyed with the queue ("Task was destroyed but it is pending!").
+        requests.put_nowait(None)
         if stream is self._stream:  # not a stream that a resume has already replaced
             self._lost = lost
         if self._joined is not None and not self._joined.done():
