@@ -147,6 +147,14 @@ class MetasreClient:
         """Close the channel."""
         await self._channel.close(grace=None)
 
+    async def wait_for_server(self, timeout: float | None = None) -> None:
+        """Wait until the channel reaches a server: after a restart, before resuming seats.
+
+        Raises:
+            TimeoutError: no server answered within `timeout` seconds.
+        """
+        await asyncio.wait_for(self._channel.channel_ready(), timeout)
+
     @property
     def owner_token(self) -> str:
         """The owner credential of the sessions this client creates."""
@@ -331,8 +339,13 @@ class AgentConnection:
         await self.close()
 
     async def join(self, *, resume: bool = False) -> dict[str, Any]:
-        """Take the seat (or re-attach with the resume token) and wait until the server agrees."""
-        return await self._open(resume=resume, ready_within=None)
+        """Take the seat (or re-attach with the resume token) and wait until the server agrees.
+
+        A server handing the session over is waited out, as the client's `RetryPolicy` says.
+        """
+        return await self._retry.run(
+            lambda ready_within: self._open(resume=resume, ready_within=ready_within)
+        )
 
     async def _open(self, *, resume: bool, ready_within: float | None) -> dict[str, Any]:
         """Open a stream and join on it.

@@ -70,7 +70,7 @@ class RetryPolicy:
         if error.code == "UNAVAILABLE" and error.reason == HANDING_OVER:
             if elapsed >= self.handover_timeout:
                 return None
-            backoff = min(self.max_backoff, self.initial_backoff * 2 ** (attempt - 1))
+            backoff = min(self.max_backoff, self.initial_backoff * 2.0 ** (attempt - 1))
             # Jitter spreads the agents of a handed-over server over the next one's start.
             wait = backoff * (0.5 + random.random() / 2)
             return min(wait, self.handover_timeout - elapsed)

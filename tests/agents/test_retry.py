@@ -82,8 +82,9 @@ class Control(control_pb2_grpc.ControlServiceServicer):
 class Agents(agent_pb2_grpc.AgentServiceServicer):
     """A seat whose first stream ends SERVER_HANDING_OVER on the agent's first call."""
 
-    def __init__(self) -> None:
+    def __init__(self, refuse_first_join: bool = False) -> None:
         self.streams: list[list[agent_pb2.ConnectRequest]] = []
+        self.refuse_first_join = refuse_first_join
 
     async def Connect(
         self, request_iterator: AsyncIterator[agent_pb2.ConnectRequest], context: Any
@@ -93,7 +94,10 @@ class Agents(agent_pb2_grpc.AgentServiceServicer):
         async for request in request_iterator:
             heard.append(request)
             kind = request.WhichOneof("request")
-            if kind in ("join", "resume"):
+            if kind == "join" and self.refuse_first_join:
+                self.refuse_first_join = False
+                yield agent_pb2.ConnectResponse(error=HANDING_OVER)
+            elif kind in ("join", "resume"):
                 yield agent_pb2.ConnectResponse(
                     joined=agent_pb2.Joined(agent_id="a", resume_token="r-1")
                 )
@@ -217,6 +221,20 @@ async def test_an_agent_call_resumes_its_seat_and_is_sent_again_under_its_call_i
     assert [r.WhichOneof("request") for r in second] == ["resume", "call"]
     assert second[0].resume.resume_token == "r-1"
     assert first[1].call.call_id == second[1].call.call_id == "only-once"
+
+
+async def test_a_join_is_retried_through_a_handover(fake):
+    address, server = fake
+    agents = Agents(refuse_first_join=True)
+    await start(server, agents)
+    async with MetasreClient(address, retry=FAST) as client:
+        conn = client.agent("s-1", "join-token")
+        assert (await conn.join())["agent_id"] == "a"
+        await conn.close()
+    assert [[r.WhichOneof("request") for r in heard] for heard in agents.streams] == [
+        ["join"],
+        ["join"],
+    ]
 
 
 def test_a_policy_refuses_nonsense():

@@ -94,6 +94,7 @@ async def test_a_killed_server_is_a_connection_loss_and_resumes_leave_nothing_da
                     with pytest.raises(ConnectionLostError):
                         await agent.call("get_alerts")
                     proc, _ = await serve(db, port)
+                    await client.wait_for_server(TIMEOUT)  # the channel reconnects
                     joined = await agent.join(resume=True)
                     assert joined["agent_id"] == "a"
                     after_each.append(stream_tasks())
