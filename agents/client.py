@@ -292,6 +292,20 @@ class MetasreClient:
         )
 
 
+@dataclass(slots=True)
+class _Link:
+    """One Connect stream and what waits on it; a join or resume opens a new one.
+
+    Each holds its own: the end of a stream that a resume replaced must not fail the calls,
+    nor end the requests, of the stream that replaced it.
+    """
+
+    call: Any
+    requests: asyncio.Queue[agent_pb2.ConnectRequest | None]
+    joined: asyncio.Future[dict[str, Any]]
+    pending: dict[str, asyncio.Future[CallResult]] = field(default_factory=dict)
+
+
 class AgentConnection:
     """One agent's bidirectional stream: its calls, its results, and what the team does."""
 
@@ -310,16 +324,17 @@ class AgentConnection:
         self._options = agent_pb2.StreamOptions(batch_events=batch_events)
         self.session_id = session_id
         self._token = token
-        self._requests: asyncio.Queue[agent_pb2.ConnectRequest | None] = asyncio.Queue()
-        self._pending: dict[str, asyncio.Future[CallResult]] = {}
         self._ids = itertools.count(1)
         self._prefix = secrets.token_hex(4)
         """Call ids are unique per connection: the server dedupes a seat's calls by call_id."""
+        self._link: _Link | None = None
+        """The current stream, once a join or resume has opened one."""
         self._reader: asyncio.Task[None] | None = None
+        """The current stream's reader."""
+        self._readers: set[asyncio.Task[None]] = set()
+        """Every reader still running, replaced streams' too: held until they end."""
         self._lost: ClientError | None = None
         """Why the stream ended, once it has; calls fail with it until a join or resume."""
-        self._stream: Any = None
-        self._joined: asyncio.Future[dict[str, Any]] | None = None
         self._news = asyncio.Condition()
         self.news = 0
         """How many pushes (results, events, errors) have arrived; see `next_news`."""
@@ -353,8 +368,6 @@ class AgentConnection:
         `ready_within` waits that long for a server to answer (a handover's next server
         starting) instead of failing at once.
         """
-        loop = asyncio.get_running_loop()
-        self._joined = loop.create_future()
         if resume:
             first = agent_pb2.ConnectRequest(
                 resume=agent_pb2.ResumeSeat(
@@ -370,26 +383,27 @@ class AgentConnection:
                     session_id=self.session_id, join_token=self._token, options=self._options
                 )
             )
-        # Each stream has its own queue, so that ending one stream's requests (see `_read`)
-        # never ends another's.
-        requests = self._requests = asyncio.Queue()
-        self._lost = None
+        requests: asyncio.Queue[agent_pb2.ConnectRequest | None] = asyncio.Queue()
         requests.put_nowait(first)
-        stream = self._stream = self._stub.Connect(
-            self._outgoing(requests), wait_for_ready=ready_within is not None
-        )
-        self._reader = asyncio.create_task(self._read(stream, requests))
+        call = self._stub.Connect(self._outgoing(requests), wait_for_ready=ready_within is not None)
+        link = self._link = _Link(call, requests, asyncio.get_running_loop().create_future())
+        self._lost = None
+        reader = self._reader = asyncio.create_task(self._read(link))
+        self._readers.add(reader)
+        reader.add_done_callback(self._readers.discard)
         try:
             async with asyncio.timeout(ready_within):
-                return await self._joined
-        except ClientError:
+                return await link.joined
+        except ClientError as exc:
             # Refused (a wrong token, a seat taken...): end the stream in order rather than
             # leave it open on the server until its idle limit.
             requests.put_nowait(None)
+            if self._link is link:
+                self._lost = exc
             raise
         except BaseException:
             # Cancelled, or no server answered in time: nobody is left to end it in order.
-            stream.cancel()
+            call.cancel()
             raise
 
     @staticmethod
@@ -443,9 +457,15 @@ class AgentConnection:
     ) -> CallResult:
         if self._lost is not None:  # nobody would ever answer it
             raise self._lost
+        link = self._link
+        if link is None:
+            raise ClientError(
+                "this connection has not joined its seat: call join() first",
+                code="FAILED_PRECONDITION",
+            )
         future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
-        self._pending[call_id] = future
-        self._requests.put_nowait(
+        link.pending[call_id] = future
+        link.requests.put_nowait(
             agent_pb2.ConnectRequest(
                 call=agent_pb2.ToolCall(call_id=call_id, tool=tool, args=to_struct(args))
             )
@@ -462,12 +482,10 @@ class AgentConnection:
                 await asyncio.wait_for(self._news.wait_for(lambda: self.news > seen), timeout)
             return self.news
 
-    async def _read(
-        self, stream: Any, requests: asyncio.Queue[agent_pb2.ConnectRequest | None]
-    ) -> None:
+    async def _read(self, link: _Link) -> None:
         try:
-            async for response in stream:
-                await self._announce(self._dispatch(response))
+            async for response in link.call:
+                await self._announce(self._dispatch(response, link))
             lost: ClientError = ConnectionLostError(
                 "the server closed the stream", code="CANCELLED"
             )
@@ -478,15 +496,15 @@ class AgentConnection:
         # gRPC's task that sends the requests waits on this stream's queue until it ends, and a
         # stream that died never ends it: end it here, or the task is left pending for good
         # and destroyed with the queue ("Task was destroyed but it is pending!").
-        requests.put_nowait(None)
-        if stream is self._stream:  # not a stream that a resume has already replaced
+        link.requests.put_nowait(None)
+        if link is self._link:  # not a stream that a resume has already replaced
             self._lost = lost
-        if self._joined is not None and not self._joined.done():
-            self._joined.set_exception(lost)
-        for future in self._pending.values():
+        if not link.joined.done():
+            link.joined.set_exception(lost)
+        for future in link.pending.values():
             if not future.done():
                 future.set_exception(lost)
-        self._pending.clear()
+        link.pending.clear()
         await self._announce()
 
     async def _announce(self, pushes: int = 1) -> None:
@@ -494,12 +512,12 @@ class AgentConnection:
             self.news += pushes
             self._news.notify_all()
 
-    def _dispatch(self, response: agent_pb2.ConnectResponse) -> int:
-        """Take in one response; returns how many pushes it held (a batch holds several)."""
+    def _dispatch(self, response: agent_pb2.ConnectResponse, link: _Link) -> int:
+        """Take in one response of `link`; returns how many pushes it held (a batch, several)."""
         kind = response.WhichOneof("response")
         if kind == "batch":
             for event in response.batch.events:
-                self._dispatch(event)
+                self._dispatch(event, link)
             self.last_sequence = max(self.last_sequence, response.sequence)
             return len(response.batch.events)
         if response.sequence:
@@ -509,8 +527,8 @@ class AgentConnection:
             self.agent_id, self.role = joined.agent_id, joined.role
             self.resume_token = joined.resume_token
             self.observation = to_dict(joined.observation)
-            if self._joined is not None and not self._joined.done():
-                self._joined.set_result(to_dict(joined))
+            if not link.joined.done():
+                link.joined.set_result(to_dict(joined))
         elif kind == "result":
             r = response.result
             result = CallResult(
@@ -525,16 +543,16 @@ class AgentConnection:
                 common_pb2.EpisodePhase.Name(r.phase),
             )
             self.observation = dict(result.observation) or self.observation
-            future = self._pending.pop(r.call_id, None)
+            future = link.pending.pop(r.call_id, None)
             if future is not None and not future.done():
                 future.set_result(result)
         elif kind == "error":
             error = from_status(response.error, response.call_id)
-            future = self._pending.pop(response.call_id, None)
+            future = link.pending.pop(response.call_id, None)
             if future is not None and not future.done():
                 future.set_exception(error)
-            elif self._joined is not None and not self._joined.done():
-                self._joined.set_exception(error)
+            elif not link.joined.done():
+                link.joined.set_exception(error)
         elif kind == "applied":
             self.inbox.applied.append(to_dict(response.applied))
         elif kind == "message":
@@ -552,8 +570,8 @@ class AgentConnection:
 
         The server keeps the seat for its grace period: `join(resume=True)` takes it back.
         """
-        if self._stream is not None:
-            self._stream.cancel()
+        if self._link is not None:
+            self._link.call.cancel()
         if self._reader is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
@@ -566,12 +584,15 @@ class AgentConnection:
         `timeout` seconds is the stream cancelled, which the server takes for a dropped agent
         (the seat then waits for a resume for the grace period).
         """
-        self._requests.put_nowait(None)
+        link = self._link
+        if link is None:
+            return
+        link.requests.put_nowait(None)
         if self._reader is not None:
             reader, self._reader = self._reader, None
             try:
                 await asyncio.wait_for(asyncio.shield(reader), timeout)
             except TimeoutError:
-                reader.cancel()
+                link.call.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reader
