@@ -55,14 +55,15 @@ async def kill(proc: asyncio.subprocess.Process) -> None:
     await asyncio.wait_for(proc.wait(), TIMEOUT)
 
 
+def other_tasks() -> set[asyncio.Task[Any]]:
+    """The running tasks but the test's own: the client's and gRPC's."""
+    current = asyncio.current_task()
+    return {t for t in asyncio.all_tasks() if t is not current and not t.done()}
+
+
 def stream_tasks() -> list[str]:
     """The names of the tasks that serve streams (the test's own task excluded)."""
-    current = asyncio.current_task()
-    return sorted(
-        t.get_coro().__qualname__  # type: ignore[union-attr]
-        for t in asyncio.all_tasks()
-        if t is not current and not t.done()
-    )
+    return sorted(t.get_coro().__qualname__ for t in other_tasks())  # type: ignore[union-attr]
 
 
 async def test_a_killed_server_is_a_connection_loss_and_resumes_leave_nothing_dangling(
@@ -95,8 +96,13 @@ async def test_a_killed_server_is_a_connection_loss_and_resumes_leave_nothing_da
                         await agent.call("get_alerts")
                     proc, _ = await serve(db, port)
                     await client.wait_for_server(TIMEOUT)  # the channel reconnects
+                    dropped = other_tasks()  # what served the dead streams
                     joined = await agent.join(resume=True)
                     assert joined["agent_id"] == "a"
+                    # Every one of them ends (they may still be finishing as the resume lands).
+                    if dropped:
+                        _, left = await asyncio.wait(dropped, timeout=TIMEOUT)
+                        assert not left, [t.get_coro() for t in left]
                     after_each.append(stream_tasks())
                 await agent.close()
             gc.collect()  # a pending task nobody holds is reported when it is collected
