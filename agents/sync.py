@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
 from metasre.agents.errors import ClientError, EpisodeOverError
 from metasre.agents.policies.base import ToolReply
+from metasre.agents.retry import RetryPolicy
 
 T = TypeVar("T")
 
@@ -48,12 +49,17 @@ class SyncClient:
         admin_token: str | None = None,
         owner_token: str | None = None,
         reward_mode: str = "DENSE",
+        retry: RetryPolicy | None = None,
     ) -> None:
         self._loop = LoopThread()
 
         async def make() -> MetasreClient:
             return MetasreClient(
-                target, admin_token=admin_token, owner_token=owner_token, reward_mode=reward_mode
+                target,
+                admin_token=admin_token,
+                owner_token=owner_token,
+                reward_mode=reward_mode,
+                retry=retry,
             )
 
         self.client = self._loop.run(make())

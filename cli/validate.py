@@ -64,7 +64,7 @@ class ScenarioVerdict:
 def play_steps(
     episode: StepTarget, steps: Sequence[SolutionStep]
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Apply solution steps, resolving `find` into line numbers; returns the concrete calls."""
+    """Apply solution steps as an agent would send them; returns the calls applied."""
     return _play_steps(episode, steps)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
+from pydantic import BaseModel
 
 from metasre.service.attribution import (
     Attribution,
@@ -39,9 +40,10 @@ from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, St
 from metasre.service.session import Seat, Session
 from metasre.service.turns import TIMED_OUT, TimedOut, turns_for
 from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve
+from metasre.simulator.errors import InvalidToolCallError
 from metasre.simulator.replay import RecordedCall, patch_of
 from metasre.simulator.sandbox import TestRunner
-from metasre.simulator.tools import get_tool, validate_args
+from metasre.simulator.tools import Tool, get_tool, validate_args
 
 log = structlog.get_logger("metasre.service.coordinator")
 
@@ -197,6 +199,21 @@ class Coordinator:
 
     # -- calls ------------------------------------------------------------------------------
 
+    def _check_agents_named(self, tool: Tool, args: BaseModel) -> None:
+        """Refuse agent ids that no seat of the session has (see `Tool.names_agents`)."""
+        if tool.names_agents is None:
+            return
+        known = [seat.agent_id for seat in self.session.seats]
+        unknown = sorted(set(getattr(args, tool.names_agents) or ()) - {*known, "*"})
+        if unknown:
+            agents = ", ".join(known)
+            raise InvalidToolCallError(
+                f"{tool.name}: no agent {', '.join(map(repr, unknown))} in session "
+                f"{self.session.id}; its agents are {agents} ('*' for all)",
+                tool.name,
+                ((tool.names_agents, f"unknown agent ids; valid choices: {agents}, '*'"),),
+            )
+
     async def submit(
         self, seat: Seat, call_id: str, tool: str, args: Mapping[str, Any]
     ) -> LogEntry:
@@ -233,7 +250,8 @@ class Coordinator:
                 f"episode {s.episode_no} of session {s.id} is {s.episode.phase.value}; "
                 "ResetSession starts a new one"
             )
-        validate_args(get_tool(tool), args)
+        spec_tool = get_tool(tool)
+        self._check_agents_named(spec_tool, validate_args(spec_tool, args))
         if not seat.may_use(tool):
             allowed = ", ".join(sorted(seat.spec.allowed_tools))
             raise ToolNotAllowedError(

@@ -137,6 +137,10 @@ class Tool:
     """Simulated minutes the action takes."""
     kind: ToolKind
     handler: Handler
+    names_agents: str | None = None
+    """The argument (a list of agent ids, '*' for all) that names teammates, if any. The
+    episode knows no team; a session refuses ids none of its seats has, rather than let a
+    message go to nobody."""
 
     def json_schema(self) -> dict[str, Any]:
         """The arguments' JSON Schema, as clients (MCP, OpenAI functions) see it."""

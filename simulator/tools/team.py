@@ -30,7 +30,7 @@ class SendMessageArgs(Args):
 
     text: str = Field(min_length=1, max_length=4000, description="What to tell teammates.")
     to: list[str] | None = Field(
-        None, max_length=16, description="Agent ids to tell; omit for the whole team."
+        None, max_length=16, description="Agent ids to tell ('*' for all); omit for the team."
     )
 
 
@@ -72,6 +72,7 @@ TOOLS = (
         0.1,
         "team",
         send_message,
+        names_agents="to",
     ),
     Tool(
         "submit_report",
