@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
+import grpc
+
 from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
 from metasre.agents.errors import ClientError, EpisodeOverError
 from metasre.agents.policies.base import ToolReply
@@ -48,12 +50,19 @@ class SyncClient:
         admin_token: str | None = None,
         owner_token: str | None = None,
         reward_mode: str = "DENSE",
+        credentials: grpc.ChannelCredentials | None = None,
+        options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         self._loop = LoopThread()
 
         async def make() -> MetasreClient:
             return MetasreClient(
-                target, admin_token=admin_token, owner_token=owner_token, reward_mode=reward_mode
+                target,
+                admin_token=admin_token,
+                owner_token=owner_token,
+                reward_mode=reward_mode,
+                credentials=credentials,
+                options=options,
             )
 
         self.client = self._loop.run(make())
