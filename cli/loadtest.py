@@ -25,6 +25,7 @@ import json
 import random
 import signal
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -364,6 +365,12 @@ async def run_load(
             raise RuntimeError(f"{exc}: {log.read_text()[-2000:]}") from None
         if interrupt is not None:
             interrupt.kill_at_once(proc.pid)
+        print(
+            f"load test: server at {address} (pid {proc.pid}), {warmup} warm-up sessions, "
+            f"then {sessions} at once",
+            file=sys.stderr,
+            flush=True,
+        )
         try:
             options = (("grpc.max_reconnect_backoff_ms", 1000),)
             async with MetasreClient(address, options=options) as client:
