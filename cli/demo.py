@@ -164,7 +164,7 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
             loop.call_soon_threadsafe(_settle, team_done, result)
 
         threading.Thread(target=team, name="demo-team", daemon=True).start()
-        stopped = asyncio.create_task(interrupted.wait())
+        stopped = asyncio.ensure_future(_until(interrupted))
         await asyncio.wait({team_done, stopped}, return_when=asyncio.FIRST_COMPLETED)
         if interrupted.is_set():
             watcher.cancel()
@@ -198,6 +198,10 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
             "it as JSONL.\n"
         )
     return ExitCode.OK
+
+
+async def _until(event: asyncio.Event) -> None:
+    await event.wait()
 
 
 def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:

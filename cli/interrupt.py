@@ -29,7 +29,7 @@ class Interrupt:
     def __init__(self, what: str = "finishing what is under way") -> None:
         self.what = what
         self._requested = threading.Event()
-        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks: list[Callable[[], object]] = []
         self._children: set[int] = set()
         self._previous: Any = None
 
@@ -42,7 +42,7 @@ class Interrupt:
         """Block until the first Ctrl-C (or `timeout`); True if it came."""
         return self._requested.wait(timeout)
 
-    def on_interrupt(self, callback: Callable[[], None]) -> None:
+    def on_interrupt(self, callback: Callable[[], object]) -> None:
         """Call `callback` at the first Ctrl-C (at once if it already came)."""
         self._callbacks.append(callback)
         if self.requested:

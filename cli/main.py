@@ -96,15 +96,15 @@ def _health(args: argparse.Namespace) -> int:
                 health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
             )
         except grpc.RpcError as exc:
-            code: grpc.StatusCode = exc.code()  # type: ignore[attr-defined]
+            code: grpc.StatusCode = exc.code()
             if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                 print(
                     f"unhealthy: nothing answers at {target} ({code.name}: "
-                    f"{exc.details()}); is the server up, and is it TLS (--tls, --tls-ca)?",  # type: ignore[attr-defined]
+                    f"{exc.details()}); is the server up, and is it TLS (--tls, --tls-ca)?",
                     file=sys.stderr,
                 )
                 return ExitCode.UNREACHABLE
-            print(f"unhealthy: {code.name}: {exc.details()}", file=sys.stderr)  # type: ignore[attr-defined]
+            print(f"unhealthy: {code.name}: {exc.details()}", file=sys.stderr)
             return ExitCode.FAILED
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
     print(status)

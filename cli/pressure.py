@@ -212,20 +212,15 @@ async def overload(
             accepted.append(reply.session.session_id)
 
         tasks = [asyncio.ensure_future(create(i)) for i in range(n)]
-        stop = asyncio.get_running_loop().create_future()
-        interrupt.on_interrupt(
-            lambda: stop.get_loop().call_soon_threadsafe(
-                lambda: stop.done() or stop.set_result(None)
-            )
-        )
-        await asyncio.wait([*tasks, stop], return_when=asyncio.FIRST_COMPLETED)
-        done = asyncio.gather(*tasks, return_exceptions=True)
+        stop = asyncio.ensure_future(_until_interrupted(interrupt))
+        done: asyncio.Future[Any] = asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.wait([done, stop], return_when=asyncio.FIRST_COMPLETED)
         if stop.done():
             report.interrupted = True
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        stop.cancel()
         # The admin token when there is one, else the owner credential the sessions were made
         # with.
         close_md = server.metadata or (("authorization", f"Bearer {owner}"),)
@@ -241,6 +236,14 @@ async def overload(
         report.accepted_ms = percentiles(ok_ms)
         report.refused_ms = percentiles(no_ms)
         return report
+
+
+async def _until_interrupted(interrupt: Interrupt) -> None:
+    """Return at the first Ctrl-C (the handler runs outside the loop: it wakes it)."""
+    loop = asyncio.get_running_loop()
+    came = asyncio.Event()
+    interrupt.on_interrupt(lambda: loop.call_soon_threadsafe(came.set))
+    await came.wait()
 
 
 @dataclass
@@ -327,7 +330,7 @@ async def slow_reader(
 
         stream = agents.Connect(outgoing())
         joined = await asyncio.wait_for(stream.read(), 30)
-        if joined is grpc.aio.EOF:
+        if not isinstance(joined, agent_pb2.ConnectResponse):  # the end of the stream
             raise RuntimeError("the silent seat's stream ended at once")
         if server.pid is not None:
             report.rss_before_mb = rss_mb(server.pid)
@@ -369,7 +372,7 @@ async def slow_reader(
                 except grpc.aio.AioRpcError as exc:
                     report.cut_off, report.cut_off_status = True, f"{_reason(exc)}: {exc.details()}"
                     break
-                if message is grpc.aio.EOF:
+                if not isinstance(message, agent_pb2.ConnectResponse):  # the end of the stream
                     code = await stream.code()
                     report.cut_off = True
                     report.cut_off_status = f"{code.name}: {await stream.details()}"

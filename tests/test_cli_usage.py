@@ -264,7 +264,7 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     _wait_for(proc.stderr, "Ctrl-C again")
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=30)
     assert proc.returncode == ExitCode.INTERRUPTED and "Traceback" not in err
 
 
