@@ -174,11 +174,24 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
             return ExitCode.INTERRUPTED
         stopped.cancel()
         team_done.result()
-        await asyncio.wait_for(watcher, 30)
+        # The end is pushed to the watcher right after the last call; a team that stopped
+        # without ending the episode leaves it waiting.
+        ended = True
+        try:
+            await asyncio.wait_for(watcher, 10)
+        except TimeoutError:
+            ended = False
         grade = await client.get_grade(session.id)
         with contextlib.suppress(Exception):
             await client.close_session(session.id)
     g = grade["grade"]
+    if not ended:
+        out.write(
+            f"\nThe team stopped before the episode ended (the scripted team is written for "
+            f"FREE_FOR_ALL; under {args.policy} it can stall): provisional grade "
+            f"{g.get('total', 0.0):.3f}\n"
+        )
+        return ExitCode.FAILED
     out.write(f"\nGrade {g['total']:.3f} ({'resolved' if g.get('resolved') else 'NOT resolved'})\n")
     for c in g.get("components", []):
         weight = f"x {c['weight']:.2f}" if c.get("weight") else "penalty"

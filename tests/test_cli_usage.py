@@ -387,38 +387,29 @@ def test_validate_seeds_0_checks_seed_0(tmp_path: Path) -> None:
 
 
 def _serve_logs(*flags: str, tty: bool) -> str:
-    """The first log line `metasre serve` writes, its stderr a terminal or a pipe."""
+    """What `metasre serve` logs as it starts, its stderr a terminal or a pipe."""
     import pty
 
-    if tty:
-        primary, secondary = pty.openpty()
-        proc = subprocess.Popen(
-            [*METASRE, *flags, "serve", "--port", "0", "--no-store"],
-            stdout=subprocess.PIPE,
-            stderr=secondary,
-            text=True,
-        )
-        os.close(secondary)
-        try:
-            assert proc.stdout is not None
-            proc.stdout.readline()  # serving: the log line is written before it
-            with os.fdopen(primary, "rb", buffering=0) as terminal:
-                return terminal.read(4096).decode()
-        finally:
+    argv = [*METASRE, *flags, "serve", "--port", "0", "--no-store"]
+    if not tty:
+        with subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        ) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.readline()  # serving: its log line was written before
             proc.terminate()
-            proc.wait(30)
-    proc = subprocess.Popen(
-        [*METASRE, *flags, "serve", "--port", "0", "--no-store"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stderr is not None
-        return proc.stderr.readline()
-    finally:
+            return proc.stderr.readline()
+    primary, secondary = pty.openpty()
+    with (
+        os.fdopen(primary, "rb", buffering=0) as terminal,
+        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=secondary, text=True) as proc,
+    ):
+        os.close(secondary)
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        text = terminal.read(4096).decode()
         proc.terminate()
-        proc.wait(30)
+    return text
 
 
 def test_logs_are_for_people_on_a_terminal_and_json_elsewhere() -> None:
@@ -436,7 +427,7 @@ def test_the_demo_says_what_the_incident_is_and_prints_alike_twice(tmp_path: Pat
     import re
 
     def once() -> str:
-        done = run("demo", "--policy", "ROUND_ROBIN", "--no-store", cwd=tmp_path)
+        done = run("demo", "--no-store", cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         return re.sub(r"127\.0\.0\.1:\d+", "ADDRESS", done.stdout)
 
