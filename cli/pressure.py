@@ -252,6 +252,11 @@ class SlowReaderReport:
 
     calls: int
     calls_made: int = 0
+    """The teammate's calls the server applied."""
+    episodes: int = 1
+    """Episodes the calls spanned: the session is reset whenever the step budget runs out."""
+    refused: int = 0
+    refusals: dict[str, int] = field(default_factory=dict)
     pushes_read: int = 0
     """Messages the silent seat read once it woke up, before its stream ended or went quiet."""
     cut_off: bool | None = None
@@ -282,11 +287,13 @@ class SlowReaderReport:
         return "\n".join(
             [
                 f"slow reader: one seat joined and read nothing while its teammate made "
-                f"{self.calls_made} of {self.calls} calls",
+                f"{self.calls_made} of {self.calls} calls over {self.episodes} episodes"
+                + (f" ({self.refused} refused: {self.refusals})" if self.refused else ""),
                 f"teammate latency ms: p50 {self.teammate_ms.get('p50')} p99 "
                 f"{self.teammate_ms.get('p99')}",
                 memory,
-                fate + f"; it then read {self.pushes_read} messages",
+                fate + f"; it then read {self.pushes_read} messages before its stream went "
+                "quiet or ended",
             ]
             + (["interrupted: the figures cover the calls made"] if self.interrupted else [])
         )
@@ -338,12 +345,15 @@ async def slow_reader(
         latencies: list[float] = []
         args = struct_pb2.Struct()
         args.update({"service": "payment-service", "lines": 200})
-        for i in range(calls):
+        owner_md = server.metadata or (("authorization", f"Bearer {owner}"),)
+        i = 0
+        while report.calls_made < calls:
             if interrupt.requested:
                 report.interrupted = True
                 break
+            i += 1
             started = time.perf_counter()
-            with contextlib.suppress(grpc.aio.AioRpcError):
+            try:
                 await agents.CallTool(
                     agent_pb2.CallToolRequest(
                         session_id=sid,
@@ -352,6 +362,20 @@ async def slow_reader(
                     ),
                     timeout=60,
                 )
+            except grpc.aio.AioRpcError as exc:
+                if "EPISODE_OVER" not in _reason(exc):
+                    report.refused += 1
+                    report.refusals[_reason(exc)] = report.refusals.get(_reason(exc), 0) + 1
+                    if report.refused > calls:
+                        break  # the server refuses everything: nothing to measure
+                    continue
+                # The step budget ran out: a new episode in the same session, the silent seat
+                # still joined, so the teammate can go on.
+                await control.ResetSession(
+                    control_pb2.ResetSessionRequest(session_id=sid), metadata=owner_md, timeout=30
+                )
+                report.episodes += 1
+                continue
             latencies.append((time.perf_counter() - started) * 1000)
             report.calls_made += 1
             if server.pid is not None and i % 20 == 0:
@@ -383,7 +407,7 @@ async def slow_reader(
         with contextlib.suppress(grpc.aio.AioRpcError):
             await control.CloseSession(
                 control_pb2.CloseSessionRequest(session_id=sid),
-                metadata=server.metadata or (("authorization", f"Bearer {owner}"),),
+                metadata=owner_md,
                 timeout=30,
             )
     return report

@@ -479,3 +479,58 @@ def test_the_dockerfile_installs_pinned_dependencies_before_the_code() -> None:
     )
     readme = (ROOT / "README.md").read_text()
     assert "-v metasre-data:/data" in readme and "--handover" in readme
+
+
+# -- llm Ctrl-C and TLS connection flags ----------------------------------------------------------
+
+
+def test_ctrl_c_leaves_an_llm_that_never_answers(tmp_path: Path) -> None:
+    """The model's endpoint takes the request and says nothing: Ctrl-C must not wait for it."""
+    import threading
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        accepted: list[socket.socket] = []
+        threading.Thread(target=lambda: accepted.append(silent.accept()[0]), daemon=True).start()
+        proc = _start(
+            "llm", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m", "--no-store",
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        _wait_for(proc.stdout, "[page]")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        for conn in accepted:
+            conn.close()
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    assert "interrupted: the session is closed" in err and "Traceback" not in err
+
+
+def test_tls_flags_reach_a_tls_server(tmp_path: Path) -> None:
+    # tests/ is on sys.path (its conftest), tests/service a package: the TLS tests' helper.
+    from service.test_tls import self_signed
+
+    cert = self_signed(tmp_path, "server")
+    with subprocess.Popen(
+        [*METASRE, "serve", "--port", "0", "--no-store", "--tls-cert", str(cert.cert),
+         "--tls-key", str(cert.key)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path,
+    ) as server:  # fmt: skip
+        assert server.stdout is not None
+        address = json.loads(server.stdout.readline())["address"]
+        try:
+            plain = run("health", "--target", address, "--timeout", "2")
+            assert plain.returncode == ExitCode.UNREACHABLE and "TLS" in plain.stderr
+            env = {**os.environ, "METASRE_TLS_CA": str(cert.cert), "METASRE_TARGET": address}
+            assert run("health", env=env).stdout.strip() == "SERVING"
+            played = run(
+                "rollout", "--scenario", "payment-bad-deploy", "--seeds", "3", "--json",
+                "--tls-ca", str(cert.cert), "--target", address,
+            )  # fmt: skip
+            assert played.returncode == 0, played.stderr
+            assert json.loads(played.stdout)["total"]["graded"] == 1
+        finally:
+            server.terminate()
+            server.wait(30)
