@@ -166,6 +166,9 @@ class WireCaller:
                 if predicate(message):
                     return message
             left = deadline - time.monotonic()
-            if left <= 0 or self.agent.conn.inbox.episode_end is not None:
+            conn = self.agent.conn
+            # An ended episode or stream sends nothing more: waiting out the timeout would
+            # only delay the end (a closed session's team would linger for a minute).
+            if left <= 0 or conn.inbox.episode_end is not None or conn.lost is not None:
                 return None
             self.agent.wait_news(seen, left)

@@ -68,6 +68,12 @@ class UsageError(CommandError):
     code = ExitCode.USAGE
 
 
+class RefusedError(CommandError):
+    """Raised when the server refused a request (a token, a limit, a bad argument)."""
+
+    code = ExitCode.REFUSED
+
+
 class UnreachableError(CommandError):
     """Raised when nothing answers at the target."""
 
@@ -90,3 +96,15 @@ class OutputError(CommandError):
     """Raised when an output file cannot be written."""
 
     code = ExitCode.OUTPUT
+
+
+class SandboxError(CommandError):
+    """Raised when the sandbox cannot contain agent code as strictly as required."""
+
+    code = ExitCode.SANDBOX
+
+
+class EndpointError(CommandError):
+    """Raised when the LLM endpoint cannot be reached or answers with errors."""
+
+    code = ExitCode.LLM_ENDPOINT

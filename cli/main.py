@@ -16,6 +16,7 @@ import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metasre.cli.arguments import (
     LOG_FORMATS,
@@ -29,12 +30,19 @@ from metasre.cli.connection import TARGET_ENV, Connection, add_connection_flags
 from metasre.cli.errors import (
     EXIT_CODE_HELP,
     CommandError,
+    EndpointError,
     ExitCode,
     OutputError,
+    RefusedError,
+    SandboxError,
     StoreUnusableError,
+    UnreachableError,
     UsageError,
 )
 from metasre.cli.rollout import add_parsers as add_rollout_parsers
+
+if TYPE_CHECKING:
+    from metasre.agents.errors import ClientError
 
 DESCRIPTION = """\
 META-SRE: AI agents respond to simulated production incidents over gRPC.
@@ -470,26 +478,22 @@ def add_store_flags(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--no-store", action="store_true", help="record nothing")
 
 
-def _client_error(exc: Exception, args: argparse.Namespace) -> CommandError:
-    """The one line to print for a server's refusal."""
-    from metasre.agents.errors import ClientError
-    from metasre.cli.errors import UnreachableError
-
-    assert isinstance(exc, ClientError)
+def _client_error(exc: ClientError, args: argparse.Namespace) -> CommandError:
+    """The one line to print for a server's refusal, or for no server at all."""
     target = getattr(args, "target", None) or os.environ.get(TARGET_ENV) or "the server"
     if exc.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED") and not exc.reason:
+        # No ErrorInfo: the transport failed, no metasre server answered.
         return UnreachableError(
             f"nothing answers at {target} ({exc.code}: {exc.message}); is `metasre serve` "
             f"running there, and does it speak TLS (--tls, --tls-ca) or not? Check --target "
             f"or ${TARGET_ENV}"
         )
-    refused = CommandError(f"the server refused: {exc}")
-    refused.code = ExitCode.UNREACHABLE if exc.code == "UNAVAILABLE" else ExitCode.REFUSED
+    message = f"the server refused: {exc}"
     if exc.reason in ("TOKEN_MISSING", "TOKEN_INVALID") and hasattr(args, "admin_token_env"):
-        refused.message += Connection.from_args(args).token_hint() or (
+        message += Connection.from_args(args).token_hint() or (
             " (give the server's admin token with --admin-token-env NAME)"
         )
-    return refused
+    return RefusedError(message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -513,11 +517,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ClientError as exc:
         error = _client_error(exc, args)
     except WeakIsolationError as exc:
-        error = CommandError(str(exc))
-        error.code = ExitCode.SANDBOX
+        error = SandboxError(str(exc))
     except LLMEndpointError as exc:
-        error = CommandError(str(exc))
-        error.code = ExitCode.LLM_ENDPOINT
+        error = EndpointError(str(exc))
     except KeyboardInterrupt:
         # Ctrl-C before a command installed its own handling (or in one that has none).
         print("\ninterrupted", file=sys.stderr)

@@ -344,7 +344,10 @@ def rollout_command(args: argparse.Namespace) -> int:
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
         player = make_player(args.agent, client, args)
-        plan = plan_episodes(scenarios, args.seeds, args.episodes)
+        try:
+            plan = plan_episodes(scenarios, args.seeds, args.episodes)
+        except ValueError as exc:  # nothing to play (a server offering no scenario)
+            raise UsageError(f"{exc}; nothing to roll out") from None
         where = f"recording into {store}" if store else "" if connection.target else "no store"
         print(
             f"rollout: {len(plan)} episodes, {args.agent}, parallel {args.parallel}, on "

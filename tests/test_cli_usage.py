@@ -244,7 +244,9 @@ def test_ctrl_c_stops_a_rollout_closes_its_sessions_and_prints_the_partial_table
     assert proc.stderr is not None
     _wait_for(proc.stderr, "progress: 1/")
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    # Prompt: the team's seats stop waiting for teammates once their session is closed (they
+    # used to wait out a minute's message timeout).
+    out, err = proc.communicate(timeout=30)
     assert proc.returncode == ExitCode.INTERRUPTED, err
     report = json.loads(out)
     assert 1 <= report["episodes"] < 3600 and report["interrupted"]["not_started"] > 0
