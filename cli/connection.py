@@ -81,6 +81,12 @@ class Connection:
             UsageError: the CA file cannot be read, or TLS is asked for a local server.
         """
         target = args.target or os.environ.get(TARGET_ENV) or None
+        if target and ":" not in target:
+            # gRPC would quietly try port 443.
+            source = "--target" if args.target else f"${TARGET_ENV}"
+            raise UsageError(
+                f"{source} {target!r} has no port; write HOST:PORT, e.g. {target}:50051"
+            )
         ca_path = args.tls_ca or os.environ.get(TLS_CA_ENV) or None
         tls = bool(args.tls or ca_path)
         if tls and not target:

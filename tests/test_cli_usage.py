@@ -126,6 +126,17 @@ MISTAKES = {
         ExitCode.USAGE,
         "cannot read the TLS certificate",
     ),
+    "target-without-port": (("health", "--target", "localhost"), ExitCode.USAGE, "has no port"),
+    "tls-files-unreadable": (
+        ("serve", "--port", "0", "--no-store", "--tls-cert", "{tmp}/c.pem", "--tls-key", "{tmp}/k"),
+        ExitCode.USAGE,
+        "cannot read the TLS file",
+    ),
+    "serve-on-a-foreign-address": (
+        ("serve", "--host", "192.0.2.1", "--port", "0", "--no-store"),
+        ExitCode.USAGE,
+        "check --host and --port",
+    ),
     "tls-without-target": (("rollout", "--tls"), ExitCode.USAGE, "TLS needs --target"),
     "full-loadtest-with-target": (
         ("loadtest", "--target", "127.0.0.1:{free}"),
