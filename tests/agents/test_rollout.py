@@ -117,7 +117,7 @@ def test_scenarios_resolve_by_id_name_or_all():
 
 
 def test_the_command_refuses_bad_input_with_exit_code_2():
-    out = metasre("rollout", "--scenario", "payment-bad-deplo", "--episodes", "1")
+    out = metasre("rollout", "--scenario", "payment-bad-deplo", "--episodes", "1", "--no-store")
     assert out.returncode == 2 and "payment-bad-deploy" in out.stderr
     out = metasre("rollout", "--seeds", "9-2")
     assert out.returncode == 2 and "a range goes up" in out.stderr
