@@ -128,3 +128,15 @@ def add_command(
         parents=[COMMON],
     )
     return parser
+
+
+def add_store_flags(p: argparse.ArgumentParser, what: str) -> None:
+    """`--store PATH` (default ./metasre.db) and `--no-store`."""
+    p.add_argument(
+        "--store",
+        default="metasre.db",
+        metavar="PATH",
+        help=f"SQLite trajectory store where {what} (created if missing; `metasre export` "
+        "reads it)",
+    )
+    p.add_argument("--no-store", action="store_true", help="record nothing")

@@ -9,7 +9,6 @@ import json
 import sys
 import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, TextIO
 
 from metasre.agents.sync import SyncClient
@@ -18,7 +17,7 @@ from metasre.cli.connection import Connection
 from metasre.cli.errors import ExitCode, UsageError
 from metasre.cli.interrupt import Interrupt
 from metasre.cli.rollout import resolve_scenarios
-from metasre.cli.serving import prepare, running
+from metasre.cli.serving import local_store, prepare, running
 from metasre.service import ServerConfig
 
 
@@ -110,7 +109,7 @@ REWARD_VS_GRADE = (
 async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) -> int:
     """Serve (or use --target), play the team, narrate, print the grade; the exit code."""
     connection = Connection.from_args(args)
-    store = None if args.no_store or connection.target else Path(args.store)
+    store = local_store(args, connection)
     async with contextlib.AsyncExitStack() as stack:
         if connection.target:
             address = connection.target

@@ -22,6 +22,7 @@ from metasre.cli.arguments import (
     LOG_FORMATS,
     HelpFormatter,
     add_command,
+    add_store_flags,
     non_negative_int,
     positive_int,
     seed_list,
@@ -464,18 +465,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_loadtest_parser(sub)
     add_rollout_parsers(sub)  # rollout, llm
     return parser
-
-
-def add_store_flags(p: argparse.ArgumentParser, what: str) -> None:
-    """`--store PATH` (default ./metasre.db) and `--no-store`."""
-    p.add_argument(
-        "--store",
-        default="metasre.db",
-        metavar="PATH",
-        help=f"SQLite trajectory store where {what} (created if missing; `metasre export` "
-        "reads it)",
-    )
-    p.add_argument("--no-store", action="store_true", help="record nothing")
 
 
 def _client_error(exc: ClientError, args: argparse.Namespace) -> CommandError:

@@ -15,14 +15,19 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from metasre.cli.arguments import add_command, non_negative_int, positive_int, seed_list
+from metasre.cli.arguments import (
+    add_command,
+    add_store_flags,
+    non_negative_int,
+    positive_int,
+    seed_list,
+)
 from metasre.cli.connection import Connection, add_connection_flags
 from metasre.cli.errors import ExitCode, UsageError
 from metasre.cli.interrupt import Interrupt
-from metasre.cli.serving import in_process
+from metasre.cli.serving import in_process, local_store
 
 if TYPE_CHECKING:
     from metasre.agents.llm import LLMConfig
@@ -36,8 +41,6 @@ REPORT_TOOL = "submit_report"
 
 def add_parsers(sub: Any) -> None:
     """Register `rollout` and `llm` on the command line's subparsers."""
-    from metasre.cli.main import add_store_flags
-
     p = add_command(
         sub,
         "rollout",
@@ -153,13 +156,6 @@ def _llm_config(args: argparse.Namespace) -> LLMConfig:
             f"e.g. http://{config.base_url.split('://')[-1]}"
         )
     return config
-
-
-def _store(args: argparse.Namespace) -> Path | None:
-    """The store of a server started in process (None with --no-store or a --target)."""
-    if args.no_store or Connection.from_args(args).target:
-        return None
-    return Path(args.store)
 
 
 def list_scenario_ids(client: SyncClient) -> list[str]:
@@ -327,7 +323,7 @@ def rollout_command(args: argparse.Namespace) -> int:
     connection = Connection.from_args(args)
     if args.agent == "llm":
         _llm_config(args)  # fail before starting anything
-    store = _store(args)
+    store = local_store(args, connection)
     ledger = SessionLedger()
     with (
         Interrupt("no new episode starts; closing the sessions under way") as interrupt,
@@ -523,7 +519,7 @@ def llm_command(args: argparse.Namespace) -> int:
     ledger = SessionLedger()
     with (
         Interrupt("closing the session") as interrupt,
-        in_process(connection.target, store=_store(args)) as address,
+        in_process(connection.target, store=local_store(args, connection)) as address,
         connection.sync_client(
             address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
         ) as client,

@@ -6,6 +6,7 @@ here, one home for what `serve`, `rollout`, `llm` and `demo` tell the user.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import errno
 import os
@@ -22,6 +23,7 @@ from metasre.cli.errors import (
 )
 
 if TYPE_CHECKING:
+    from metasre.cli.connection import Connection
     from metasre.service import ServerConfig
     from metasre.service.server import MetasreServer
 
@@ -44,6 +46,16 @@ def prepare(*, weak: bool = False) -> None:
     from metasre.service.server import prepare_sandbox
 
     prepare_sandbox(weak_isolation=weak or weak_isolation_from_env())
+
+
+def local_store(args: argparse.Namespace, connection: Connection) -> Path | None:
+    """Where a server the command starts itself records: --store, or None.
+
+    None with --no-store, or when the command uses a --target server (which keeps its own).
+    """
+    if args.no_store or connection.target:
+        return None
+    return Path(args.store)
 
 
 def _bind_problem(host: str, port: int) -> str:
