@@ -7,6 +7,7 @@ Type functions raise `argparse.ArgumentTypeError` with the whole message, so arg
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import Any
 
 MAX_SEED = 2**31 - 1
@@ -80,8 +81,29 @@ def fraction(text: str) -> float:
     return value
 
 
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows each flag's default, except where there is none to show (switches, unset)."""
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each flag's default, except where there is none to show (switches, unset).
+
+    Descriptions keep their paragraphs (argparse would run them together), each wrapped to the
+    terminal; a paragraph with indented lines (a list, a table) is kept as written.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = []
+        for paragraph in text.split("\n\n"):
+            lines = paragraph.splitlines()
+            if any(line.startswith("  ") for line in lines):
+                paragraphs.append("\n".join(indent + line for line in lines))
+            else:
+                paragraphs.append(
+                    textwrap.fill(
+                        " ".join(paragraph.split()),
+                        width,
+                        initial_indent=indent,
+                        subsequent_indent=indent,
+                    )
+                )
+        return "\n\n".join(paragraphs)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         default = action.default

@@ -426,9 +426,9 @@ def add_parser(sub: Any) -> None:
         "load a server: hundreds of sessions, an overload of CreateSessions, or a slow reader",
         "Load a server and report what it measured (exit 1 when the verdict is no).\n\n"
         "full: hundreds of concurrent sessions (drops, resumes, bad requests) against a fresh "
-        "server of its own: errors, grades, latency, and its memory back to baseline.\n"
+        "server of its own: errors, grades, latency, and its memory back to baseline.\n\n"
         "overload: --sessions concurrent CreateSessions (default twice the server's cap): "
-        "accepted vs refused, latency of each, and whether refusals carry RetryInfo.\n"
+        "accepted vs refused, latency of each, and whether refusals carry RetryInfo.\n\n"
         "slow-reader: one seat joins and reads nothing while its teammate makes --calls "
         "calls: the server's memory before and after, and whether the stalled seat was cut "
         "off.\n\nCtrl-C stops starting sessions, closes those under way and prints the "
