@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 MAX_SEED = 2**31 - 1
@@ -46,6 +47,19 @@ def seed_list(text: str) -> list[int]:
             )
         seeds += range(first, last + 1)
     return list(dict.fromkeys(seeds))
+
+
+def seeds_text(seeds: Sequence[int]) -> str:
+    """`seeds` in the seed-list syntax, runs as ranges: `0-4,10`."""
+    parts: list[str] = []
+    i = 0
+    while i < len(seeds):
+        j = i
+        while j + 1 < len(seeds) and seeds[j + 1] == seeds[j] + 1:
+            j += 1
+        parts.append(str(seeds[i]) if i == j else f"{seeds[i]}-{seeds[j]}")
+        i = j + 1
+    return ",".join(parts)
 
 
 def positive_int(text: str) -> int:

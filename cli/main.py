@@ -26,6 +26,7 @@ from metasre.cli.arguments import (
     non_negative_int,
     positive_int,
     seed_list,
+    seeds_text,
 )
 from metasre.cli.connection import TARGET_ENV, Connection, add_connection_flags
 from metasre.cli.errors import (
@@ -181,17 +182,10 @@ def _validate(args: argparse.Namespace) -> int:
         return ExitCode.INTERRUPTED
     if not args.json and not failed:
         print(
-            f"all {len(ids)} scenarios valid over seeds {_seeds_text(seeds)} "
-            f"(expert min/mean; random mean over seeds {_seeds_text(args.random_seeds)})"
+            f"all {len(ids)} scenarios valid over seeds {seeds_text(seeds)} "
+            f"(expert min/mean; random mean over seeds {seeds_text(args.random_seeds)})"
         )
     return ExitCode.FAILED if failed else ExitCode.OK
-
-
-def _seeds_text(seeds: Sequence[int]) -> str:
-    """`0-4` for a run of consecutive seeds, else the list."""
-    if len(seeds) > 1 and list(seeds) == list(range(seeds[0], seeds[-1] + 1)):
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ",".join(map(str, seeds))
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -363,9 +363,10 @@ def test_verbose_works_after_the_subcommand(tmp_path: Path) -> None:
     ],
 )
 def test_a_seed_list_means_the_seeds_it_names(text: str, seeds: list[int]) -> None:
-    from metasre.cli.arguments import seed_list
+    from metasre.cli.arguments import seed_list, seeds_text
 
     assert seed_list(text) == seeds
+    assert seed_list(seeds_text(seeds)) == seeds  # and back
 
 
 def test_rollout_seeds_7_plays_seed_7_only(tmp_path: Path) -> None:
