@@ -100,9 +100,9 @@ def _team(client: SyncClient, session_id: str, tokens: Mapping[str, str]) -> Non
 
 
 REWARD_VS_GRADE = (
-    "reward: what each agent was paid, the sum of its per-step rewards (shaping as its calls "
-    "applied, then its share of the grade), so it can pass 1; grade: the grader's score of "
-    "the team's outcome, in [0, 1]"
+    "  reward = what an agent was paid: the sum of its per-step rewards (shaping as calls\n"
+    "           applied, then its share of the grade), so it can pass 1\n"
+    "  grade  = the grader's score of the team's outcome, in [0, 1]\n"
 )
 
 
@@ -203,7 +203,7 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
         out.write(
             "Rewards: " + ", ".join(f"{k} {v:+.3f}" for k, v in sorted(rewards.items())) + "\n"
         )
-        out.write(f"  ({REWARD_VS_GRADE})\n")
+        out.write(REWARD_VS_GRADE)
     if store is not None:
         out.write(
             f"Trajectory stored in {store}; `metasre export --store {store} --out FILE` writes "

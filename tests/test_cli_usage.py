@@ -447,7 +447,8 @@ def test_the_demo_says_what_the_incident_is_and_prints_alike_twice(tmp_path: Pat
 
     first, second = once(), once()
     assert "Incident: Payments failing" in first and "severity P1" in first
-    assert "grade: the grader's score of the team's outcome, in [0, 1]" in first
+    assert "grade  = the grader's score of the team's outcome, in [0, 1]" in first
+    assert "reward = what an agent was paid: the sum of its per-step rewards" in first
     assert first == second
 
 
