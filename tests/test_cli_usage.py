@@ -549,3 +549,20 @@ def test_tls_flags_reach_a_tls_server(tmp_path: Path) -> None:
         finally:
             server.terminate()
             server.wait(30)
+
+
+def test_constraints_pin_every_runtime_dependency() -> None:
+    import re
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    pinned = {
+        line.split("==")[0]
+        for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if "==" in line
+    }
+    for requirement in declared:
+        name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]
+        assert re.sub(r"[-_.]+", "-", name).lower() in pinned, (
+            f"{name} is not in constraints.txt: run .venv/bin/python .ci/constraints"
+        )
