@@ -74,13 +74,16 @@ class Connection:
     admin_token_env: str = ADMIN_TOKEN_ENV
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Connection:
+    def from_args(cls, args: argparse.Namespace, default: str | None = None) -> Connection:
         """The connection the flags ask for, the environment filling what they leave out.
+
+        `default`: the target when neither flag nor environment names one (None: the command
+        starts a server of its own).
 
         Raises:
             UsageError: the CA file cannot be read, or TLS is asked for a local server.
         """
-        target = args.target or os.environ.get(TARGET_ENV) or None
+        target = args.target or os.environ.get(TARGET_ENV) or default
         if target and ":" not in target:
             # gRPC would quietly try port 443.
             source = "--target" if args.target else f"${TARGET_ENV}"

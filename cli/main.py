@@ -97,8 +97,8 @@ def _health(args: argparse.Namespace) -> int:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    connection = Connection.from_args(args)
-    target = connection.target or "127.0.0.1:50051"
+    connection = Connection.from_args(args, default="127.0.0.1:50051")
+    target = str(connection.target)
     with connection.channel(target) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
