@@ -20,8 +20,8 @@ class ExitCode(enum.IntEnum):
     """A flag's value cannot work (argparse's own errors use 2 as well)."""
     REFUSED = 3
     """The server refused a request: a missing or wrong token, a limit, a bad argument."""
-    UNREACHABLE = 4
-    """Nothing answers at the target: no server there, or a TLS mismatch."""
+    STORE_IN_USE = 4
+    """Another server holds the trajectory store (its lock, `metasre.service.store_lock`)."""
     ADDRESS_IN_USE = 5
     """The address to serve on is taken by another process."""
     STORE = 6
@@ -32,6 +32,8 @@ class ExitCode(enum.IntEnum):
     """The sandbox cannot contain agent code as required on this kernel."""
     LLM_ENDPOINT = 9
     """The model's endpoint cannot be reached or answers with errors."""
+    UNREACHABLE = 10
+    """Nothing answers at the target: no server there, or a TLS mismatch."""
     INTERRUPTED = 130
     """Ctrl-C: what had finished is reported; 128 + SIGINT, as shells do."""
 
@@ -41,12 +43,13 @@ EXIT_CODE_HELP = {
     ExitCode.FAILED: "done, verdict failed (episode not graded, scenario invalid, unhealthy)",
     ExitCode.USAGE: "bad flag or value (unknown scenario, bad --seeds, nothing to do)",
     ExitCode.REFUSED: "the server refused (token missing or wrong, a limit)",
-    ExitCode.UNREACHABLE: "nothing answers at --target",
+    ExitCode.STORE_IN_USE: "another server holds the trajectory store",
     ExitCode.ADDRESS_IN_USE: "the port to serve on is taken",
     ExitCode.STORE: "the trajectory store cannot be opened or written",
     ExitCode.OUTPUT: "an output file cannot be written",
     ExitCode.SANDBOX: "the sandbox cannot be made as strict as required",
     ExitCode.LLM_ENDPOINT: "the model endpoint fails",
+    ExitCode.UNREACHABLE: "nothing answers at --target",
     ExitCode.INTERRUPTED: "interrupted by Ctrl-C (partial results printed)",
 }
 """One line per exit code, for `metasre --help`."""
@@ -84,6 +87,12 @@ class AddressInUseError(CommandError):
     """Raised when the address to serve on is taken."""
 
     code = ExitCode.ADDRESS_IN_USE
+
+
+class StoreInUseError(CommandError):
+    """Raised when another server holds the trajectory store."""
+
+    code = ExitCode.STORE_IN_USE
 
 
 class StoreUnusableError(CommandError):

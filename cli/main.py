@@ -194,7 +194,6 @@ def _serve(args: argparse.Namespace) -> int:
     from metasre.cli.serving import explain_start_failure, prepare
     from metasre.service import Limits, ServerConfig, serve
     from metasre.service.server import MetasreServer
-    from metasre.service.store import StoreError
 
     try:
         config = ServerConfig(
@@ -230,10 +229,11 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve(config, ready))
-    except (StoreError, RuntimeError, OSError) as exc:
-        if serving:
+    except Exception as exc:
+        told = None if serving else explain_start_failure(config, exc)
+        if told is None:
             raise
-        raise explain_start_failure(config, exc) from None
+        raise told from None
     return ExitCode.OK
 
 
@@ -341,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
         "health",
         "ask a server's gRPC health service; exit 0 if serving",
         "Ask a server's standard gRPC health service (grpc.health.v1.Health/Check). Exit 0 "
-        "when SERVING, 1 when not, 4 when nothing answers.",
+        "when SERVING, 1 when not, 10 when nothing answers.",
     )
     add_connection_flags(p, local="127.0.0.1:50051")
     p.add_argument("--service", default="", help="service name ('' for the whole server)")

@@ -64,7 +64,7 @@ def test_health_reports_a_serving_server_and_fails_without_one(tmp_path):
         s.bind(("127.0.0.1", 0))
         free = s.getsockname()[1]
     down = metasre("health", "--target", f"127.0.0.1:{free}", "--timeout", "1")
-    assert down.returncode == 4 and "unhealthy: nothing answers" in down.stderr  # UNREACHABLE
+    assert down.returncode == 10 and "unhealthy: nothing answers" in down.stderr  # UNREACHABLE
     with subprocess.Popen(
         [sys.executable, "-m", "metasre.cli.main", "serve", "--port", "0", "--no-store"],
         stdout=subprocess.PIPE,
