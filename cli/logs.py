@@ -52,7 +52,9 @@ def configure(level: int, log_format: str = "auto", *, once: bool = False) -> No
             *exceptions,
             renderer,
         ],
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # sys.stderr as it is when a logger is made, not as it was now: whoever swaps it later
+        # (pytest's capture, a caller's redirect) must not leave loggers on a closed file.
+        logger_factory=lambda *args: structlog.PrintLogger(sys.stderr),
         wrapper_class=structlog.make_filtering_bound_logger(level),
         cache_logger_on_first_use=once,
     )
