@@ -139,7 +139,8 @@ class OverloadReport:
             [
                 f"overload: {self.sessions} concurrent CreateSessions, server cap {cap}",
                 f"accepted {self.accepted}, refused {self.refused} {self.refusal_codes}",
-                f"latency ms: accepted p50 {self.accepted_ms['p50']} p99 "
+                f"latency ms (client side, sent to answered): accepted p50 "
+                f"{self.accepted_ms['p50']} p99 "
                 f"{self.accepted_ms['p99']}; refused p50 {self.refused_ms['p50']} p99 "
                 f"{self.refused_ms['p99']}",
                 f"refusals carrying google.rpc.RetryInfo: {with_info}"
@@ -293,7 +294,7 @@ class SlowReaderReport:
                 f"{self.teammate_ms.get('p99')}",
                 memory,
                 fate + f"; it then read {self.pushes_read} messages before its stream went "
-                "quiet or ended",
+                "quiet (2 s) or ended",
             ]
             + (["interrupted: the figures cover the calls made"] if self.interrupted else [])
         )
