@@ -413,6 +413,11 @@ class AgentConnection:
         while (request := await requests.get()) is not None:
             yield request
 
+    @property
+    def lost(self) -> ClientError | None:
+        """Why the stream ended (the session closed, the server went away); None while open."""
+        return self._lost
+
     def new_call_id(self) -> str:
         """A call id no other call of this connection has used."""
         return f"{self._prefix}-{next(self._ids)}"
