@@ -241,6 +241,9 @@ class MetasreClient:
             limits=common_pb2.SessionLimits(turn_timeout_seconds=turn_timeout_seconds),
             owner_token=self._owner,
             reward_mode=f"REWARD_MODE_{reward_mode}",
+            # One id per session asked for, the same on each retry (a refusal at capacity, a
+            # lost answer): the server makes it once and answers every retry with it.
+            request_id=secrets.token_hex(16),
         )
         reply = await self._unary(self._control.CreateSession, request)
         return SessionHandle(

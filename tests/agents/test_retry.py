@@ -299,3 +299,27 @@ async def test_a_killed_server_is_not_retried(tmp_path: Path):
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_a_create_at_capacity_waits_on_a_real_server_and_makes_one_session():
+    """A real server at capacity refuses with RetryInfo; the SDK waits it out, and its retries
+    carry one request id, so one session is made however many tries it takes."""
+    from metasre.service import Limits, ServerConfig, build_server
+
+    server = await build_server(ServerConfig(port=0, limits=Limits(max_sessions=1)))
+    await server.start()
+    try:
+        async with (
+            MetasreClient(server.address) as holder,
+            MetasreClient(server.address, retry=FAST) as waiter,
+        ):
+            first = await holder.create_session(PAY, seats=["a"])
+            second = asyncio.create_task(waiter.create_session(PAY, seats=["b"]))
+            while server.registry.refused_total == 0:  # state: its first try was refused
+                await asyncio.sleep(0.01)
+            assert not second.done()
+            await holder.close_session(first.id)
+            made = await asyncio.wait_for(second, TIMEOUT)
+            assert [s.id for s in server.registry.sessions()] == [made.id]
+    finally:
+        await server.stop(0.5)
