@@ -60,8 +60,10 @@ class StoreRecorder:
 
     async def past(self, session_id: str, start: int, end: int) -> Sequence[LogEntry]:
         """The committed entries numbered `start + 1` to `end` of a session's log."""
-        rows = await asyncio.to_thread(self.store.events, session_id, after_sequence=start)
-        return [entry_of(r) for r in rows if r.sequence <= end]
+        rows = await asyncio.to_thread(
+            self.store.events, session_id, after_sequence=start, through=end
+        )
+        return [entry_of(r) for r in rows]
 
 
 def session_config(spec: SessionSpec) -> dict[str, Any]:

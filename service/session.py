@@ -38,6 +38,9 @@ from metasre.service.store import StoreError, StoreLostError
 from metasre.simulator import Episode
 from metasre.simulator.replay import RecordedCall
 
+PAST_PAGE = 64
+"""Entries of past episodes a follower reads from the store at a time."""
+
 
 class TurnPolicy(enum.Enum):
     """How agents take turns; see the TurnPolicy enum of common.proto."""
@@ -476,8 +479,11 @@ class Session:
         index = start
         while True:
             if index < self._base and self._recorder is not None:
-                past = await self._recorder.past(self.id, index, self._base)
-                index = self._base
+                # A page at a time: a reader far behind does not pull whole episodes into
+                # memory at once.
+                end = min(self._base, index + PAST_PAGE)
+                past = await self._recorder.past(self.id, index, end)
+                index = end
                 if past:
                     yield past
                 continue

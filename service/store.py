@@ -399,12 +399,19 @@ class TrajectoryStore:
             ).fetchone()
         return None if r is None else SessionRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5])
 
-    def events(self, session_id: str, *, after_sequence: int = 0) -> list[EventRow]:
-        """A session's stored events in sequence order."""
+    def events(
+        self, session_id: str, *, after_sequence: int = 0, through: int | None = None
+    ) -> list[EventRow]:
+        """A session's stored events in sequence order, after `after_sequence`.
+
+        `through`: the last sequence wanted (None: to the end).
+        """
+        last = (1 << 62) if through is None else through
         with self._reader() as conn:
             rows = conn.execute(
-                "SELECT * FROM events WHERE session_id = ? AND sequence > ? ORDER BY sequence",
-                (session_id, after_sequence),
+                "SELECT * FROM events WHERE session_id = ? AND sequence > ? AND sequence <= ?"
+                " ORDER BY sequence",
+                (session_id, after_sequence, last),
             ).fetchall()
         return [EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
 
