@@ -604,3 +604,16 @@ class AgentConnection:
                 link.call.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reader
+
+
+__all__ = [
+    "ATTRIBUTIONS",
+    "REWARD_MODES",
+    "TURN_POLICIES",
+    "AgentConnection",
+    "CallResult",
+    "Inbox",
+    "MetasreClient",
+    "SessionHandle",
+    "to_struct",
+]

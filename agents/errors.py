@@ -97,3 +97,12 @@ def from_rpc_error(exc: grpc.aio.AioRpcError, *, lost: bool = False) -> ClientEr
             return from_status(status, lost=lost)
     cls = ConnectionLostError if lost else ClientError
     return cls(exc.details() or "", code=exc.code().name)
+
+
+__all__ = [
+    "ClientError",
+    "ConnectionLostError",
+    "EpisodeOverError",
+    "from_rpc_error",
+    "from_status",
+]

@@ -333,3 +333,18 @@ def _refusal(name: str, reply: ToolReply) -> str:
             lines.append(f"  - {violation[0]}: {violation[1]}")
     lines.append(f"Fix the call to {name or 'the tool'} and try again.")
     return "\n".join(lines)
+
+
+__all__ = [
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "MODEL_ENV",
+    "NUDGE",
+    "SYSTEM_PROMPT",
+    "ChatEndpoint",
+    "LLMConfig",
+    "LLMEndpointError",
+    "LLMPolicy",
+    "LLMStats",
+    "function_tools",
+]

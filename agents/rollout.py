@@ -280,3 +280,18 @@ def summarise(
         wall_seconds=span,
         episodes_per_second=len(rows) / span if span > 0 else 0.0,
     )
+
+
+__all__ = [
+    "EpisodePlayer",
+    "EpisodeResult",
+    "EpisodeSpec",
+    "Played",
+    "RolloutReport",
+    "ScenarioSummary",
+    "plan_episodes",
+    "played",
+    "run_rollout",
+    "solo_player",
+    "summarise",
+]

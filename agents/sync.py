@@ -175,3 +175,11 @@ class WireCaller:
             if left <= 0 or conn.inbox.episode_end is not None or conn.lost is not None:
                 return None
             self.agent.wait_news(seen, left)
+
+
+__all__ = [
+    "LoopThread",
+    "SyncAgent",
+    "SyncClient",
+    "WireCaller",
+]

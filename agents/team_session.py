@@ -68,3 +68,13 @@ def play_seated_team(client: SyncClient, session_id: str, tokens: Mapping[str, s
     finally:
         for a in agents.values():
             a.close()
+
+
+__all__ = [
+    "REPORT_TOOL",
+    "Seat",
+    "TeamRun",
+    "play_seated_team",
+    "play_team_session",
+    "team_seats",
+]

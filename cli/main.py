@@ -195,8 +195,7 @@ def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from metasre.cli.serving import explain_start_failure, prepare
-    from metasre.service import Limits, ServerConfig, serve
-    from metasre.service.server import MetasreServer
+    from metasre.service import Limits, MetasreServer, ServerConfig, serve
 
     try:
         config = ServerConfig(
@@ -223,7 +222,7 @@ def _serve(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    prepare(weak=args.allow_weak_isolation)
+    runner = prepare(weak=args.allow_weak_isolation)
     serving = False
 
     def ready(server: MetasreServer) -> None:
@@ -233,7 +232,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(json.dumps({"event": "serving", "address": server.address}), flush=True)
 
     try:
-        asyncio.run(serve(config, ready))
+        asyncio.run(serve(config, ready, runner=runner))
     except Exception as exc:
         told = None if serving else explain_start_failure(config, exc)
         if told is None:
@@ -243,8 +242,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from metasre.service.export import episodes, write_jsonl
-    from metasre.service.store import StoreError, TrajectoryStore
+    from metasre.service import StoreError, TrajectoryStore, episodes, write_jsonl
 
     path = Path(args.store)
     if not path.is_file():
@@ -295,7 +293,7 @@ def _loadtest(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser."""
-    from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
+    from metasre.service import PROTOCOL_VERSION, SERVER_VERSION
 
     parser = argparse.ArgumentParser(
         prog="metasre",

@@ -25,8 +25,8 @@ from metasre.cli.errors import (
 
 if TYPE_CHECKING:
     from metasre.cli.connection import Connection
-    from metasre.service import ServerConfig
-    from metasre.service.server import MetasreServer
+    from metasre.service import MetasreServer, ServerConfig
+    from metasre.simulator.sandbox import TestRunner
 
 WEAK_ISOLATION_ENV = "METASRE_ALLOW_WEAK_ISOLATION"
 
@@ -36,17 +36,18 @@ def weak_isolation_from_env() -> bool:
     return os.environ.get(WEAK_ISOLATION_ENV) == "1"
 
 
-def prepare(*, weak: bool = False) -> None:
+def prepare(*, weak: bool = False) -> TestRunner:
     """Start the sandbox's helper; before any gRPC thread exists (forking one is unsafe).
 
-    `weak` (or the environment) accepts a sandbox without every layer.
+    `weak` (or the environment) accepts a sandbox without every layer. The runner it returns
+    is the one to give the server.
 
     Raises:
         WeakIsolationError: the kernel lacks a layer and weak isolation was not allowed.
     """
-    from metasre.service.server import prepare_sandbox
+    from metasre.service import prepare_sandbox
 
-    prepare_sandbox(weak_isolation=weak or weak_isolation_from_env())
+    return prepare_sandbox(weak_isolation=weak or weak_isolation_from_env())
 
 
 def local_store(args: argparse.Namespace, connection: Connection) -> Path | None:
@@ -76,8 +77,8 @@ def explain_start_failure(config: ServerConfig, exc: Exception) -> CommandError 
 
     None when `exc` is no mistake of the user's (a bug: let it be seen).
     """
-    from metasre.service.store import StoreError
-    from metasre.service.store_lock import StoreInUseError as StoreHeld
+    from metasre.service import StoreError
+    from metasre.service import StoreInUseError as StoreHeld
 
     store = config.store_path
     if isinstance(exc, StoreHeld):
@@ -110,7 +111,7 @@ def explain_start_failure(config: ServerConfig, exc: Exception) -> CommandError 
     return UsageError(f"cannot serve on {address}: {problem or exc}; check --host and --port")
 
 
-async def build(config: ServerConfig) -> MetasreServer:
+async def build(config: ServerConfig, runner: TestRunner | None = None) -> MetasreServer:
     """`build_server(config)`, its failures told as what to do (see `explain_start_failure`).
 
     Raises:
@@ -119,7 +120,7 @@ async def build(config: ServerConfig) -> MetasreServer:
     from metasre.service import build_server
 
     try:
-        return await build_server(config)
+        return await build_server(config, runner)
     except Exception as exc:
         told = explain_start_failure(config, exc)
         if told is None:
@@ -153,13 +154,13 @@ def in_process(
     from metasre.agents.sync import LoopThread
     from metasre.service import Limits, ServerConfig
 
-    prepare()
+    runner = prepare()
     config = ServerConfig(
         port=0, limits=Limits(max_sessions=max_sessions), grace_seconds=1.0, store_path=store
     )
     loop = LoopThread()
     try:
-        server = loop.run(build(config))
+        server = loop.run(build(config, runner))
         loop.run(server.start())
         try:
             yield server.address

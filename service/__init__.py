@@ -1,11 +1,18 @@
 """The gRPC service: sessions of one or more agents around one simulated incident.
 
-server = await build_server(ServerConfig(port=0))
+runner = prepare_sandbox()  # before any gRPC thread exists: it forks the sandbox's helper
+server = await build_server(ServerConfig(port=0), runner)
 await server.start()
+
+What this package offers is what `__all__` names (pinned by tests/test_public_api.py); the
+modules behind it are its own business.
 """
 
 from metasre.service.config import Limits, ServerConfig
-from metasre.service.server import MetasreServer, build_server, serve
+from metasre.service.export import episodes, write_jsonl
+from metasre.service.server import MetasreServer, build_server, prepare_sandbox, serve
+from metasre.service.store import StoreError, TrajectoryStore
+from metasre.service.store_lock import StoreInUseError
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 
 __all__ = [
@@ -14,6 +21,12 @@ __all__ = [
     "Limits",
     "MetasreServer",
     "ServerConfig",
+    "StoreError",
+    "StoreInUseError",
+    "TrajectoryStore",
     "build_server",
+    "episodes",
+    "prepare_sandbox",
     "serve",
+    "write_jsonl",
 ]

@@ -340,9 +340,20 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
     return MetasreServer(config, server, registry, health_servicer, port, agents, lock)
 
 
-async def serve(config: ServerConfig, ready: Callable[[MetasreServer], None] | None = None) -> None:
-    """Run a server until SIGTERM or SIGINT, then drain and stop."""
-    server = await build_server(config)
+async def serve(
+    config: ServerConfig,
+    ready: Callable[[MetasreServer], None] | None = None,
+    *,
+    runner: TestRunner | None = None,
+) -> None:
+    """Run a server until SIGTERM or SIGINT, then drain and stop.
+
+    Args:
+        config: The server's configuration.
+        ready: Called once the server serves.
+        runner: The sandbox runner (`prepare_sandbox`'s); None: the process's default one.
+    """
+    server = await build_server(config, runner)
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

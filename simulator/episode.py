@@ -591,3 +591,13 @@ class Episode:
             elif transition == "on" and was_cured:
                 returned.append(index)
         return tuple(cured), tuple(returned)
+
+
+__all__ = [
+    "TERMINAL_LINES",
+    "Episode",
+    "EpisodePhase",
+    "StepResult",
+    "StepTarget",
+    "play_steps",
+]

@@ -54,3 +54,12 @@ class Policy(Protocol):
     def play(self, call: ToolCaller, observation: Mapping[str, Any]) -> None:
         """Make calls until the episode ends or the policy gives up."""
         ...
+
+
+__all__ = [
+    "CATEGORIES",
+    "REMEDIATIONS",
+    "Policy",
+    "ToolCaller",
+    "ToolReply",
+]

@@ -249,3 +249,9 @@ def _loudest(alerts: Sequence[Mapping[str, Any]], health: Mapping[str, str]) -> 
     if alerts:
         return str(alerts[0]["service"])
     return next((s for s, h in health.items() if h != "healthy"), next(iter(health), "unknown"))
+
+
+__all__ = [
+    "Diagnosis",
+    "ExpertPolicy",
+]

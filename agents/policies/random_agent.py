@@ -99,3 +99,8 @@ class RandomPolicy:
             "send_message": {"text": "random"},
         }
         return table[tool]
+
+
+__all__ = [
+    "RandomPolicy",
+]

@@ -295,3 +295,29 @@ class ScenarioSpec(_Strict):
             if s.name == name:
                 return s
         raise KeyError(name)
+
+
+__all__ = [
+    "CATEGORIES",
+    "METRICS",
+    "REMEDIATIONS",
+    "AlertRule",
+    "Baseline",
+    "Category",
+    "DeploymentSpec",
+    "ExpertSpec",
+    "FaultKind",
+    "FaultLog",
+    "FaultSpec",
+    "GroundTruth",
+    "HiddenSpec",
+    "Metric",
+    "MigrationSpec",
+    "Remediation",
+    "ScenarioSpec",
+    "ServiceSpec",
+    "Severity",
+    "SolutionStep",
+    "StateCheck",
+    "TerminalLine",
+]

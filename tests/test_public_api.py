@@ -1,0 +1,99 @@
+"""Each package's public names, pinned: a change to what a package offers is a deliberate one.
+
+The packages say what they offer in `__all__` (re-exported from their modules); the command
+line, the outermost layer, uses only such names of the packages below it.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PUBLIC = {
+    "metasre.service": {
+        "PROTOCOL_VERSION",
+        "SERVER_VERSION",
+        "Limits",
+        "MetasreServer",
+        "ServerConfig",
+        "StoreError",
+        "StoreInUseError",
+        "TrajectoryStore",
+        "build_server",
+        "episodes",
+        "prepare_sandbox",
+        "serve",
+        "write_jsonl",
+    },
+    "metasre.simulator": {
+        "TOOLS",
+        "Episode",
+        "EpisodeOverError",
+        "EpisodePhase",
+        "Grade",
+        "GradeComponent",
+        "IncidentReport",
+        "InvalidToolCallError",
+        "Observation",
+        "RewardUpdate",
+        "SimulatorError",
+        "StepResult",
+        "Tool",
+        "ToolOutput",
+        "UnknownToolError",
+        "resolve",
+        "scenario_ids",
+    },
+    "metasre.agents": {
+        "AgentConnection",
+        "CallResult",
+        "ClientError",
+        "ConnectionLostError",
+        "EpisodeOverError",
+        "MetasreClient",
+        "RetryPolicy",
+        "SessionHandle",
+    },
+}
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_a_package_offers_exactly_its_pinned_names(package: str) -> None:
+    module = importlib.import_module(package)
+    assert set(module.__all__) == PUBLIC[package]
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
+
+
+def _cli_imports() -> list[tuple[str, str, list[str]]]:
+    """(file, module, names) of every `from metasre.<not cli> ... import` in the CLI."""
+    found = []
+    for path in sorted((ROOT / "cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("metasre.")
+                and not node.module.startswith(("metasre.cli", "metasre.v1"))
+            ):
+                found.append((path.name, node.module, [a.name for a in node.names]))
+    return found
+
+
+def test_the_command_line_uses_only_public_names() -> None:
+    """Each name the CLI takes from a lower package is in that module's `__all__`."""
+    wrong = []
+    for where, module_name, names in _cli_imports():
+        module = importlib.import_module(module_name)
+        offered = set(getattr(module, "__all__", ()))
+        wrong += [f"{where}: {module_name}.{n}" for n in names if n not in offered]
+    assert wrong == []
+
+
+def test_the_check_sees_the_command_line_s_imports() -> None:
+    assert any(module == "metasre.service" for _, module, _ in _cli_imports())
