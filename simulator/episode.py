@@ -339,44 +339,26 @@ class Episode:
             self._clock = round(max(self._clock, self._round_start + minutes), 6)
         self._tick += 1
         arg_dict = parsed.model_dump()
-        if output.ok and tool == "edit_lines" and self._has_code_fault:
-            self._code_checks_fail = self._code_f2p_fails()
-        if output.ok and spec_tool.kind == "operate":
-            target = str(
-                arg_dict.get("migration")
-                or arg_dict.get("to_version")
-                or arg_dict.get("replicas")
-                or ""
-            )
-            self._operations.append((tool, str(arg_dict["service"]), target))
-            self._terminal.append(
-                f"$ {tool} {arg_dict['service']} {target}".rstrip() + f"  # {output.text}"
-            )
-        if tool == "send_message" and output.ok:
-            self._messages.append(
-                (self._tick, agent_id, tuple(output.data["to"]), str(output.data["text"]))
-            )
-        if tool == "run_tests" and output.ok:
-            self._terminal.append(
-                f"$ run_tests {arg_dict['suite']}  # " + output.text.partition("\n")[0]
-            )
-        if spec_tool.kind in ("change", "operate"):
+        # What the call did, from its effects and its tool's traits; a refused call did nothing.
+        if output.ok:
+            if spec_tool.changes_code and self._has_code_fault:
+                self._code_checks_fail = self._code_f2p_fails()
+            if (op := output.operation) is not None:
+                self._operations.append((tool, op.service, op.target))
+            if (message := output.message) is not None:
+                self._messages.append((self._tick, agent_id, message.to, message.text))
+            if output.command is not None:
+                self._terminal.append(
+                    f"$ {tool} {output.command}".rstrip() + "  # " + output.text.partition("\n")[0]
+                )
+        if not spec_tool.read_only:
             self._telemetry.invalidate()
         cured, returned = self._update_faults()
         components, credits = self._shaper.components(
-            CallFacts(
-                tool,
-                arg_dict,
-                output.ok,
-                output.data,
-                cured,
-                returned,
-                agent_id,
-                spec_tool.kind,
-            )
+            CallFacts(tool, output, cured, returned, agent_id, spec_tool.read_only)
         )
-        if tool == "submit_report" and output.ok:
-            self._report = IncidentReport.model_validate(arg_dict)
+        if output.ok and output.report is not None:
+            self._report = output.report
             self._phase = EpisodePhase.TERMINATED
         elif self._tick >= self._instance.spec.step_budget:
             self._phase = EpisodePhase.TRUNCATED
@@ -475,7 +457,9 @@ class Episode:
         """The code of the reference world: this scenario and seed with its solution applied."""
         reference = Episode(self._instance, self._runner, self._hidden)
         reference._reference = True  # its own grading would ask for the reference again
-        reference.play_steps([s for s in self._instance.spec.solution if s.tool != "submit_report"])
+        reference.play_steps(
+            [s for s in self._instance.spec.solution if not get_tool(s.tool).ends_episode]
+        )
         return reference._runtime_files()
 
     def observation(self) -> Observation:
