@@ -122,8 +122,9 @@ QUICK_BEFORE_TRAITS = {
 """The service's quick-path list the `inline` trait replaced."""
 
 
-def test_the_inline_tools_are_the_quick_list_they_replaced():
-    assert {t.name for t in TOOLS.values() if t.inline} == QUICK_BEFORE_TRAITS
+def test_the_inline_tools_are_the_quick_list_they_replaced_and_the_new_look():
+    inline = {t.name for t in TOOLS.values() if t.inline}
+    assert inline == QUICK_BEFORE_TRAITS | {"get_events"}
 
 
 def test_the_traits_are_consistent():
@@ -154,6 +155,7 @@ def _calls(episode: Episode) -> list[tuple[str, dict[str, Any]]]:
     service = episode.instance.spec.ground_truth.service
     return [
         ("get_alerts", {}),
+        ("get_events", {}),
         ("describe_service", {"service": service}),
         ("send_message", {"text": "looking at " + service}),
         ("ask_hint", {}),
