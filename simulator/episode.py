@@ -31,15 +31,6 @@ from metasre.simulator.vfs import Workspace
 from metasre.simulator.world import World
 
 TERMINAL_LINES = 12
-_OPENINGS: dict[
-    tuple[str, int],
-    tuple[tuple[AlertView, ...], tuple[ServiceRow, ...], tuple[tuple[int, int | None] | None, ...]],
-] = {}
-"""(scenario id, seed) -> the opening dashboard and the alert rules' memory after it."""
-_OPENING_VIEWS: dict[tuple[str, int], Observation] = {}
-"""(scenario id, seed) -> the observation before the first call: one object for every episode,
-so what the service derives from it (its stored record, its wire bytes) is made once too."""
-_OPENINGS_LIMIT = 1024
 
 
 class EpisodePhase(enum.Enum):
@@ -466,8 +457,9 @@ class Episode:
         """The pager, budgets, alerts, dashboard and terminal as they are now."""
         spec = self._instance.spec
         alerts, rows = self._dashboard(self.minute)
-        opening = (spec.id, self._instance.seed) if self._tick == 0 else None
-        if opening is not None and (found := _OPENING_VIEWS.get(opening)) is not None:
+        # Before the first call every episode of the instance sees the same: its opening.
+        opening = self._instance.opening if self._tick == 0 else None
+        if opening is not None and (found := opening.observation) is not None:
             return found
         recent = self._recent_deploys()
         if recent:
@@ -494,9 +486,7 @@ class Episode:
             terminal=tuple(terminal[-TERMINAL_LINES:]),
         )
         if opening is not None:
-            if len(_OPENING_VIEWS) >= _OPENINGS_LIMIT:
-                _OPENING_VIEWS.clear()
-            _OPENING_VIEWS[opening] = observation
+            opening.observation = observation
         return observation
 
     # -- internals ------------------------------------------------------------------------------
@@ -518,10 +508,10 @@ class Episode:
         if board is not None and board[0] == version and board[1] == minute:
             return board[2], board[3]
         # Every episode of a scenario and seed opens on the same dashboard (the world untouched,
-        # minute 0), and finding when each alert's streak began reads far back: done once.
-        # Version 0: nothing has changed the world or a fault's course yet.
-        opening = (self._instance.spec.id, self._instance.seed) if version == 0 else None
-        if opening is not None and minute == 0 and (found := _OPENINGS.get(opening)) is not None:
+        # minute 0), and finding when each alert's streak began reads far back: done once, kept
+        # on the instance. Version 0: nothing has changed the world or a fault's course yet.
+        opening = self._instance.opening if version == 0 and minute == 0 else None
+        if opening is not None and (found := opening.board) is not None:
             self._alerts.recall(found[2])
             self._board = (version, minute, found[0], found[1])
             return found[0], found[1]
@@ -548,10 +538,8 @@ class Episode:
                 )
             )
         board = self._board = (version, minute, alerts, tuple(rows))
-        if opening is not None and minute == 0:
-            if len(_OPENINGS) >= _OPENINGS_LIMIT:
-                _OPENINGS.clear()
-            _OPENINGS[opening] = (alerts, board[3], self._alerts.memory())
+        if opening is not None:
+            opening.board = (alerts, board[3], self._alerts.memory())
         return alerts, board[3]
 
     def _recent_deploys(self) -> dict[str, str]:

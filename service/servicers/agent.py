@@ -452,10 +452,10 @@ class AgentStream:
         )
         episode = session.episode
         observation = episode.observation()
-        # Before the first call it is the episode's opening, one object for every episode of
-        # its scenario and seed: its bytes are made once. Later ones are never seen again.
+        # Before the first call it is the episode's opening, the same for every episode of its
+        # scenario and seed: its bytes are made once. Later ones are never seen again.
         data = (
-            convert.shared_observation_bytes(observation)
+            convert.shared_observation_bytes(observation, episode.instance.seed)
             if episode.tick == 0
             else convert.observation_pb(observation).SerializeToString()
         )
