@@ -211,8 +211,8 @@ class Tool:
         return self.kind == "change"
 
     @property
-    def operation(self) -> bool:
-        """Changes the running platform: it has a time cost, an outage and a price."""
+    def operates(self) -> bool:
+        """Changes the running platform: an operation, with an outage and a price."""
         return self.kind == "operate"
 
     def json_schema(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ the world or a fault changes).
 """
 
 import random
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -24,6 +25,7 @@ from metasre.simulator.logs import LEVELS, LogLine
 from metasre.simulator.observation import Opening
 from metasre.simulator.report import normalize_location
 from metasre.simulator.sandbox import RunReport, SandboxLimits, default_runner
+from metasre.simulator.scenarios import loader
 from metasre.simulator.scenarios.spec import METRICS, SolutionStep
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.vfs import Workspace
@@ -237,6 +239,19 @@ def test_the_opening_is_rendered_once_per_seed_and_shared_as_a_value(monkeypatch
     played.apply("a", "get_alerts", {})
     assert played.observation() != openings[0]
     assert Episode.make(scenario_id, seed).observation() == openings[0]
+
+
+def test_an_opening_is_kept_with_its_rendering_and_goes_with_it(monkeypatch):
+    monkeypatch.setattr(loader, "_BUILT", OrderedDict())
+    monkeypatch.setattr(loader, "_BUILT_LIMIT", 1)
+    entry = resolve(scenario_ids()[0])
+    assert loader._drawn(entry.folder, 1)[1] != loader._drawn(entry.folder, 2)[1]
+    opening = Episode(entry.instance(1)).observation()
+    kept = entry.rendered_instance(1)
+    assert kept is not None and kept.opening.observation == opening
+    entry.instance(2)  # another rendering: the cache holds one, so seed 1's goes, opening and all
+    assert entry.rendered_instance(1) is None
+    assert Episode(entry.instance(1)).observation() == opening  # rendered again, the same
 
 
 def _fresh_firing(ep: Episode, minute: int) -> tuple[Any, ...]:

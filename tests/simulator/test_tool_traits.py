@@ -133,7 +133,7 @@ def test_the_traits_are_consistent():
         # world or ends (and grades) the episode.
         if tool.inline:
             assert tool.read_only and not tool.ends_episode, tool.name
-        assert tool.read_only != (tool.changes_code or tool.operation), tool.name
+        assert tool.read_only != (tool.changes_code or tool.operates), tool.name
     assert [t.name for t in TOOLS.values() if t.ends_episode] == ["submit_report"]
     assert [t.name for t in TOOLS.values() if t.sends_message] == ["send_message"]
 
@@ -145,7 +145,7 @@ def _check_effects(step: StepResult) -> None:
         assert (out.operation, out.message, out.report, out.command) == (None,) * 4, where
         assert not out.hint and out.syntax_error is None, where
         return
-    assert (out.operation is not None) == tool.operation, where
+    assert (out.operation is not None) == tool.operates, where
     assert (out.message is not None) == tool.sends_message, where
     assert (out.report is not None) == tool.ends_episode == step.done, where
     assert out.syntax_error is None or tool.changes_code, where
@@ -171,7 +171,7 @@ def test_each_output_carries_the_effects_its_tool_declares(scenario_id):
     steps = [episode.apply("a", tool, args) for tool, args in _calls(episode)]
     recorder = _Recorder(episode)
     # The wrong fix's edits could move the lines the solution's edit looks for.
-    wrong = [s for s in spec.wrong_fix if TOOLS[s.tool].operation]
+    wrong = [s for s in spec.wrong_fix if TOOLS[s.tool].operates]
     episode.play_steps(wrong, "w")
     episode.play_steps(spec.solution, "r")
     steps += recorder.steps
