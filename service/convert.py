@@ -432,18 +432,16 @@ _JOINED_TAG = tag(_RESPONSE["joined"].number)
 _JOINED_OBSERVATION_TAG = tag(agent_pb2.Joined.DESCRIPTOR.fields_by_name["observation"].number)
 
 
-def shared_observation_bytes(obs: Observation, seed: int) -> bytes:
-    """`observation_pb(obs)` serialized, for `obs` the opening of episodes of `seed`."""
-    return _SHARED_OBSERVATIONS.get(seed, obs)
+def shared_observation_bytes(obs: Observation) -> bytes:
+    """`observation_pb(obs)` serialized, for `obs` an opening (see `OpeningForms`)."""
+    return _SHARED_OBSERVATIONS.get(obs)
 
 
 def started_response_bytes(event: Started, sequence: int) -> bytes:
     """The serialized ConnectResponse announcing an episode (`started_pb`, at `sequence`)."""
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
     body = common_pb2.EpisodeStarted(episode=event.episode, seed=event.seed).SerializeToString()
-    body += delimited(
-        _STARTED_OBSERVATION_TAG, shared_observation_bytes(event.observation, event.seed)
-    )
+    body += delimited(_STARTED_OBSERVATION_TAG, shared_observation_bytes(event.observation))
     return head + delimited(_STARTED_TAG, body)
 
 

@@ -200,7 +200,7 @@ def event_record(entry: LogEntry) -> tuple[str, str, dict[str, Any]]:
             {
                 "episode": event.episode,
                 "seed": event.seed,
-                "observation": _OPENING_RECORDS.get(event.seed, event.observation),
+                "observation": _opening_record(event.observation),
             },
         )
     assert isinstance(event, Ended)
@@ -243,6 +243,10 @@ def observation_record(obs: Observation) -> dict[str, Any]:
 # The record of an opening, the largest part of a new session's first write, is built once for
 # every episode of its scenario and seed. Shared: only read, never changed.
 _OPENING_RECORDS: OpeningForms[dict[str, Any]] = OpeningForms(64, observation_record)
+
+
+def _opening_record(obs: Observation) -> dict[str, Any]:
+    return _OPENING_RECORDS.get(obs)
 
 
 def _flat(value: Any) -> dict[str, Any]:

@@ -455,7 +455,7 @@ class AgentStream:
         # Before the first call it is the episode's opening, the same for every episode of its
         # scenario and seed: its bytes are made once. Later ones are never seen again.
         data = (
-            convert.shared_observation_bytes(observation, episode.instance.seed)
+            convert.shared_observation_bytes(observation)
             if episode.tick == 0
             else convert.observation_pb(observation).SerializeToString()
         )

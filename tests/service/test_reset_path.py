@@ -68,26 +68,23 @@ async def test_the_stored_opening_is_built_once_and_equals_the_record(monkeypatc
     monkeypatch.setattr(records, "_OPENING_RECORDS", OpeningForms(4, record))
     obs = (await make_episode(PAY, 3, None)).observation()
     kind, agent, payload = records.event_record(_started(obs))
-    again = records.event_record(_started(obs, episode=2))[2]
+    again = records.event_record(_started(obs, episode=2, seed=7))[2]
     assert (kind, agent) == ("started", "")
     assert payload["observation"] == records.observation_record(obs)
     assert again["observation"] == payload["observation"] and len(built) == 1
-    assert (again["episode"], again["seed"]) == (2, 3)
+    assert (again["episode"], again["seed"]) == (2, 7)
     # An opening read back from the store is equal, not the same object: it finds the record.
     stored = records.observation_of(payload["observation"])
     assert (
         records.event_record(_started(stored, episode=3))[2]["observation"] == again["observation"]
     )
     assert len(built) == 1
-    # Another seed's opening, or an observation that is not this seed's opening, gets its own.
+    # Another seed's opening is another value: it gets its own.
     other = (await make_episode(PAY, 4, None)).observation()
     assert records.event_record(_started(other, seed=4))[2]["observation"] == (
         records.observation_record(other)
     )
-    assert records.event_record(_started(other, seed=3))[2]["observation"] == (
-        records.observation_record(other)
-    )
-    assert len(built) == 3
+    assert len(built) == 2
 
 
 async def test_the_opening_bytes_equal_the_messages_they_stand_for():
@@ -95,9 +92,7 @@ async def test_the_opening_bytes_equal_the_messages_they_stand_for():
     event = Started(2, 11, obs)
     wire = agent_pb2.ConnectResponse.FromString(convert.started_response_bytes(event, 42))
     assert wire == agent_pb2.ConnectResponse(episode_start=convert.started_pb(event), sequence=42)
-    assert (
-        convert.shared_observation_bytes(obs, 11) == convert.observation_pb(obs).SerializeToString()
-    )
+    assert convert.shared_observation_bytes(obs) == convert.observation_pb(obs).SerializeToString()
 
     joined = agent_pb2.Joined(
         session=common_pb2.SessionInfo(session_id="s", seed=11),
@@ -106,7 +101,7 @@ async def test_the_opening_bytes_equal_the_messages_they_stand_for():
         resume_token="t",
     )
     wire = agent_pb2.ConnectResponse.FromString(
-        convert.joined_response_bytes(joined, convert.shared_observation_bytes(obs, 11))
+        convert.joined_response_bytes(joined, convert.shared_observation_bytes(obs))
     )
     expected = agent_pb2.Joined()
     expected.CopyFrom(joined)
@@ -123,12 +118,12 @@ def test_the_shared_observations_are_made_once_and_bounded(monkeypatch: pytest.M
 
     monkeypatch.setattr(convert, "_SHARED_OBSERVATIONS", OpeningForms(2, serialize))
     openings = [Episode.make(CHEAP, seed, None).observation() for seed in range(3)]
-    for seed, obs in enumerate(openings):
-        assert convert.shared_observation_bytes(obs, seed) == serialize(obs)
-    assert convert._SHARED_OBSERVATIONS.kept() == [(CHEAP, 1), (CHEAP, 2)]
+    for obs in openings:
+        assert convert.shared_observation_bytes(obs) == serialize(obs)
+    assert convert._SHARED_OBSERVATIONS.kept() == openings[1:]
     assert len(made) == 6  # each opening serialized once by the cache, once here
-    convert.shared_observation_bytes(openings[1], 1)  # kept: used, and now the most recent
-    assert convert._SHARED_OBSERVATIONS.kept() == [(CHEAP, 2), (CHEAP, 1)]
+    convert.shared_observation_bytes(openings[1])  # kept: used, and now the most recent
+    assert convert._SHARED_OBSERVATIONS.kept() == [openings[2], openings[1]]
     assert len(made) == 6
 
 
