@@ -6,6 +6,7 @@ other language sees.
 
 from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
 from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
+from metasre.agents.retry import RetryPolicy
 
 __all__ = [
     "AgentConnection",
@@ -14,5 +15,6 @@ __all__ = [
     "ConnectionLostError",
     "EpisodeOverError",
     "MetasreClient",
+    "RetryPolicy",
     "SessionHandle",
 ]

@@ -24,6 +24,7 @@ from google.protobuf import struct_pb2
 
 from metasre.agents.errors import ClientError, ConnectionLostError, from_rpc_error, from_status
 from metasre.agents.plain import struct_dict, to_dict
+from metasre.agents.retry import RetryPolicy
 from metasre.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -99,6 +100,10 @@ class MetasreClient:
     on the calls about its sessions (grade, close, watch). Pass `owner_token` to act for the
     sessions another client created with it; with `admin_token` every session is reachable.
     `reward_mode` is the default of the sessions it creates (DENSE or SPARSE).
+
+    Refusals that say they will pass (a server handing its sessions over, a server at
+    capacity with RetryInfo) are retried by the client itself, as `retry` says (see
+    `metasre.agents.retry`); `RetryPolicy.never()` raises them at once.
     """
 
     def __init__(
@@ -110,11 +115,14 @@ class MetasreClient:
         reward_mode: str = "DENSE",
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] = (),
+        retry: RetryPolicy | None = None,
     ) -> None:
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode {reward_mode!r} is not one of {REWARD_MODES}")
         self.target = target
         self._reward_mode = reward_mode
+        self.retry = retry or RetryPolicy()
+        """How this client and its agent connections retry passing refusals."""
         self._metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
         self._admin = bool(admin_token)
         self._owner = owner_token or secrets.token_urlsafe(24)
@@ -139,6 +147,14 @@ class MetasreClient:
         """Close the channel."""
         await self._channel.close(grace=None)
 
+    async def wait_for_server(self, timeout: float | None = None) -> None:
+        """Wait until the channel reaches a server: after a restart, before resuming seats.
+
+        Raises:
+            TimeoutError: no server answered within `timeout` seconds.
+        """
+        await asyncio.wait_for(self._channel.channel_ready(), timeout)
+
     @property
     def owner_token(self) -> str:
         """The owner credential of the sessions this client creates."""
@@ -151,11 +167,20 @@ class MetasreClient:
         return (("authorization", f"Bearer {self._owner}"),)
 
     async def _unary(self, method: Any, request: Any, *, session: bool = False) -> Any:
-        try:
-            metadata = self._session_metadata() if session else self._metadata
-            return await method(request, metadata=metadata)
-        except grpc.aio.AioRpcError as exc:
-            raise from_rpc_error(exc) from None
+        metadata = self._session_metadata() if session else self._metadata
+
+        async def attempt(ready_within: float | None) -> Any:
+            try:
+                return await method(
+                    request,
+                    metadata=metadata,
+                    wait_for_ready=ready_within is not None,
+                    timeout=ready_within,
+                )
+            except grpc.aio.AioRpcError as exc:
+                raise from_rpc_error(exc) from None
+
+        return await self.retry.run(attempt)
 
     async def server_info(self) -> dict[str, Any]:
         """Protocol version, capabilities and limits."""
@@ -216,6 +241,9 @@ class MetasreClient:
             limits=common_pb2.SessionLimits(turn_timeout_seconds=turn_timeout_seconds),
             owner_token=self._owner,
             reward_mode=f"REWARD_MODE_{reward_mode}",
+            # One id per session asked for, the same on each retry (a refusal at capacity, a
+            # lost answer): the server makes it once and answers every retry with it.
+            request_id=secrets.token_hex(16),
         )
         reply = await self._unary(self._control.CreateSession, request)
         return SessionHandle(
@@ -262,7 +290,23 @@ class MetasreClient:
         `batch_events` asks the server for the events that become ready together in one
         message (fewer messages, the same events in the same order; see StreamOptions).
         """
-        return AgentConnection(self._agents, session_id, join_token, batch_events=batch_events)
+        return AgentConnection(
+            self._agents, session_id, join_token, batch_events=batch_events, retry=self.retry
+        )
+
+
+@dataclass(slots=True)
+class _Link:
+    """One Connect stream and what waits on it; a join or resume opens a new one.
+
+    Each holds its own: the end of a stream that a resume replaced must not fail the calls,
+    nor end the requests, of the stream that replaced it.
+    """
+
+    call: Any
+    requests: asyncio.Queue[agent_pb2.ConnectRequest | None]
+    joined: asyncio.Future[dict[str, Any]]
+    pending: dict[str, asyncio.Future[CallResult]] = field(default_factory=dict)
 
 
 class AgentConnection:
@@ -275,21 +319,25 @@ class AgentConnection:
         token: str,
         *,
         batch_events: bool = True,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self._stub = stub
+        self._retry = retry or RetryPolicy()
+        self._reconnecting = asyncio.Lock()
         self._options = agent_pb2.StreamOptions(batch_events=batch_events)
         self.session_id = session_id
         self._token = token
-        self._requests: asyncio.Queue[agent_pb2.ConnectRequest | None] = asyncio.Queue()
-        self._pending: dict[str, asyncio.Future[CallResult]] = {}
         self._ids = itertools.count(1)
         self._prefix = secrets.token_hex(4)
         """Call ids are unique per connection: the server dedupes a seat's calls by call_id."""
+        self._link: _Link | None = None
+        """The current stream, once a join or resume has opened one."""
         self._reader: asyncio.Task[None] | None = None
+        """The current stream's reader."""
+        self._readers: set[asyncio.Task[None]] = set()
+        """Every reader still running, replaced streams' too: held until they end."""
         self._lost: ClientError | None = None
         """Why the stream ended, once it has; calls fail with it until a join or resume."""
-        self._stream: Any = None
-        self._joined: asyncio.Future[dict[str, Any]] | None = None
         self._news = asyncio.Condition()
         self.news = 0
         """How many pushes (results, events, errors) have arrived; see `next_news`."""
@@ -309,9 +357,20 @@ class AgentConnection:
         await self.close()
 
     async def join(self, *, resume: bool = False) -> dict[str, Any]:
-        """Take the seat (or re-attach with the resume token) and wait until the server agrees."""
-        loop = asyncio.get_running_loop()
-        self._joined = loop.create_future()
+        """Take the seat (or re-attach with the resume token) and wait until the server agrees.
+
+        A server handing the session over is waited out, as the client's `RetryPolicy` says.
+        """
+        return await self._retry.run(
+            lambda ready_within: self._open(resume=resume, ready_within=ready_within)
+        )
+
+    async def _open(self, *, resume: bool, ready_within: float | None) -> dict[str, Any]:
+        """Open a stream and join on it.
+
+        `ready_within` waits that long for a server to answer (a handover's next server
+        starting) instead of failing at once.
+        """
         if resume:
             first = agent_pb2.ConnectRequest(
                 resume=agent_pb2.ResumeSeat(
@@ -327,22 +386,40 @@ class AgentConnection:
                     session_id=self.session_id, join_token=self._token, options=self._options
                 )
             )
-        self._requests = asyncio.Queue()
+        requests: asyncio.Queue[agent_pb2.ConnectRequest | None] = asyncio.Queue()
+        requests.put_nowait(first)
+        call = self._stub.Connect(self._outgoing(requests), wait_for_ready=ready_within is not None)
+        link = self._link = _Link(call, requests, asyncio.get_running_loop().create_future())
         self._lost = None
-        self._requests.put_nowait(first)
-        stream = self._stream = self._stub.Connect(self._outgoing())
-        self._reader = asyncio.create_task(self._read(stream))
+        reader = self._reader = asyncio.create_task(self._read(link))
+        self._readers.add(reader)
+        reader.add_done_callback(self._readers.discard)
         try:
-            return await self._joined
+            async with asyncio.timeout(ready_within):
+                return await link.joined
+        except ClientError as exc:
+            # Refused (a wrong token, a seat taken...): end the stream in order rather than
+            # leave it open on the server until its idle limit.
+            requests.put_nowait(None)
+            if self._link is link:
+                self._lost = exc
+            raise
         except BaseException:
-            # Refused (a wrong token, a seat taken...): end the stream rather than leave it
-            # open on the server until its idle limit.
-            self._requests.put_nowait(None)
+            # Cancelled, or no server answered in time: nobody is left to end it in order.
+            call.cancel()
             raise
 
-    async def _outgoing(self) -> AsyncIterator[agent_pb2.ConnectRequest]:
-        while (request := await self._requests.get()) is not None:
+    @staticmethod
+    async def _outgoing(
+        requests: asyncio.Queue[agent_pb2.ConnectRequest | None],
+    ) -> AsyncIterator[agent_pb2.ConnectRequest]:
+        while (request := await requests.get()) is not None:
             yield request
+
+    @property
+    def lost(self) -> ClientError | None:
+        """Why the stream ended (the session closed, the server went away); None while open."""
+        return self._lost
 
     def new_call_id(self) -> str:
         """A call id no other call of this connection has used."""
@@ -357,15 +434,46 @@ class AgentConnection:
         (`join(resume=True)`) and call again with the same `call_id`; the server applies it at
         most once and answers a repeat with the original result.
 
+        A server handing the session over (SERVER_HANDING_OVER) is waited out: the seat is
+        resumed on the next server and the call sent again under its `call_id`, as the
+        client's `RetryPolicy` says.
+
         Raises:
             ClientError: the server refused it (bad arguments, not your turn, episode over...).
+            ConnectionLostError: the stream ended before the result arrived.
         """
+        call_id = call_id or self.new_call_id()
+
+        async def attempt(ready_within: float | None) -> CallResult:
+            if ready_within is not None:
+                await self._resume_within(ready_within)
+            return await self._call_once(tool, args, call_id)
+
+        return await self._retry.run(attempt)
+
+    async def _resume_within(self, ready_within: float) -> None:
+        """Resume the seat if its stream is gone, waiting up to `ready_within` for a server.
+
+        The calls of one connection that retry together resume it once.
+        """
+        async with self._reconnecting:
+            if self._lost is not None:
+                await self._open(resume=True, ready_within=ready_within)
+
+    async def _call_once(
+        self, tool: str, args: Mapping[str, Any] | None, call_id: str
+    ) -> CallResult:
         if self._lost is not None:  # nobody would ever answer it
             raise self._lost
-        call_id = call_id or self.new_call_id()
+        link = self._link
+        if link is None:
+            raise ClientError(
+                "this connection has not joined its seat: call join() first",
+                code="FAILED_PRECONDITION",
+            )
         future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
-        self._pending[call_id] = future
-        self._requests.put_nowait(
+        link.pending[call_id] = future
+        link.requests.put_nowait(
             agent_pb2.ConnectRequest(
                 call=agent_pb2.ToolCall(call_id=call_id, tool=tool, args=to_struct(args))
             )
@@ -382,25 +490,29 @@ class AgentConnection:
                 await asyncio.wait_for(self._news.wait_for(lambda: self.news > seen), timeout)
             return self.news
 
-    async def _read(self, stream: Any) -> None:
+    async def _read(self, link: _Link) -> None:
         try:
-            async for response in stream:
-                await self._announce(self._dispatch(response))
+            async for response in link.call:
+                await self._announce(self._dispatch(response, link))
             lost: ClientError = ConnectionLostError(
                 "the server closed the stream", code="CANCELLED"
             )
         except grpc.aio.AioRpcError as exc:
-            lost = from_rpc_error(exc)
+            lost = from_rpc_error(exc, lost=True)
         except asyncio.CancelledError:
             lost = ConnectionLostError("the connection was closed", code="CANCELLED")
-        if stream is self._stream:  # not a stream that a resume has already replaced
+        # gRPC's task that sends the requests waits on this stream's queue until it ends, and a
+        # stream that died never ends it: end it here, or the task is left pending for good
+        # and destroyed with the queue ("Task was destroyed but it is pending!").
+        link.requests.put_nowait(None)
+        if link is self._link:  # not a stream that a resume has already replaced
             self._lost = lost
-        if self._joined is not None and not self._joined.done():
-            self._joined.set_exception(lost)
-        for future in self._pending.values():
+        if not link.joined.done():
+            link.joined.set_exception(lost)
+        for future in link.pending.values():
             if not future.done():
                 future.set_exception(lost)
-        self._pending.clear()
+        link.pending.clear()
         await self._announce()
 
     async def _announce(self, pushes: int = 1) -> None:
@@ -408,12 +520,12 @@ class AgentConnection:
             self.news += pushes
             self._news.notify_all()
 
-    def _dispatch(self, response: agent_pb2.ConnectResponse) -> int:
-        """Take in one response; returns how many pushes it held (a batch holds several)."""
+    def _dispatch(self, response: agent_pb2.ConnectResponse, link: _Link) -> int:
+        """Take in one response of `link`; returns how many pushes it held (a batch, several)."""
         kind = response.WhichOneof("response")
         if kind == "batch":
             for event in response.batch.events:
-                self._dispatch(event)
+                self._dispatch(event, link)
             self.last_sequence = max(self.last_sequence, response.sequence)
             return len(response.batch.events)
         if response.sequence:
@@ -423,8 +535,8 @@ class AgentConnection:
             self.agent_id, self.role = joined.agent_id, joined.role
             self.resume_token = joined.resume_token
             self.observation = to_dict(joined.observation)
-            if self._joined is not None and not self._joined.done():
-                self._joined.set_result(to_dict(joined))
+            if not link.joined.done():
+                link.joined.set_result(to_dict(joined))
         elif kind == "result":
             r = response.result
             result = CallResult(
@@ -439,16 +551,16 @@ class AgentConnection:
                 common_pb2.EpisodePhase.Name(r.phase),
             )
             self.observation = dict(result.observation) or self.observation
-            future = self._pending.pop(r.call_id, None)
+            future = link.pending.pop(r.call_id, None)
             if future is not None and not future.done():
                 future.set_result(result)
         elif kind == "error":
             error = from_status(response.error, response.call_id)
-            future = self._pending.pop(response.call_id, None)
+            future = link.pending.pop(response.call_id, None)
             if future is not None and not future.done():
                 future.set_exception(error)
-            elif self._joined is not None and not self._joined.done():
-                self._joined.set_exception(error)
+            elif not link.joined.done():
+                link.joined.set_exception(error)
         elif kind == "applied":
             self.inbox.applied.append(to_dict(response.applied))
         elif kind == "message":
@@ -466,8 +578,8 @@ class AgentConnection:
 
         The server keeps the seat for its grace period: `join(resume=True)` takes it back.
         """
-        if self._stream is not None:
-            self._stream.cancel()
+        if self._link is not None:
+            self._link.call.cancel()
         if self._reader is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
@@ -480,12 +592,15 @@ class AgentConnection:
         `timeout` seconds is the stream cancelled, which the server takes for a dropped agent
         (the seat then waits for a resume for the grace period).
         """
-        self._requests.put_nowait(None)
+        link = self._link
+        if link is None:
+            return
+        link.requests.put_nowait(None)
         if self._reader is not None:
             reader, self._reader = self._reader, None
             try:
                 await asyncio.wait_for(asyncio.shield(reader), timeout)
             except TimeoutError:
-                reader.cancel()
+                link.call.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reader

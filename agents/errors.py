@@ -21,6 +21,7 @@ class ClientError(Exception):
         metadata: Mapping[str, str] | None = None,
         violations: tuple[tuple[str, str], ...] = (),
         call_id: str = "",
+        retry_delay: float | None = None,
     ) -> None:
         super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
         self.message = message
@@ -30,6 +31,9 @@ class ClientError(Exception):
         self.violations = violations
         """(field, description) pairs for invalid arguments."""
         self.call_id = call_id
+        self.retry_delay = retry_delay
+        """Seconds the server asked the client to wait before trying again (its RetryInfo), if
+        it did; see `metasre.agents.retry.RetryPolicy`."""
 
 
 class EpisodeOverError(ClientError):
@@ -37,23 +41,38 @@ class EpisodeOverError(ClientError):
 
 
 class ConnectionLostError(ClientError):
-    """Raised when the agent's stream ended before the answer arrived."""
+    """Raised when the agent's stream ended before the answer arrived.
+
+    The call may or may not have been applied: resume the seat and send it again with the same
+    `call_id` (the server applies it at most once). `code` and `reason` say why the stream
+    ended: the server's status when it gave one (SERVER_HANDING_OVER, SEAT_IDLE, ...), else
+    the transport's (UNAVAILABLE or INTERNAL when the server vanished, CANCELLED when the
+    client hung up).
+    """
 
 
-def from_status(status: status_pb2.Status, call_id: str = "") -> ClientError:
-    """The client error for an in-band `google.rpc.Status`."""
+def from_status(status: status_pb2.Status, call_id: str = "", *, lost: bool = False) -> ClientError:
+    """The client error for a `google.rpc.Status`; `lost` when it ended the agent's stream."""
     reason = ""
     metadata: dict[str, str] = {}
     violations: list[tuple[str, str]] = []
+    retry_delay = None
     for detail in status.details:
         info = error_details_pb2.ErrorInfo()
         bad = error_details_pb2.BadRequest()
+        retry = error_details_pb2.RetryInfo()
         if detail.Unpack(info):
             reason, metadata = info.reason, dict(info.metadata)
         elif detail.Unpack(bad):
             violations += [(v.field, v.description) for v in bad.field_violations]
+        elif detail.Unpack(retry):
+            retry_delay = max(0.0, retry.retry_delay.ToTimedelta().total_seconds())
     code = code_pb2.Code.Name(status.code) if status.code in code_pb2.Code.values() else "UNKNOWN"
-    cls = EpisodeOverError if reason == "EPISODE_OVER" else ClientError
+    cls: type[ClientError] = ClientError
+    if lost:
+        cls = ConnectionLostError
+    elif reason == "EPISODE_OVER":
+        cls = EpisodeOverError
     return cls(
         status.message,
         code=code,
@@ -61,14 +80,20 @@ def from_status(status: status_pb2.Status, call_id: str = "") -> ClientError:
         metadata=metadata,
         violations=tuple(violations),
         call_id=call_id,
+        retry_delay=retry_delay,
     )
 
 
-def from_rpc_error(exc: grpc.aio.AioRpcError) -> ClientError:
-    """The client error for a failed unary call (rich details from the trailers when present)."""
+def from_rpc_error(exc: grpc.aio.AioRpcError, *, lost: bool = False) -> ClientError:
+    """The client error for a failed call (rich details from the trailers when present).
+
+    `lost` when the call was an agent's stream: whatever ended it, the calls still waiting on
+    it get a `ConnectionLostError`.
+    """
     trailers = cast(Sequence[tuple[str, str | bytes]], exc.trailing_metadata() or ())
     for key, value in trailers:
         if key == "grpc-status-details-bin" and isinstance(value, bytes):
             status = status_pb2.Status.FromString(value)
-            return from_status(status)
-    return ClientError(exc.details() or "", code=exc.code().name)
+            return from_status(status, lost=lost)
+    cls = ConnectionLostError if lost else ClientError
+    return cls(exc.details() or "", code=exc.code().name)

@@ -127,35 +127,6 @@ class RolloutReport:
         }
 
 
-def parse_seeds(text: str) -> list[int]:
-    """Seeds from `0-9` (a range), `10` (a count: 0-9) or a comma list of either (`1,5-7`).
-
-    Raises:
-        ValueError: the text is none of those.
-    """
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts:
-        raise ValueError(f"no seeds in {text!r}; use a range like 0-9 or a count like 10")
-    seeds: list[int] = []
-    try:
-        if len(parts) == 1 and "-" not in parts[0]:
-            count = int(parts[0])
-            if count < 1:
-                raise ValueError
-            return list(range(count))
-        for part in parts:
-            low, _, high = part.partition("-")
-            first, last = int(low), int(high or low)
-            if first < 0 or last < first:
-                raise ValueError
-            seeds += range(first, last + 1)
-    except ValueError:
-        raise ValueError(
-            f"bad seeds {text!r}: expected a range like 0-9, a count like 10 or a list like 1,5-7"
-        ) from None
-    return list(dict.fromkeys(seeds))
-
-
 def plan_episodes(
     scenario_ids: Sequence[str], seeds: Sequence[int], episodes: int | None = None
 ) -> list[EpisodeSpec]:
@@ -211,18 +182,22 @@ def run_rollout(
     agent: str = "",
     on_result: Callable[[EpisodeResult], None] | None = None,
     close_sessions: bool = True,
+    stop: Callable[[], bool] | None = None,
 ) -> RolloutReport:
     """Play `plan` with up to `parallel` episodes at once and summarise it.
 
     An episode that fails (the server refuses, the policy raises) is recorded with its error and
     the rollout goes on. `on_result` is called from the calling thread, once per episode, in
-    completion order.
+    completion order. Once `stop()` is true no further episode starts: the report covers the
+    episodes that did (a Ctrl-C's partial table).
     """
     if parallel < 1:
         raise ValueError(f"parallel must be at least 1, got {parallel}")
     origin = time.perf_counter()
 
-    def one(spec: EpisodeSpec) -> EpisodeResult:
+    def one(spec: EpisodeSpec) -> EpisodeResult | None:
+        if stop is not None and stop():
+            return None
         start = time.perf_counter()
         session_id, steps, minutes = "", 0, 0.0
         try:
@@ -263,13 +238,19 @@ def run_rollout(
         futures = [pool.submit(one, spec) for spec in plan]
         for future in as_completed(futures):
             result = future.result()
+            if result is None:
+                continue  # never started
             results.append(result)
             if on_result is not None:
                 on_result(result)
     wall = time.perf_counter() - origin
     results.sort(key=lambda r: r.index)
     order = list(dict.fromkeys(s.scenario_id for s in plan))
-    summaries = [summarise(sid, [r for r in results if r.scenario_id == sid]) for sid in order]
+    summaries = [
+        summarise(sid, [r for r in results if r.scenario_id == sid])
+        for sid in order
+        if any(r.scenario_id == sid for r in results)  # a stopped run may not reach them all
+    ]
     summaries.append(summarise("TOTAL", results, wall))
     return RolloutReport(agent, parallel, wall, results, summaries)
 

@@ -8,9 +8,12 @@ import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
+import grpc
+
 from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
 from metasre.agents.errors import ClientError, EpisodeOverError
 from metasre.agents.policies.base import ToolReply
+from metasre.agents.retry import RetryPolicy
 
 T = TypeVar("T")
 
@@ -48,12 +51,21 @@ class SyncClient:
         admin_token: str | None = None,
         owner_token: str | None = None,
         reward_mode: str = "DENSE",
+        retry: RetryPolicy | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+        options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         self._loop = LoopThread()
 
         async def make() -> MetasreClient:
             return MetasreClient(
-                target, admin_token=admin_token, owner_token=owner_token, reward_mode=reward_mode
+                target,
+                admin_token=admin_token,
+                owner_token=owner_token,
+                reward_mode=reward_mode,
+                retry=retry,
+                credentials=credentials,
+                options=options,
             )
 
         self.client = self._loop.run(make())
@@ -157,6 +169,9 @@ class WireCaller:
                 if predicate(message):
                     return message
             left = deadline - time.monotonic()
-            if left <= 0 or self.agent.conn.inbox.episode_end is not None:
+            conn = self.agent.conn
+            # An ended episode or stream sends nothing more: waiting out the timeout would
+            # only delay the end (a closed session's team would linger for a minute).
+            if left <= 0 or conn.inbox.episode_end is not None or conn.lost is not None:
                 return None
             self.agent.wait_news(seen, left)

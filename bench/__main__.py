@@ -24,6 +24,7 @@ import structlog
 from bench.common import Row, machine
 from bench.scale import scale
 from bench.sections import Sizes, reset, rollouts, test_runs, transport
+from metasre.cli.arguments import seed_list
 
 SECTIONS = ("tests", "transport", "reset", "rollouts", "scale")
 
@@ -37,7 +38,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sessions", type=int, help="transport sessions (default 16)")
     p.add_argument("--resets", type=int, help="sessions created and joined (default 1000)")
     p.add_argument("--test-runs", type=int, help="cold run_tests per suite kind (default 15)")
-    p.add_argument("--seeds", type=int, help="rollout seeds per scenario (default 4)")
+    p.add_argument(
+        "--seeds", type=seed_list, help="rollout seeds, a seed list like metasre's (default 0-3)"
+    )
     p.add_argument("--parallel", type=int, nargs="+", help="rollout parallelism (1 8 32)")
     p.add_argument("--scale-sessions", type=int, help="sessions held in scale (default 1000)")
     p.add_argument("--scale-seconds", type=float, help="each active phase of scale (default 8)")
@@ -55,7 +58,7 @@ def sizes_from(args: argparse.Namespace) -> Sizes:
             transport_rounds=1,
             resets=100,
             test_runs=4,
-            rollout_seeds=1,
+            rollout_seeds=(0,),
             rollout_parallel=(1, 8),
             scale_sessions=100,
             scale_seconds=3.0,
@@ -65,7 +68,7 @@ def sizes_from(args: argparse.Namespace) -> Sizes:
         "transport_sessions": args.sessions,
         "resets": args.resets,
         "test_runs": args.test_runs,
-        "rollout_seeds": args.seeds,
+        "rollout_seeds": tuple(args.seeds) if args.seeds else None,
         "rollout_parallel": tuple(args.parallel) if args.parallel else None,
         "scale_sessions": args.scale_sessions,
         "scale_seconds": args.scale_seconds,

@@ -21,7 +21,7 @@ Lines on stdin are commands; those with an answer print it as one JSON line:
 - `gc-threshold A B C` sets the collector's thresholds (an experiment);
 - `gc-census` answers how many objects the collector tracks, and of which types;
 - `gc-garbage` unfreezes, collects, and answers which types the cyclic garbage held (what
-  closed sessions left for the heap keeper's reclaim), then freezes again.
+  closed sessions left for the GC freezer's reclaim), then freezes again.
 """
 
 from __future__ import annotations

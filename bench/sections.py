@@ -24,7 +24,7 @@ class Sizes:
     agents: int = 3
     resets: int = 1000
     test_runs: int = 15
-    rollout_seeds: int = 4
+    rollout_seeds: tuple[int, ...] = (0, 1, 2, 3)
     rollout_parallel: tuple[int, ...] = (1, 8, 32)
     scale_sessions: int = 1000
     scale_seconds: float = 8.0
@@ -460,7 +460,7 @@ def rollouts(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
     from metasre.simulator import Episode, scenario_ids
 
     ids = scenario_ids()
-    plan = plan_episodes(ids, list(range(sizes.rollout_seeds)))
+    plan = plan_episodes(ids, list(sizes.rollout_seeds))
     rows: list[Row] = []
     out: dict[str, Any] = {"episodes": len(plan), "scenarios": len(ids)}
 

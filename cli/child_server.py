@@ -21,10 +21,13 @@ async def start_serve(
     cwd: Path | str | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 60.0,
+    new_session: bool = False,
 ) -> tuple[asyncio.subprocess.Process, str]:
     """Run `metasre [-v] serve *args`; the process and the address it serves on, once it does.
 
     The caller owns the process and stops it. `stderr` is where the server's logs go.
+    `new_session`: out of the terminal's process group, so that Ctrl-C reaches the caller
+    only, which stops the server in its own time.
 
     Raises:
         RuntimeError: the server exited (or said nothing) before it was ready; it is killed.
@@ -40,6 +43,7 @@ async def start_serve(
         stderr=stderr,
         cwd=cwd,
         env=dict(env) if env is not None else None,
+        start_new_session=new_session,
     )
     try:
         assert proc.stdout is not None

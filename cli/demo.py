@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
 import json
-import os
 import sys
+import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, TextIO
 
-from metasre.agents import MetasreClient
 from metasre.agents.sync import SyncClient
 from metasre.agents.team_session import play_seated_team, team_seats
-from metasre.service import ServerConfig, build_server
-from metasre.service.server import prepare_sandbox
+from metasre.cli.connection import Connection
+from metasre.cli.errors import ExitCode, UsageError
+from metasre.cli.interrupt import Interrupt
+from metasre.cli.rollout import resolve_scenarios
+from metasre.cli.serving import local_store, prepare, running
+from metasre.service import ServerConfig
 from metasre.simulator.tools import TOOLS
 
 
 def _args(args: Mapping[str, Any]) -> str:
     parts = []
-    for key, value in args.items():
+    # By name: a Struct's keys come in no fixed order, and two runs must print alike.
+    for key, value in sorted(args.items()):
         if value is None or value == []:
             continue  # defaults the agent did not set
         if isinstance(value, float) and value.is_integer():
@@ -92,41 +97,102 @@ class PlayByPlay:
             self.ended = event["ended"]
 
 
-def _team(address: str, session_id: str, tokens: Mapping[str, str]) -> None:
-    with SyncClient(address) as client:
-        play_seated_team(client, session_id, tokens)
+def _team(client: SyncClient, session_id: str, tokens: Mapping[str, str]) -> None:
+    play_seated_team(client, session_id, tokens)
 
 
-async def run_demo(scenario: str, seed: int, policy: str, store: Path | None, out: TextIO) -> int:
-    """Serve, play the team, narrate, print the grade; the exit code."""
-    config = ServerConfig(host="127.0.0.1", port=0, store_path=store)
-    server = await build_server(config)
-    await server.start()
-    narrator = PlayByPlay(out)
-    try:
-        async with MetasreClient(server.address) as client:
-            seats = team_seats([str(t["name"]) for t in await client.list_tools()])
-            session = await client.create_session(
-                scenario, seed=seed, seats=seats, turn_policy=policy
-            )
-            out.write(
-                f"META-SRE demo: {scenario} seed {seed}, a team of three under {policy}, "
-                f"server {server.address}\n\n"
-            )
+REWARD_VS_GRADE = (
+    "  reward = what an agent was paid: the sum of its per-step rewards (shaping as calls\n"
+    "           applied, then its share of the grade), so it can pass 1\n"
+    "  grade  = the grader's score of the team's outcome, in [0, 1]\n"
+)
 
-            async def watch() -> None:
-                async for event in client.watch(session.id):
-                    narrator.show(event)
-                    if narrator.ended is not None:
-                        return
 
-            watcher = asyncio.create_task(watch())
-            await asyncio.to_thread(_team, server.address, session.id, session.tokens)
-            await asyncio.wait_for(watcher, 30)
-            grade = await client.get_grade(session.id)
-    finally:
-        await server.stop(1.0)
+async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) -> int:
+    """Serve (or use --target), play the team, narrate, print the grade; the exit code."""
+    connection = Connection.from_args(args)
+    store = local_store(args, connection)
+    async with contextlib.AsyncExitStack() as stack:
+        if connection.target:
+            address = connection.target
+        else:
+            config = ServerConfig(host="127.0.0.1", port=0, store_path=store, grace_seconds=1.0)
+            address = (await stack.enter_async_context(running(config))).address
+        client = await stack.enter_async_context(connection.client(address))
+        offered = {str(s["id"]): s for s in await client.list_scenarios()}
+        try:
+            (scenario,) = resolve_scenarios([args.scenario], list(offered))
+        except LookupError as exc:
+            raise UsageError(str(exc.args[0])) from None
+        info = offered[scenario]
+        seats = team_seats([str(t["name"]) for t in await client.list_tools()])
+        session = await client.create_session(
+            scenario, seed=args.seed, seats=seats, turn_policy=args.policy
+        )
+        loop = asyncio.get_running_loop()
+        interrupted = asyncio.Event()
+        interrupt.on_interrupt(lambda: loop.call_soon_threadsafe(interrupted.set))
+        out.write(
+            f"META-SRE demo: a team of three (commander, investigator, fixer) under "
+            f"{args.policy}, server {address}\n"
+            f"Incident: {info.get('title', scenario)}\n"
+            f"  {scenario} seed {args.seed}, severity {info.get('severity', '?')}, "
+            f"{info.get('difficulty', '?')}; mitigate within {info.get('sla_minutes', 0):g} "
+            f"simulated minutes and {info.get('step_budget', 0)} calls\n\n"
+        )
+        out.flush()
+        narrator = PlayByPlay(out)
+
+        async def watch() -> None:
+            async for event in client.watch(session.id):
+                narrator.show(event)
+                out.flush()
+                if narrator.ended is not None:
+                    return
+
+        watcher = asyncio.create_task(watch())
+        team_client = stack.enter_context(connection.sync_client(address))
+        # A daemon thread: on Ctrl-C the team may be blocked on a call that never comes back,
+        # and the process must not wait for it to exit.
+        team_done: asyncio.Future[None] = loop.create_future()
+
+        def team() -> None:
+            try:
+                _team(team_client, session.id, session.tokens)
+                result: BaseException | None = None
+            except BaseException as exc:  # handed to the loop, raised there
+                result = exc
+            loop.call_soon_threadsafe(_settle, team_done, result)
+
+        threading.Thread(target=team, name="demo-team", daemon=True).start()
+        stopped = asyncio.ensure_future(_until(interrupted))
+        await asyncio.wait({team_done, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if interrupted.is_set():
+            watcher.cancel()
+            with contextlib.suppress(Exception):
+                await client.close_session(session.id)
+            out.write("\ninterrupted: the session is closed; no grade\n")
+            return ExitCode.INTERRUPTED
+        stopped.cancel()
+        team_done.result()
+        # The end is pushed to the watcher right after the last call; a team that stopped
+        # without ending the episode leaves it waiting.
+        ended = True
+        try:
+            await asyncio.wait_for(watcher, 10)
+        except TimeoutError:
+            ended = False
+        grade = await client.get_grade(session.id)
+        with contextlib.suppress(Exception):
+            await client.close_session(session.id)
     g = grade["grade"]
+    if not ended:
+        out.write(
+            f"\nThe team stopped before the episode ended (the scripted team is written for "
+            f"FREE_FOR_ALL; under {args.policy} it can stall): provisional grade "
+            f"{g.get('total', 0.0):.3f}\n"
+        )
+        return ExitCode.FAILED
     out.write(f"\nGrade {g['total']:.3f} ({'resolved' if g.get('resolved') else 'NOT resolved'})\n")
     for c in g.get("components", []):
         weight = f"x {c['weight']:.2f}" if c.get("weight") else "penalty"
@@ -134,19 +200,36 @@ async def run_demo(scenario: str, seed: int, policy: str, store: Path | None, ou
             f"  {c['name']:<16} {c['score']:6.2f} {weight:<8} = {c['value']:+.3f}  "
             f"{c.get('detail', '')}\n"
         )
-    out.write(
-        f"Trajectory stored in {store}; `metasre export --store {store}` writes it as JSONL.\n"
-    )
     rewards = grade.get("agent_rewards", {})
     if rewards:
         out.write(
             "Rewards: " + ", ".join(f"{k} {v:+.3f}" for k, v in sorted(rewards.items())) + "\n"
         )
-    return 0
+        out.write(REWARD_VS_GRADE)
+    if store is not None:
+        out.write(
+            f"Trajectory stored in {store}; `metasre export --store {store} --out FILE` writes "
+            "it as JSONL.\n"
+        )
+    return ExitCode.OK
 
 
-def main(scenario: str, seed: int, policy: str, store: Path | None) -> int:
+async def _until(event: asyncio.Event) -> None:
+    await event.wait()
+
+
+def _settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
+
+
+def main(args: argparse.Namespace) -> int:
     """Entry point of `metasre demo`."""
-    # The sandbox's helper must exist before any gRPC thread does.
-    prepare_sandbox(weak_isolation=os.environ.get("METASRE_ALLOW_WEAK_ISOLATION") == "1")
-    return asyncio.run(run_demo(scenario, seed, policy, store, sys.stdout))
+    if not Connection.from_args(args).target:
+        prepare()  # the sandbox's helper must exist before any gRPC thread does
+    with Interrupt("closing the session") as interrupt:
+        return asyncio.run(run_demo(args, sys.stdout, interrupt))

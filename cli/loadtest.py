@@ -25,7 +25,9 @@ import json
 import random
 import signal
 import statistics
+import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -39,7 +41,12 @@ from metasre.agents.errors import ClientError
 from metasre.agents.policies.base import Policy, ToolReply
 from metasre.agents.policies.expert import ExpertPolicy
 from metasre.agents.policies.random_agent import RandomPolicy
+from metasre.cli.arguments import add_command, fraction, non_negative_int, positive_int
 from metasre.cli.child_server import start_serve
+from metasre.cli.connection import Connection, add_connection_flags
+from metasre.cli.errors import ExitCode, UsageError
+from metasre.cli.interrupt import Interrupt
+from metasre.cli.pressure import rss_mb
 
 SCENARIOS = (
     "meta-sre/payment-bad-deploy-v1",
@@ -71,6 +78,9 @@ class LoadReport:
     rss_peak_mb: float = 0.0
     rss_after_mb: float = 0.0
     rss_tolerance_mb: float = 0.0
+    interrupted: bool = False
+    """Ctrl-C: sessions not yet created were skipped, those under way ended early."""
+    skipped: int = 0
 
     @property
     def rss_ok(self) -> bool:
@@ -80,7 +90,12 @@ class LoadReport:
     @property
     def ok(self) -> bool:
         """Zero unexpected errors, every episode graded, memory back to baseline."""
-        return not self.unexpected and self.graded == self.sessions and self.rss_ok
+        return (
+            not self.interrupted
+            and not self.unexpected
+            and self.graded == self.sessions
+            and self.rss_ok
+        )
 
     def latency(self) -> dict[str, float]:
         """Call latency percentiles in milliseconds."""
@@ -101,6 +116,8 @@ class LoadReport:
         """Plain data for --json."""
         return {
             "ok": self.ok,
+            "interrupted": self.interrupted,
+            "skipped": self.skipped,
             "sessions": self.sessions,
             "graded": self.graded,
             "resolved": self.resolved,
@@ -140,17 +157,13 @@ class LoadReport:
                 f"server RSS MB: baseline {rss['baseline']}, peak {rss['peak']}, after "
                 f"{rss['after']} (tolerance +{rss['tolerance']}): "
                 + ("back to baseline" if rss["ok"] else "NOT back to baseline"),
-                "OK" if self.ok else "FAILED",
+                "INTERRUPTED: partial figures; sessions not started: " + str(self.skipped)
+                if self.interrupted
+                else "OK"
+                if self.ok
+                else "FAILED",
             ]
         )
-
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of a process, in MiB (Linux)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 class Player:
@@ -163,7 +176,9 @@ class Player:
         report: LoadReport,
         rng: random.Random,
         drop_rate: float,
+        stop: threading.Event,
     ) -> None:
+        self.stop = stop
         self.conn = conn
         self.loop = loop
         self.report = report
@@ -173,6 +188,9 @@ class Player:
 
     def __call__(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
         """The policy's ToolCaller: blocks its worker thread until the call is answered."""
+        if self.stop.is_set():  # Ctrl-C: the episode ends here, its session is closed after
+            self.done = True
+            return ToolReply(False, "interrupted", {}, True, "interrupted")
         future = asyncio.run_coroutine_threadsafe(self.call(tool, dict(args)), self.loop)
         return future.result(CALL_TIMEOUT + 30)
 
@@ -250,8 +268,12 @@ async def play_session(
     pool: ThreadPoolExecutor,
     drop_rate: float,
     bad_rate: float,
+    stop: threading.Event,
 ) -> None:
     """Create, play to the end, check the grade, close."""
+    if stop.is_set():
+        report.skipped += 1
+        return
     rng = random.Random(seed * 7919 + index)
     scenario = SCENARIOS[index % len(SCENARIOS)]
     expert = index % 2 == 0
@@ -260,7 +282,7 @@ async def play_session(
         handle = await client.create_session(scenario, seed=index % 3, seats=["agent"])
         conn = client.agent(handle.id, handle.tokens["agent"])
         await conn.join()
-        player = Player(conn, loop, report, rng, drop_rate)
+        player = Player(conn, loop, report, rng, drop_rate, stop)
         if rng.random() < bad_rate:
             await bad_requests(client, conn, handle.id, report)
         policy: Policy = ExpertPolicy() if expert else RandomPolicy(seed=index)
@@ -278,6 +300,8 @@ async def play_session(
         if grade.get("final"):
             report.graded += 1
             report.resolved += bool(grade.get("resolved"))
+        elif stop.is_set():
+            pass  # cut short by Ctrl-C: not a fault of the server
         else:
             report.unexpected.append(f"session {index}: episode not graded (final false)")
         await conn.close()
@@ -289,12 +313,19 @@ async def play_session(
 
 
 async def wave(
-    client: MetasreClient, n: int, seed: int, report: LoadReport, drop: float, bad: float
+    client: MetasreClient,
+    n: int,
+    seed: int,
+    report: LoadReport,
+    drop: float,
+    bad: float,
+    stop: threading.Event | None = None,
 ) -> None:
-    """Play `n` sessions at once."""
+    """Play `n` sessions at once (none starts once `stop` is set)."""
+    stop = stop or threading.Event()
     with ThreadPoolExecutor(max_workers=max(4, n), thread_name_prefix="policy") as pool:
         await asyncio.gather(
-            *(play_session(client, i, seed, report, pool, drop, bad) for i in range(n))
+            *(play_session(client, i, seed, report, pool, drop, bad, stop) for i in range(n))
         )
 
 
@@ -308,9 +339,13 @@ async def run_load(
     rss_tolerance_mb: float = 40.0,
     rss_tolerance_pct: float = 25.0,
     workdir: Path | None = None,
+    interrupt: Interrupt | None = None,
 ) -> LoadReport:
     """Start a server, warm it, run the main wave, measure; see the module docstring."""
     report = LoadReport(sessions=sessions)
+    stop = threading.Event()
+    if interrupt is not None:
+        interrupt.on_interrupt(stop.set)
     with contextlib.ExitStack() as stack:
         work = workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="load-")))
         log = work / "server.log"
@@ -324,14 +359,23 @@ async def run_load(
                 "--max-sessions",
                 str(max(sessions, warmup) + 16),
                 stderr=stderr,
+                new_session=True,
             )
         except RuntimeError as exc:
             raise RuntimeError(f"{exc}: {log.read_text()[-2000:]}") from None
+        if interrupt is not None:
+            interrupt.kill_at_once(proc.pid)
+        print(
+            f"load test: server at {address} (pid {proc.pid}), {warmup} warm-up sessions, "
+            f"then {sessions} at once",
+            file=sys.stderr,
+            flush=True,
+        )
         try:
             options = (("grpc.max_reconnect_backoff_ms", 1000),)
             async with MetasreClient(address, options=options) as client:
                 warm = LoadReport(sessions=warmup)
-                await wave(client, warmup, seed + 1, warm, drop_rate, bad_rate)
+                await wave(client, warmup, seed + 1, warm, drop_rate, bad_rate, stop)
                 report.unexpected += [f"warm-up: {u}" for u in warm.unexpected]
                 await asyncio.sleep(0.5)
                 report.rss_baseline_mb = rss_mb(proc.pid)
@@ -346,7 +390,7 @@ async def run_load(
 
                 sampler = asyncio.create_task(sample())
                 started = time.perf_counter()
-                await wave(client, sessions, seed, report, drop_rate, bad_rate)
+                await wave(client, sessions, seed, report, drop_rate, bad_rate, stop)
                 report.seconds = time.perf_counter() - started
                 sampler.cancel()
                 report.rss_peak_mb = peak
@@ -355,6 +399,9 @@ async def run_load(
                 report.rss_tolerance_mb = max(
                     rss_tolerance_mb, report.rss_baseline_mb * rss_tolerance_pct / 100
                 )
+                report.interrupted = stop.is_set()
+                if report.interrupted:
+                    report.sessions -= report.skipped
         finally:
             if proc.returncode is None:
                 proc.send_signal(signal.SIGTERM)
@@ -363,24 +410,111 @@ async def run_load(
                 except TimeoutError:
                     proc.kill()
                     await proc.wait()
+        if interrupt is not None:
+            interrupt.forget(proc.pid)
         for entry in log.read_text().splitlines():
             if entry.startswith("{") and json.loads(entry).get("level") in ("error", "critical"):
                 report.unexpected.append(f"server logged: {entry[:300]}")
     return report
 
 
-def main(args: Any) -> int:
-    """Run `metasre loadtest`; exit 0 when the verdict is OK."""
-    report = asyncio.run(
-        run_load(
-            args.sessions,
-            warmup=args.warmup,
-            seed=args.seed,
-            drop_rate=args.drop_rate,
-            bad_rate=args.bad_rate,
-            rss_tolerance_mb=args.rss_tolerance_mb,
-            rss_tolerance_pct=args.rss_tolerance_pct,
-        )
+def add_parser(sub: Any) -> None:
+    """Register `loadtest` on the command line's subparsers."""
+    p = add_command(
+        sub,
+        "loadtest",
+        "load a server: hundreds of sessions, an overload of CreateSessions, or a slow reader",
+        "Load a server and report what it measured (exit 1 when the verdict is no).\n\n"
+        "full: hundreds of concurrent sessions (drops, resumes, bad requests) against a fresh "
+        "server of its own: errors, grades, latency, and its memory back to baseline.\n\n"
+        "overload: --sessions concurrent CreateSessions (default twice the server's cap): "
+        "accepted vs refused, latency of each, and whether refusals carry RetryInfo.\n\n"
+        "slow-reader: one seat joins and reads nothing while its teammate makes --calls "
+        "calls: the server's memory before and after, and whether the stalled seat was cut "
+        "off.\n\nCtrl-C stops starting sessions, closes those under way and prints the "
+        "partial figures (exit 130).",
     )
+    p.add_argument(
+        "--mode", choices=("full", "overload", "slow-reader"), default="full", help="what to load"
+    )
+    add_connection_flags(
+        p, local="start a server of its own (full mode always does: it measures its memory)"
+    )
+    p.add_argument(
+        "--sessions",
+        type=positive_int,
+        help="full: sessions in the main wave (default 200); overload: concurrent "
+        "CreateSessions (default twice the server's session cap)",
+    )
+    p.add_argument(
+        "--warmup", type=non_negative_int, default=50, help="full: sessions before the RSS baseline"
+    )
+    p.add_argument(
+        "--seed", type=non_negative_int, default=0, help="full: seed of the agents' choices"
+    )
+    p.add_argument(
+        "--drop-rate", type=fraction, default=0.05, help="full: calls whose stream drops"
+    )
+    p.add_argument(
+        "--bad-rate", type=fraction, default=0.2, help="full: sessions sending bad requests"
+    )
+    p.add_argument("--rss-tolerance-mb", type=float, default=40.0, help="full: RSS growth allowed")
+    p.add_argument(
+        "--rss-tolerance-pct", type=float, default=25.0, help="full: or this %% of the baseline"
+    )
+    p.add_argument(
+        "--cap",
+        type=positive_int,
+        default=32,
+        help="overload: the session cap of the server it starts itself",
+    )
+    p.add_argument(
+        "--calls", type=positive_int, default=300, help="slow-reader: the teammate's calls"
+    )
+    p.add_argument(
+        "--idle-seat-seconds",
+        type=float,
+        default=900.0,
+        help="slow-reader: the idle-seat limit of the server it starts itself",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=main)
+
+
+def main(args: Any) -> int:
+    """Run `metasre loadtest`; exit 0 when the verdict is OK (130 on Ctrl-C)."""
+    from metasre.cli import pressure
+
+    connection = Connection.from_args(args)
+    if args.mode == "full" and connection.target:
+        raise UsageError(
+            "the full load test starts a server of its own (it measures that server's "
+            "memory); drop --target and $METASRE_TARGET, or use --mode overload or slow-reader"
+        )
+    with Interrupt("no new session starts; closing those under way") as interrupt:
+        if args.mode == "overload":
+            over = asyncio.run(pressure.overload(connection, interrupt, args.sessions, args.cap))
+            print(json.dumps(pressure.as_dict(over), indent=2) if args.json else over.render())
+            return ExitCode.INTERRUPTED if over.interrupted else ExitCode.OK
+        if args.mode == "slow-reader":
+            slow = asyncio.run(
+                pressure.slow_reader(connection, interrupt, args.calls, args.idle_seat_seconds)
+            )
+            print(json.dumps(pressure.as_dict(slow), indent=2) if args.json else slow.render())
+            return ExitCode.INTERRUPTED if slow.interrupted else ExitCode.OK
+        report = asyncio.run(
+            run_load(
+                args.sessions or 200,
+                warmup=args.warmup,
+                seed=args.seed,
+                drop_rate=args.drop_rate,
+                bad_rate=args.bad_rate,
+                rss_tolerance_mb=args.rss_tolerance_mb,
+                rss_tolerance_pct=args.rss_tolerance_pct,
+                interrupt=interrupt,
+            )
+        )
     print(json.dumps(report.to_dict(), indent=2) if args.json else report.render())
-    return 0 if report.ok else 1
+    if report.interrupted:
+        return ExitCode.INTERRUPTED
+    return ExitCode.OK if report.ok else ExitCode.FAILED

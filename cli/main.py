@@ -1,24 +1,74 @@
-"""Entry point of the metasre command: `metasre scenarios`, `metasre validate`, ..."""
+"""Entry point of the metasre command: serve incidents over gRPC, play and grade them, prove them.
+
+Commands that reach a server share one set of connection flags (`metasre.cli.connection`);
+mistakes print one line and a documented exit code (`metasre.cli.errors`), never a traceback;
+Ctrl-C winds long commands down (`metasre.cli.interrupt`). Heavy imports wait until a command
+runs, so `metasre --help` stays quick.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import logging
 import os
 import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import structlog
-
+from metasre.cli.arguments import (
+    LOG_FORMATS,
+    HelpFormatter,
+    add_command,
+    add_store_flags,
+    non_negative_int,
+    positive_int,
+    seed_list,
+    seeds_text,
+)
+from metasre.cli.connection import TARGET_ENV, Connection, add_connection_flags
+from metasre.cli.errors import (
+    EXIT_CODE_HELP,
+    CommandError,
+    EndpointError,
+    ExitCode,
+    OutputError,
+    RefusedError,
+    SandboxError,
+    StoreUnusableError,
+    UnreachableError,
+    UsageError,
+)
 from metasre.cli.rollout import add_parsers as add_rollout_parsers
 
-EXIT_STORE_IN_USE = 4
-"""Exit code of `serve` and `demo` when another server holds their trajectory store."""
 HANDOVER_WAIT_SECONDS = 60.0
 """How long `serve --handover` waits for the server it takes over from to let go of the store."""
+
+if TYPE_CHECKING:
+    from metasre.agents.errors import ClientError
+
+DESCRIPTION = """\
+META-SRE: AI agents respond to simulated production incidents over gRPC.
+
+One or several agents, in any language, join a shared incident, investigate it with SRE tools
+(logs, metrics, alerts, code, git, tests, rollbacks), fix it and report; a grader scores the
+team like SWE-bench and attributes rewards per agent. `metasre demo` shows it end to end;
+`metasre COMMAND --help` explains each command."""
+
+
+def _epilog() -> str:
+    codes = "\n".join(f"  {int(c):>3}  {text}" for c, text in EXIT_CODE_HELP.items())
+    return (
+        f"exit codes:\n{codes}\n\nenvironment:\n"
+        f"  {TARGET_ENV}              server for client commands without --target\n"
+        "  METASRE_ADMIN_TOKEN         the server's admin token (serve: to require; clients: to "
+        "send)\n"
+        "  METASRE_TLS_CA              PEM file of trusted certificates (clients, with TLS)\n"
+        "  METASRE_ALLOW_WEAK_ISOLATION=1  run agent code where the sandbox lacks a layer\n"
+        "  METASRE_LLM_BASE_URL, METASRE_LLM_MODEL, METASRE_LLM_API_KEY  the LLM endpoint"
+    )
 
 
 def _scenarios(args: argparse.Namespace) -> int:
@@ -43,85 +93,110 @@ def _scenarios(args: argparse.Namespace) -> int:
     else:
         for r in rows:
             print(f"{r['id']:<42} {r['severity']} {r['difficulty']:<6} {r['title']}")
-    return 0
+    return ExitCode.OK
 
 
 def _health(args: argparse.Namespace) -> int:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    with grpc.insecure_channel(args.target) as channel:
+    connection = Connection.from_args(args, default="127.0.0.1:50051")
+    target = str(connection.target)
+    with connection.channel(target) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
             reply = stub.Check(
                 health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
             )
         except grpc.RpcError as exc:
-            print(f"unhealthy: {exc.code().name}: {exc.details()}", file=sys.stderr)
-            return 1
+            code: grpc.StatusCode = exc.code()
+            if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                print(
+                    f"unhealthy: nothing answers at {target} ({code.name}: "
+                    f"{exc.details()}); is the server up, and is it TLS (--tls, --tls-ca)?",
+                    file=sys.stderr,
+                )
+                return ExitCode.UNREACHABLE
+            print(f"unhealthy: {code.name}: {exc.details()}", file=sys.stderr)
+            return ExitCode.FAILED
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
     print(status)
-    return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
+    return (
+        ExitCode.OK if reply.status == health_pb2.HealthCheckResponse.SERVING else ExitCode.FAILED
+    )
 
 
 def _demo(args: argparse.Namespace) -> int:
     from metasre.cli.demo import main as demo
 
-    return demo(args.scenario, args.seed, args.policy, args.store)
+    return demo(args)
 
 
 def _validate(args: argparse.Namespace) -> int:
     from metasre.agents.policies import HINTED, PROBES, SHOTGUNS
+    from metasre.cli.interrupt import Interrupt
     from metasre.cli.validate import validate_scenario
     from metasre.simulator import resolve, scenario_ids
 
     try:
         ids = [resolve(i).id for i in args.ids] if args.ids else scenario_ids()
     except LookupError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    seeds = list(range(args.seeds))
+        raise UsageError(str(exc.args[0] if exc.args else exc)) from None
+    seeds: list[int] = args.seeds
     failed = 0
     reports = []
     if not args.json:
         print(
             f"{'scenario':<42} {'ref':>5} {'expert':>12} {'random':>7} {'probes':>7}"
-            f" {'shotgun':>7} {'hints':>6}"
+            f" {'shotgun':>7} {'hints':>6}",
+            flush=True,
         )
-    for sid in ids:
-        v = validate_scenario(sid, seeds, args.random_seeds)
-        reports.append(v.to_dict())
-        failed += not v.ok
-        if not args.json:
-            expert = f"{min(v.expert):.2f}/{statistics.fmean(v.expert):.2f}" if v.expert else "-"
-            worst = [
-                max((max(v.probes.get(name, [0.0])) for name in group), default=0.0)
-                for group in (PROBES, SHOTGUNS, HINTED)
-            ]
-            print(
-                f"{sid:<42} {min(v.reference, default=0):>5.2f} {expert:>12} "
-                f"{statistics.fmean(v.random) if v.random else 0:>7.3f} {worst[0]:>7.3f}"
-                f" {worst[1]:>7.3f} {worst[2]:>6.3f}  {'ok' if v.ok else 'FAIL'}"
-            )
-            for f in v.failures:
-                print(f"    - {f}")
+    done = 0
+    with Interrupt("no new seed starts; the scenarios checked so far are shown") as interrupt:
+        for sid in ids:
+            if interrupt.requested:
+                break
+            v = validate_scenario(sid, seeds, args.random_seeds, stop=lambda: interrupt.requested)
+            cut = interrupt.requested
+            reports.append(dict(v.to_dict(), interrupted=cut))
+            done += not cut
+            failed += not v.ok
+            if not args.json:
+                expert = (
+                    f"{min(v.expert):.2f}/{statistics.fmean(v.expert):.2f}" if v.expert else "-"
+                )
+                worst = [
+                    max((max(v.probes.get(name, [0.0])) for name in group), default=0.0)
+                    for group in (PROBES, SHOTGUNS, HINTED)
+                ]
+                verdict = "cut short" if cut else "ok" if v.ok else "FAIL"
+                print(
+                    f"{sid:<42} {min(v.reference, default=0):>5.2f} {expert:>12} "
+                    f"{statistics.fmean(v.random) if v.random else 0:>7.3f} {worst[0]:>7.3f}"
+                    f" {worst[1]:>7.3f} {worst[2]:>6.3f}  {verdict}",
+                    flush=True,
+                )
+                for f in v.failures:
+                    print(f"    - {f}", flush=True)
     if args.json:
         print(json.dumps(reports, indent=2))
-    elif not failed:
+    if interrupt.requested:
+        print(f"interrupted: {done} of {len(ids)} scenarios checked in full", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    if not args.json and not failed:
         print(
-            f"all {len(ids)} scenarios valid over seeds 0-{args.seeds - 1} "
-            f"(expert min/mean; random mean over {args.random_seeds} seeds)"
+            f"all {len(ids)} scenarios valid over seeds {seeds_text(seeds)} "
+            f"(expert min/mean; random mean over seeds {seeds_text(args.random_seeds)})"
         )
-    return 1 if failed else 0
+    return ExitCode.FAILED if failed else ExitCode.OK
 
 
 def _serve(args: argparse.Namespace) -> int:
     import asyncio
-    import os
-    from pathlib import Path
 
+    from metasre.cli.serving import explain_start_failure, prepare
     from metasre.service import Limits, ServerConfig, serve
-    from metasre.service.server import MetasreServer, prepare_sandbox
+    from metasre.service.server import MetasreServer
 
     try:
         config = ServerConfig(
@@ -147,63 +222,69 @@ def _serve(args: argparse.Namespace) -> int:
             manage_gc=True,  # the server owns this process
         )
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    # The sandbox's fork servers must start before any gRPC thread exists.
-    from metasre.simulator.sandbox import WeakIsolationError
-
-    try:
-        prepare_sandbox(weak_isolation=args.allow_weak_isolation or _weak_from_env())
-    except WeakIsolationError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
+    prepare(weak=args.allow_weak_isolation)
+    serving = False
 
     def ready(server: MetasreServer) -> None:
+        nonlocal serving
+        serving = True
         # One JSON line on stdout says where to connect (logs go to stderr).
         print(json.dumps({"event": "serving", "address": server.address}), flush=True)
 
-    from metasre.service.store import StoreError
-
     try:
         asyncio.run(serve(config, ready))
-    except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    except Exception as exc:
+        told = None if serving else explain_start_failure(config, exc)
+        if told is None:
+            raise
+        raise told from None
+    return ExitCode.OK
 
 
 def _export(args: argparse.Namespace) -> int:
-    import contextlib
-    from pathlib import Path
-
     from metasre.service.export import episodes, write_jsonl
     from metasre.service.store import StoreError, TrajectoryStore
 
     path = Path(args.store)
     if not path.is_file():
-        print(f"error: no trajectory store at {path} (metasre serve --store PATH)", file=sys.stderr)
-        return 2
+        raise StoreUnusableError(
+            f"no trajectory store at {path}; name one with --store (metasre serve, rollout and "
+            "demo write ./metasre.db by default)"
+        )
+    if args.out is None and sys.stdout.isatty():
+        raise UsageError(
+            "stdout is a terminal and an export can be megabytes of JSON: pass --out FILE, or "
+            "--out - to print it anyway (or pipe it)"
+        )
+    to_stdout = args.out in (None, "-")
     try:
         store = TrajectoryStore(path)
     except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise StoreUnusableError(f"{exc}; check --store") from None
     try:
         with contextlib.ExitStack() as stack:
-            out = (
-                sys.stdout
-                if args.out == "-"
-                else stack.enter_context(open(args.out, "w", encoding="utf-8"))
-            )
+            if to_stdout:
+                out = sys.stdout
+            else:
+                try:
+                    out = stack.enter_context(open(args.out, "w", encoding="utf-8"))
+                except OSError as exc:
+                    folder = Path(args.out).parent
+                    why = (
+                        f"the folder {folder} does not exist; create it first"
+                        if not folder.is_dir()
+                        else f"{exc.strerror}; choose a writable --out"
+                    )
+                    raise OutputError(f"cannot write {args.out}: {why}") from None
             n = write_jsonl(episodes(store, args.session or (), unfinished=args.all), out)
     except LookupError as exc:
-        print(f"error: {exc.args[0]}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc.args[0] if exc.args else exc)) from None
     finally:
         store.close()
-    where = "stdout" if args.out == "-" else args.out
+    where = "stdout" if to_stdout else args.out
     print(f"exported {n} episodes from {path} to {where}", file=sys.stderr)
-    return 0
+    return ExitCode.OK
 
 
 def _loadtest(args: argparse.Namespace) -> int:
@@ -216,61 +297,107 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line's parser."""
     from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 
-    parser = argparse.ArgumentParser(prog="metasre", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="metasre",
+        description=DESCRIPTION,
+        epilog=_epilog(),
+        formatter_class=HelpFormatter,
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
+    parser.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default="auto",
+        help="logs on stderr: console, json, or auto (console on a terminal, else json)",
+    )
     parser.add_argument(
         "--version",
         action="version",
         version=f"metasre {SERVER_VERSION} (protocol {PROTOCOL_VERSION})",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("scenarios", help="list the registered scenarios")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = add_command(sub, "scenarios", "list the registered incidents (ids, severity, title)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_scenarios)
-    p = sub.add_parser(
-        "demo", help="serve on a free port and watch the scripted team solve an incident over gRPC"
+
+    p = add_command(
+        sub,
+        "demo",
+        "watch the scripted team of three solve an incident over gRPC, narrated",
+        "Start a server on a free port (or use --target), seat a scripted team of three "
+        "(commander, investigator, fixer) on an incident, narrate every call, message and "
+        "reward as a spectator sees them, and print the grade.",
     )
     p.add_argument("--scenario", default="payment-bad-deploy", help="scenario id or name")
-    p.add_argument("--seed", type=int, default=0, help="the incident's seed")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="the incident's seed")
     p.add_argument(
         "--policy",
         default="FREE_FOR_ALL",
         choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
         help="turn policy",
     )
-    p.add_argument(
-        "--store",
-        type=Path,
-        default=Path("metasre.db"),
-        help="trajectory store file (default ./metasre.db)",
-    )
+    add_store_flags(p, "the demo's server records the session")
+    add_connection_flags(p, local="start a server in process")
     p.set_defaults(func=_demo)
-    p = sub.add_parser("health", help="ask a server's gRPC health service; exit 0 if serving")
-    p.add_argument("--target", default="127.0.0.1:50051", help="host:port of the server")
+
+    p = add_command(
+        sub,
+        "health",
+        "ask a server's gRPC health service; exit 0 if serving",
+        "Ask a server's standard gRPC health service (grpc.health.v1.Health/Check). Exit 0 "
+        "when SERVING, 1 when not, 10 when nothing answers.",
+    )
+    add_connection_flags(p, local="127.0.0.1:50051")
     p.add_argument("--service", default="", help="service name ('' for the whole server)")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait")
     p.set_defaults(func=_health)
-    p = sub.add_parser(
+
+    p = add_command(
+        sub,
         "validate",
-        help="prove scenarios: start fails, reference and expert "
-        "pass, random agent and reward-hacking probes fail",
+        "prove scenarios: the start fails, the reference and the expert pass, random and "
+        "reward hacks fail",
+        "Prove each scenario is a fair incident, seed by seed, in process: the starting world "
+        "fails its FAIL_TO_PASS checks, the reference solution and the scripted expert pass, "
+        "a plausible wrong fix, the random agent and reward-hacking probes stay below their "
+        "ceilings. Exit 1 if any check fails.",
     )
     p.add_argument("ids", nargs="*", help="scenario ids or names (default: all)")
-    p.add_argument("--seeds", type=int, default=5, help="seeds per scenario (default 5)")
+    p.add_argument(
+        "--seeds",
+        type=seed_list,
+        default="0-4",
+        metavar="SEEDS",
+        help="seeds to check: 7, 0-4, 1,5,9",
+    )
     p.add_argument(
         "--random-seeds",
-        type=int,
-        default=20,
-        help="episodes of the random agent per scenario (default 20)",
+        type=seed_list,
+        default="0-19",
+        metavar="SEEDS",
+        help="seeds of the random agent's episodes per scenario",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_validate)
-    p = sub.add_parser("serve", help="run the gRPC server (SIGTERM drains and stops it)")
+
+    p = add_command(
+        sub,
+        "serve",
+        "run the gRPC server (SIGTERM or Ctrl-C drains and stops it)",
+        "Run the gRPC server: control, agent and watch services, health and reflection. It "
+        "prints one JSON line with its address on stdout once serving; logs go to stderr. "
+        "SIGTERM or Ctrl-C drains and stops it.",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=50051, help="port (0 picks a free one)")
-    p.add_argument("--max-sessions", type=int, default=256, help="sessions open at once")
-    p.add_argument("--max-agents-per-session", type=int, default=16, help="seats per session")
-    p.add_argument("--max-message-bytes", type=int, default=4 * 1024 * 1024, help="largest message")
+    p.add_argument("--max-sessions", type=positive_int, default=256, help="sessions open at once")
+    p.add_argument(
+        "--max-agents-per-session", type=positive_int, default=16, help="seats per session"
+    )
+    p.add_argument(
+        "--max-message-bytes", type=positive_int, default=4 * 1024 * 1024, help="largest message"
+    )
     p.add_argument(
         "--idle-session-seconds", type=float, default=3600.0, help="close idle sessions after"
     )
@@ -289,17 +416,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--admin-token-env",
         default="METASRE_ADMIN_TOKEN",
-        help="environment variable holding the admin token for control calls "
-        "(default METASRE_ADMIN_TOKEN; unset means no token needed)",
+        metavar="NAME",
+        help="environment variable holding the admin token for control calls (unset: no token "
+        "needed)",
     )
     p.add_argument("--grace-seconds", type=float, default=5.0, help="drain time on shutdown")
-    p.add_argument(
-        "--store",
-        default="metasre.db",
-        help="SQLite trajectory store recording every session and call (default metasre.db in "
-        "the working directory; created if missing)",
-    )
-    p.add_argument("--no-store", action="store_true", help="record nothing (no trajectory store)")
+    add_store_flags(p, "every session and call is recorded")
     p.add_argument(
         "--handover",
         action="store_true",
@@ -316,13 +438,21 @@ def build_parser() -> argparse.ArgumentParser:
         "(other commands: METASRE_ALLOW_WEAK_ISOLATION=1)",
     )
     p.set_defaults(func=_serve)
-    p = sub.add_parser(
-        "export", help="write stored episodes as JSONL, one chat-form trajectory per line"
+
+    p = add_command(
+        sub,
+        "export",
+        "write stored episodes as JSONL, one chat-form trajectory per line",
+        "Write the episodes of a trajectory store as JSONL, one chat-form trajectory per line "
+        "(observation, each agent's tool calls and results, rewards, grade), ready for a "
+        "trainer. On a terminal it needs --out (an export can be megabytes).",
     )
+    p.add_argument("--store", default="metasre.db", help="the trajectory store")
     p.add_argument(
-        "--store", default="metasre.db", help="the trajectory store (default metasre.db)"
+        "--out",
+        metavar="FILE",
+        help="output file; - for stdout (the default when stdout is not a terminal)",
     )
-    p.add_argument("--out", default="-", help="output file, - for stdout (default)")
     p.add_argument(
         "--session", action="append", metavar="ID", help="only this session (repeatable)"
     )
@@ -330,81 +460,66 @@ def build_parser() -> argparse.ArgumentParser:
         "--all", action="store_true", help="include episodes that never ended (grade null)"
     )
     p.set_defaults(func=_export)
-    p = sub.add_parser(
-        "loadtest",
-        help="hundreds of concurrent sessions against a fresh server: errors, grades, memory, "
-        "latency",
-    )
-    p.add_argument("--sessions", type=int, default=200, help="sessions in the main wave")
-    p.add_argument("--warmup", type=int, default=50, help="sessions before the RSS baseline")
-    p.add_argument("--seed", type=int, default=0, help="seed of the agents' choices")
-    p.add_argument("--drop-rate", type=float, default=0.05, help="calls whose stream drops")
-    p.add_argument("--bad-rate", type=float, default=0.2, help="sessions sending bad requests")
-    p.add_argument("--rss-tolerance-mb", type=float, default=40.0, help="RSS growth allowed")
-    p.add_argument(
-        "--rss-tolerance-pct", type=float, default=25.0, help="or this %% of the baseline"
-    )
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=_loadtest)
+
+    from metasre.cli.loadtest import add_parser as add_loadtest_parser
+
+    add_loadtest_parser(sub)
     add_rollout_parsers(sub)  # rollout, llm
     return parser
 
 
-def _configure_logging(verbose: bool, as_json: bool = False, *, once: bool = False) -> None:
-    # Logs go to stderr so that stdout stays clean for tables and --json. `once`: nothing will
-    # configure logging again in this process, so each logger is built on its first use and
-    # kept, rather than rebuilt by structlog's proxy on every call and bind (about 6 us each).
-    processors: list[structlog.typing.Processor] = [
-        structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso"),
-        # Tracebacks as JSON, without frame locals: those would carry the failing call's tokens.
-        structlog.processors.ExceptionRenderer(
-            structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
-        ),
-        structlog.processors.JSONRenderer(),
-    ]
-    structlog.configure(
-        processors=processors if as_json else structlog.get_config()["processors"],
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.DEBUG if verbose else logging.INFO if as_json else logging.WARNING
-        ),
-        cache_logger_on_first_use=once,
-    )
-
-
-def _weak_from_env() -> bool:
-    return os.environ.get("METASRE_ALLOW_WEAK_ISOLATION") == "1"
+def _client_error(exc: ClientError, args: argparse.Namespace) -> CommandError:
+    """The one line to print for a server's refusal, or for no server at all."""
+    target = getattr(args, "target", None) or os.environ.get(TARGET_ENV) or "the server"
+    if exc.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED") and not exc.reason:
+        # No ErrorInfo: the transport failed, no metasre server answered.
+        return UnreachableError(
+            f"nothing answers at {target} ({exc.code}: {exc.message}); is `metasre serve` "
+            f"running there, and does it speak TLS (--tls, --tls-ca) or not? Check --target "
+            f"or ${TARGET_ENV}"
+        )
+    message = f"the server refused: {exc}"
+    if exc.reason in ("TOKEN_MISSING", "TOKEN_INVALID") and hasattr(args, "admin_token_env"):
+        message += Connection.from_args(args).token_hint() or (
+            " (give the server's admin token with --admin-token-env NAME)"
+        )
+    return RefusedError(message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line."""
+    """Run the command line; the exit code."""
+    from metasre.cli import logs
+
     args = build_parser().parse_args(argv)
-    _configure_logging(args.verbose, as_json=args.command == "serve", once=argv is None)
+    logs.configure(logs.level_for(args.command, args.verbose), args.log_format, once=argv is None)
+    from metasre.agents.errors import ClientError
+    from metasre.agents.llm import LLMEndpointError
+    from metasre.cli.serving import weak_isolation_from_env
     from metasre.simulator.sandbox import WeakIsolationError, allow_weak_isolation
 
-    if _weak_from_env():
+    if weak_isolation_from_env():
         allow_weak_isolation(True)
-    from metasre.agents.errors import ClientError
-    from metasre.service.store_lock import StoreInUseError
-
+    error: CommandError
     try:
-        code: int = args.func(args)
-    except WeakIsolationError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except StoreInUseError as exc:  # serve or demo on a store another server holds
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_STORE_IN_USE
+        return int(args.func(args))
+    except CommandError as exc:
+        error = exc
     except ClientError as exc:
-        # the server refused: one line saying why, and what to pass when it is a credential
-        hint = ""
-        if exc.reason in ("TOKEN_MISSING", "TOKEN_INVALID"):
-            hint = " (give the server's admin token with --admin-token-env NAME; default"
-            hint += " METASRE_ADMIN_TOKEN)"
-        print(f"error: the server refused: {exc}{hint}", file=sys.stderr)
-        return 3
-    return code
+        error = _client_error(exc, args)
+    except WeakIsolationError as exc:
+        error = SandboxError(str(exc))
+    except LLMEndpointError as exc:
+        error = EndpointError(str(exc))
+    except KeyboardInterrupt:
+        # Ctrl-C before a command installed its own handling (or in one that has none).
+        print("\ninterrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # `metasre export | head`: the reader has gone; say nothing more on a closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.FAILED
+    print(f"error: {error.message}", file=sys.stderr)
+    return error.code
 
 
 if __name__ == "__main__":

@@ -10,11 +10,24 @@ import argparse
 import contextlib
 import difflib
 import json
-import os
 import re
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from metasre.cli.arguments import (
+    add_command,
+    add_store_flags,
+    non_negative_int,
+    positive_int,
+    seed_list,
+)
+from metasre.cli.connection import Connection, add_connection_flags
+from metasre.cli.errors import ExitCode, UsageError
+from metasre.cli.interrupt import Interrupt
+from metasre.cli.serving import in_process, local_store
 
 if TYPE_CHECKING:
     from metasre.agents.llm import LLMConfig
@@ -28,15 +41,19 @@ REPORT_TOOL = "submit_report"
 
 def add_parsers(sub: Any) -> None:
     """Register `rollout` and `llm` on the command line's subparsers."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "rollout",
-        help="play many graded episodes in parallel and print a table per scenario",
-        description="Play many graded episodes in parallel against a server (one started in "
-        "process by default) and print a table per scenario.",
+        "play many graded episodes in parallel and print a table per scenario",
+        "Play many graded episodes in parallel against a server (one started in process "
+        "unless --target or $METASRE_TARGET names one) and print a table per scenario. "
+        "Ctrl-C stops starting episodes, closes the sessions under way and prints the table "
+        "of the finished ones (exit 130).",
     )
-    _add_target(p)
+    add_connection_flags(p, local="start one in process, recording into --store")
+    add_store_flags(p, "a server started in process records every episode")
     _add_reward_mode(p)
-    p.add_argument("--agent", choices=AGENTS, default="expert", help="who plays (default expert)")
+    p.add_argument("--agent", choices=AGENTS, default="expert", help="who plays")
     p.add_argument(
         "--scenario",
         action="append",
@@ -45,46 +62,43 @@ def add_parsers(sub: Any) -> None:
         help="scenario id or name; repeat for several (default: all)",
     )
     p.add_argument(
-        "--seeds", default="0-9", help="a range (0-9), a count (10) or a list (1,5-7); default 0-9"
+        "--seeds",
+        type=seed_list,
+        default="0-9",
+        metavar="SEEDS",
+        help="seeds to play: 7 (seed 7 only), 0-99, 1,5,9 or 0-4,10",
     )
     p.add_argument(
         "--episodes",
-        type=_positive,
+        type=positive_int,
         help="episodes in total, cycling over scenarios then seeds (default: one per pair)",
     )
-    p.add_argument("--parallel", type=_positive, default=8, help="episodes at once (default 8)")
+    p.add_argument("--parallel", type=positive_int, default=8, help="episodes at once")
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument(
-        "--no-progress", action="store_true", help="no progress bar (off anyway when not a TTY)"
+        "--no-progress",
+        action="store_true",
+        help="no progress on stderr (a bar on a terminal, a line per tenth of the run elsewhere)",
     )
     _add_llm(p)
     p.set_defaults(func=rollout_command)
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "llm",
-        help="play one episode with an LLM from an OpenAI-compatible endpoint",
-        description="Play one episode with a model served by any OpenAI-compatible "
-        "chat-completions endpoint (vLLM, Ollama, hosted APIs) and print the transcript "
-        "and the grade.",
+        "play one episode with an LLM from an OpenAI-compatible endpoint",
+        "Play one episode with a model served by any OpenAI-compatible chat-completions "
+        "endpoint (vLLM, Ollama, hosted APIs) and print the transcript and the grade. Ctrl-C "
+        "closes the session and prints how far it got (exit 130).",
     )
-    _add_target(p)
+    add_connection_flags(p, local="start one in process, recording into --store")
+    add_store_flags(p, "a server started in process records the episode")
     _add_reward_mode(p)
-    p.add_argument(
-        "--scenario",
-        default="payment-bad-deploy",
-        help="scenario id or name (default payment-bad-deploy)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="the incident's seed")
+    p.add_argument("--scenario", default="payment-bad-deploy", help="scenario id or name")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="the incident's seed")
     p.add_argument("--json", action="store_true", help="print the conversation and grade as JSON")
     _add_llm(p)
     p.set_defaults(func=llm_command)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _add_reward_mode(p: argparse.ArgumentParser) -> None:
@@ -92,87 +106,56 @@ def _add_reward_mode(p: argparse.ArgumentParser) -> None:
         "--reward-mode",
         choices=("DENSE", "SPARSE"),
         default="DENSE",
-        help="DENSE: shaping as each call applies (default); SPARSE: the grade only, at the end",
+        help="DENSE: shaping as each call applies; SPARSE: the grade only, at the end",
     )
-
-
-def _add_target(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--target",
-        metavar="HOST:PORT",
-        help="a running server (default: start one in process on a free port)",
-    )
-    p.add_argument(
-        "--admin-token-env",
-        default="METASRE_ADMIN_TOKEN",
-        metavar="NAME",
-        help="environment variable holding the --target server's admin token, if it has one "
-        "(default METASRE_ADMIN_TOKEN)",
-    )
-
-
-def _admin_token(args: argparse.Namespace) -> str | None:
-    """The admin token for --target; a server started in process has none."""
-    if not args.target:
-        return None
-    return os.environ.get(args.admin_token_env) or None
 
 
 def _add_llm(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("LLM agent (OpenAI-compatible chat completions)")
     g.add_argument(
         "--base-url",
-        help="API root, e.g. http://127.0.0.1:11434/v1 (env METASRE_LLM_BASE_URL "
-        "or OPENAI_BASE_URL)",
+        help="API root with its scheme, e.g. http://127.0.0.1:11434/v1 (env "
+        "METASRE_LLM_BASE_URL or OPENAI_BASE_URL)",
     )
     g.add_argument("--model", help="model name (env METASRE_LLM_MODEL)")
     g.add_argument(
         "--api-key",
         help="API key (prefer env METASRE_LLM_API_KEY or OPENAI_API_KEY: flags show in ps)",
     )
-    g.add_argument("--max-steps", type=_positive, default=40, help="chat requests per episode")
+    g.add_argument("--max-steps", type=positive_int, default=40, help="chat requests per episode")
     g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
-    g.add_argument(
-        "--llm-timeout", type=float, default=120.0, help="seconds per chat request (default 120)"
-    )
+    g.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per chat request")
 
 
 def _llm_config(args: argparse.Namespace) -> LLMConfig:
+    """The LLM endpoint from the flags and the environment.
+
+    Raises:
+        UsageError: no endpoint or model, or a base URL that is not http(s)://.
+    """
+    from urllib.parse import urlsplit
+
     from metasre.agents.llm import LLMConfig
 
-    return LLMConfig.from_env(
-        base_url=args.base_url,
-        model=args.model,
-        api_key=args.api_key,
-        max_steps=args.max_steps,
-        temperature=args.temperature,
-        timeout_seconds=args.llm_timeout,
-    )
-
-
-@contextlib.contextmanager
-def serving(target: str | None, max_sessions: int = 256) -> Iterator[str]:
-    """The address of `target`, or of a server started in process for the block's duration."""
-    if target:
-        yield target
-        return
-    from metasre.agents.sync import LoopThread
-    from metasre.service import Limits, ServerConfig, build_server
-    from metasre.service.server import prepare_sandbox
-
-    # The sandbox's fork server must start before any gRPC thread exists.
-    prepare_sandbox(weak_isolation=os.environ.get("METASRE_ALLOW_WEAK_ISOLATION") == "1")
-    loop = LoopThread()
-    config = ServerConfig(port=0, limits=Limits(max_sessions=max_sessions), grace_seconds=1.0)
     try:
-        server = loop.run(build_server(config))
-        loop.run(server.start())
-        try:
-            yield server.address
-        finally:
-            loop.run(server.stop(1.0))
-    finally:
-        loop.close()
+        config = LLMConfig.from_env(
+            base_url=args.base_url,
+            model=args.model,
+            api_key=args.api_key,
+            max_steps=args.max_steps,
+            temperature=args.temperature,
+            timeout_seconds=args.llm_timeout,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    url = urlsplit(config.base_url)
+    if url.scheme not in ("http", "https") or not url.netloc:
+        source = "--base-url" if args.base_url else "the environment's base URL"
+        raise UsageError(
+            f"{source} {config.base_url!r} is not an http(s) URL; write it with its scheme, "
+            f"e.g. http://{config.base_url.split('://')[-1]}"
+        )
+    return config
 
 
 def list_scenario_ids(client: SyncClient) -> list[str]:
@@ -253,46 +236,193 @@ def team_player() -> EpisodePlayer:
     return play
 
 
-def rollout_command(args: argparse.Namespace) -> int:
-    """Run `metasre rollout`; the exit code (1 when an episode could not be graded)."""
-    from metasre.agents.rollout import parse_seeds, plan_episodes, run_rollout
+class SessionLedger:
+    """The sessions a command has open on the server, so that Ctrl-C can close them all.
+
+    `close_all_soon` is safe in a signal handler: the closing happens on a thread of its own;
+    a session created after it is closed at once and its creator told (InterruptedError).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[str, Callable[[str], None]] = {}
+        self.closed: set[str] = set()
+        """Sessions closed by Ctrl-C, under way at the time."""
+        self._closing = False
+        self._closer: threading.Thread | None = None
+
+    def opened(self, session_id: str, close: Callable[[str], None]) -> None:
+        """`session_id` was created; `close` closes it, quietly.
+
+        Raises:
+            InterruptedError: Ctrl-C came meanwhile; the session is closed again.
+        """
+        with self._lock:
+            late = self._closing
+            if late:
+                self.closed.add(session_id)
+            else:
+                self._open[session_id] = close
+        if late:
+            close(session_id)
+            raise InterruptedError("interrupted before the episode began")
+
+    def released(self, session_id: str) -> None:
+        """The session was closed by its player."""
+        with self._lock:
+            self._open.pop(session_id, None)
+
+    def close_all_soon(self) -> None:
+        """Close every open session, on a thread (callable from a signal handler)."""
+        with self._lock:
+            self._closing = True
+            doomed = dict(self._open)
+            self._open.clear()
+            self.closed |= set(doomed)
+
+        def close_them() -> None:
+            for session_id, close in doomed.items():
+                close(session_id)
+
+        self._closer = threading.Thread(target=close_them, name="close-sessions", daemon=True)
+        self._closer.start()
+
+    def wait_closed(self) -> None:
+        """Return once the sessions Ctrl-C closes are closed."""
+        if self._closer is not None:
+            self._closer.join(30)
+
+
+def ledger_client(ledger: SessionLedger) -> type[SyncClient]:
+    """A `SyncClient` class whose sessions are entered in `ledger`."""
+    from metasre.agents.client import SessionHandle
     from metasre.agents.sync import SyncClient
 
-    try:
-        seeds = parse_seeds(args.seeds)
-        if args.agent == "llm":
-            _llm_config(args)  # fail before starting anything
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    class LedgerClient(SyncClient):
+        def create_session(self, scenario_id: str, **kwargs: Any) -> SessionHandle:
+            handle = super().create_session(scenario_id, **kwargs)
+            ledger.opened(handle.id, self.close_quietly)
+            return handle
+
+        def close_session(self, session_id: str) -> None:
+            ledger.released(session_id)
+            super().close_session(session_id)
+
+        def close_quietly(self, session_id: str) -> None:
+            # Already closed, or the server is gone: nothing left to free.
+            with contextlib.suppress(Exception):
+                self._loop.run(self.client.close_session(session_id), timeout=10)
+
+    return LedgerClient
+
+
+def rollout_command(args: argparse.Namespace) -> int:
+    """Run `metasre rollout`; the exit code (1 when an episode could not be graded)."""
+    from metasre.agents.rollout import plan_episodes, run_rollout
+
+    connection = Connection.from_args(args)
+    if args.agent == "llm":
+        _llm_config(args)  # fail before starting anything
+    store = local_store(args, connection)
+    ledger = SessionLedger()
     with (
-        serving(args.target, max_sessions=max(256, 4 * args.parallel)) as address,
-        SyncClient(address, reward_mode=args.reward_mode, admin_token=_admin_token(args)) as client,
+        Interrupt("no new episode starts; closing the sessions under way") as interrupt,
+        in_process(
+            connection.target, store=store, max_sessions=max(256, 4 * args.parallel)
+        ) as address,
+        connection.sync_client(
+            address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
+        ) as client,
     ):
+        interrupt.on_interrupt(ledger.close_all_soon)
         try:
             scenarios = resolve_scenarios(args.scenarios, list_scenario_ids(client))
-            player = make_player(args.agent, client, args)
-        except (LookupError, ValueError, RuntimeError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        plan = plan_episodes(scenarios, seeds, args.episodes)
+        except LookupError as exc:
+            raise UsageError(str(exc.args[0])) from None
+        player = make_player(args.agent, client, args)
+        try:
+            plan = plan_episodes(scenarios, args.seeds, args.episodes)
+        except ValueError as exc:  # nothing to play (a server offering no scenario)
+            raise UsageError(f"{exc}; nothing to roll out") from None
+        where = f"recording into {store}" if store else "" if connection.target else "no store"
+        print(
+            f"rollout: {len(plan)} episodes, {args.agent}, parallel {args.parallel}, on "
+            f"{connection.target or f'a server in process at {address}'}"
+            + (f", {where}" if where else ""),
+            file=sys.stderr,
+            flush=True,
+        )
         with _progress(len(plan), args.agent, enabled=not args.no_progress) as tick:
             report = run_rollout(
-                client, player, plan, parallel=args.parallel, agent=args.agent, on_result=tick
+                client,
+                player,
+                plan,
+                parallel=args.parallel,
+                agent=args.agent,
+                on_result=tick,
+                stop=lambda: interrupt.requested,
             )
+        ledger.wait_closed()
+    cut = [
+        r
+        for r in report.results
+        if interrupt.requested
+        and not r.graded
+        and (r.session_id in ledger.closed or not r.session_id)
+    ]
+    if cut:
+        report = _without(report, {r.index for r in cut})
     if args.json:
-        print(json.dumps(dict(report.to_dict(), target=args.target or address), indent=2))
+        out = dict(report.to_dict(), target=connection.target or address)
+        out["store"] = str(store) if store else None
+        if interrupt.requested:
+            out["interrupted"] = {
+                "planned": len(plan),
+                "cut_short": len(cut),
+                "not_started": len(plan) - len(report.results) - len(cut),
+            }
+        print(json.dumps(out, indent=2))
     else:
         print_table(report)
     failed = [r for r in report.results if not r.graded]
     for r in failed[:5]:
         print(f"episode {r.index} ({r.scenario_id} seed {r.seed}): {r.error}", file=sys.stderr)
-    return 1 if failed else 0
+    if store:
+        print(
+            f"trajectories in {store}: `metasre export --store {store} --out FILE` writes them "
+            "as JSONL",
+            file=sys.stderr,
+        )
+    if interrupt.requested:
+        print(
+            f"interrupted: {len(report.results)} of {len(plan)} episodes finished, "
+            f"{len(cut)} cut short (their sessions closed), "
+            f"{len(plan) - len(report.results) - len(cut)} not started",
+            file=sys.stderr,
+        )
+        return ExitCode.INTERRUPTED
+    return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def _without(report: RolloutReport, indices: set[int]) -> RolloutReport:
+    """`report` without the episodes `indices` (cut short by Ctrl-C), summaries redone."""
+    from metasre.agents.rollout import RolloutReport, summarise
+
+    kept = [r for r in report.results if r.index not in indices]
+    order = [s.scenario_id for s in report.summaries[:-1]]
+    summaries = [summarise(sid, [r for r in kept if r.scenario_id == sid]) for sid in order]
+    summaries = [s for s in summaries if s.episodes]
+    summaries.append(summarise("TOTAL", kept, report.wall_seconds))
+    return RolloutReport(report.agent, report.parallel, report.wall_seconds, kept, summaries)
 
 
 @contextlib.contextmanager
 def _progress(total: int, agent: str, *, enabled: bool) -> Iterator[Callable[[Any], None]]:
-    """A rich progress bar on stderr (stdout stays clean for the table and --json)."""
+    """Progress on stderr (stdout stays for the table and --json).
+
+    A bar on a terminal; elsewhere (CI logs, a pipe) a line at the first episode and at each
+    tenth of the run, so that a long run shows it is alive without flooding the log.
+    """
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -316,12 +446,23 @@ def _progress(total: int, agent: str, *, enabled: bool) -> Iterator[Callable[[An
         transient=True,
     )
     task = progress.add_task(f"rollout ({agent})", total=total, resolved=0)
-    resolved = 0
+    lines = enabled and not console.is_terminal
+    step = max(1, total // 10)
+    done = resolved = 0
+    started = time.perf_counter()
 
     def tick(result: Any) -> None:
-        nonlocal resolved
+        nonlocal done, resolved
+        done += 1
         resolved += bool(result.resolved)
         progress.update(task, advance=1, resolved=resolved)
+        if lines and (done == 1 or done % step == 0 or done == total):
+            print(
+                f"progress: {done}/{total} episodes, {resolved} resolved, "
+                f"{time.perf_counter() - started:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
 
     with progress:
         yield tick
@@ -369,33 +510,57 @@ def print_table(report: RolloutReport) -> None:
 
 def llm_command(args: argparse.Namespace) -> int:
     """Run `metasre llm`: one episode, its transcript and its grade; exit 0 once graded."""
-    from metasre.agents.llm import LLMEndpointError, LLMPolicy
+    from metasre.agents.llm import LLMPolicy
     from metasre.agents.rollout import EpisodeSpec, solo_player
-    from metasre.agents.sync import SyncClient
 
-    try:
-        config = _llm_config(args)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    config = _llm_config(args)
+    connection = Connection.from_args(args)
     transcript = _Transcript(quiet=args.json)
+    ledger = SessionLedger()
     with (
-        serving(args.target) as address,
-        SyncClient(address, reward_mode=args.reward_mode, admin_token=_admin_token(args)) as client,
+        Interrupt("closing the session") as interrupt,
+        in_process(connection.target, store=local_store(args, connection)) as address,
+        connection.sync_client(
+            address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
+        ) as client,
     ):
         try:
             (scenario,) = resolve_scenarios([args.scenario], list_scenario_ids(client))
-        except (LookupError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        except LookupError as exc:
+            raise UsageError(str(exc.args[0])) from None
         policy = LLMPolicy(config, client.list_tools(), on_message=transcript.show)
-        try:
-            done: Played = solo_player(lambda seed: policy, "llm")(
-                client, EpisodeSpec(0, scenario, args.seed)
+        # The episode plays on a thread of its own: a chat request can block for minutes, and
+        # Ctrl-C must not wait for it.
+        finished = threading.Event()
+        outcome: list[Played | BaseException] = []
+
+        def play() -> None:
+            try:
+                outcome.append(
+                    solo_player(lambda seed: policy, "llm")(
+                        client, EpisodeSpec(0, scenario, args.seed)
+                    )
+                )
+            except BaseException as exc:  # handed to the main thread, raised there
+                outcome.append(exc)
+            finally:
+                finished.set()
+
+        interrupt.on_interrupt(ledger.close_all_soon)
+        interrupt.on_interrupt(finished.set)
+        threading.Thread(target=play, name="llm-episode", daemon=True).start()
+        finished.wait()
+        if interrupt.requested:
+            ledger.wait_closed()
+            print(
+                f"interrupted: the session is closed after {policy.stats.requests} chat "
+                "requests; no grade",
+                file=sys.stderr,
             )
-        except LLMEndpointError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
+            return ExitCode.INTERRUPTED
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        done = outcome[0]
         answer = client.get_grade(done.session_id)
         client.close_session(done.session_id)
     grade = answer.get("grade", {})
@@ -425,7 +590,7 @@ def llm_command(args: argparse.Namespace) -> int:
         )
         for c in grade.get("components", ()):
             print(f"  {c['name']:<15} {c.get('score', 0.0):.2f}  {c.get('detail', '')}")
-    return 0 if grade.get("final") else 1
+    return ExitCode.OK if grade.get("final") else ExitCode.FAILED
 
 
 class _Transcript:

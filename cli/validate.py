@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +64,7 @@ class ScenarioVerdict:
 def play_steps(
     episode: StepTarget, steps: Sequence[SolutionStep]
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Apply solution steps, resolving `find` into line numbers; returns the concrete calls."""
+    """Apply solution steps as an agent would send them; returns the calls applied."""
     return _play_steps(episode, steps)
 
 
@@ -96,12 +96,24 @@ def check_start(episode: Episode) -> list[str]:
 
 
 def validate_scenario(
-    scenario_id: str, seeds: Sequence[int], random_seeds: int, runner: TestRunner | None = None
+    scenario_id: str,
+    seeds: Sequence[int],
+    random_seeds: int | Sequence[int],
+    runner: TestRunner | None = None,
+    *,
+    stop: Callable[[], bool] | None = None,
 ) -> ScenarioVerdict:
-    """Run every check of one scenario."""
-    verdict = ScenarioVerdict(scenario_id, list(seeds))
+    """Run every check of one scenario.
+
+    `random_seeds`: the random agent's seeds (a count n means seeds 0 to n-1). Once `stop()` is
+    true no further seed starts: the verdict covers the seeds checked (Ctrl-C).
+    """
+    verdict = ScenarioVerdict(scenario_id, [])
     first_calls: list[tuple[str, dict[str, Any]]] | None = None
     for seed in seeds:
+        if stop is not None and stop():
+            return verdict
+        verdict.seeds.append(seed)
         start = Episode.make(scenario_id, seed, runner)
         verdict.failures += [f"seed {seed}: {p}" for p in check_start(start)]
 
@@ -165,7 +177,9 @@ def validate_scenario(
             "seed 0's exact reference calls resolve every other seed: the seed does not vary "
             "what a solver must find"
         )
-    for seed in range(random_seeds):
+    for seed in range(random_seeds) if isinstance(random_seeds, int) else random_seeds:
+        if stop is not None and stop():
+            return verdict
         ep = Episode.make(scenario_id, seed, runner)
         RandomPolicy(seed).play(EpisodeCaller(ep, "random"), ep.observation().to_dict())
         verdict.random.append(ep.grade().total)

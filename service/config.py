@@ -79,7 +79,7 @@ class ServerConfig:
     from one that hands over (`metasre serve --handover`) waits while the old one drains."""
     manage_gc: bool = False
     """Keep garbage-collector pauses short by freezing the long-lived heap (process-wide; see
-    `metasre.service.heap`): for a server that owns its process, as `metasre serve` does."""
+    `metasre.service.gc_freeze`): for a server that owns its process, as `metasre serve` does."""
 
     def __post_init__(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):

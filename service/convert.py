@@ -1,4 +1,9 @@
-"""The one place protobuf meets the simulator: wire messages to and from the service's types."""
+"""Wire messages to and from the service's types (sessions, log events, grades, tools).
+
+The servicers turn requests and replies into protobuf here; the hot replies of the agent plane
+are prebuilt as bytes with `metasre.service.struct_wire`'s encoder. (The simulator's types reach
+the wire only through this module, but the agent SDK meets protobuf on its own side.)
+"""
 
 from __future__ import annotations
 

@@ -13,13 +13,13 @@ step's calls and everything queued with STORE_UNAVAILABLE and hands the session 
 from __future__ import annotations
 
 import asyncio
-import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
+from pydantic import BaseModel
 
 from metasre.service.attribution import (
     Attribution,
@@ -30,19 +30,20 @@ from metasre.service.attribution import (
 from metasre.service.errors import (
     EpisodeEndedError,
     EpisodeResetError,
-    NotYourTurnError,
     ServerHandingOverError,
     ServiceError,
     SessionClosedError,
     StoreUnavailableError,
     ToolNotAllowedError,
 )
-from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
-from metasre.service.session import Seat, Session, TurnPolicy
+from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started
+from metasre.service.session import Seat, Session
+from metasre.service.turns import TIMED_OUT, TimedOut, turns_for
 from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve
+from metasre.simulator.errors import InvalidToolCallError
 from metasre.simulator.replay import RecordedCall, patch_of
 from metasre.simulator.sandbox import TestRunner
-from metasre.simulator.tools import get_tool, validate_args
+from metasre.simulator.tools import Tool, get_tool, validate_args
 
 log = structlog.get_logger("metasre.service.coordinator")
 
@@ -50,14 +51,6 @@ Outcome = tuple[StepResult, Observation] | BaseException
 
 STOP_POLL_SECONDS = 0.05
 """How often `Coordinator.stop` cancels again a sequencer that has not ended yet."""
-
-
-class _TimedOut(enum.Enum):
-    TIMED_OUT = enum.auto()
-
-
-_TIMED_OUT = _TimedOut.TIMED_OUT
-"""What `Coordinator._next` returns when nothing came in time."""
 
 
 @dataclass(slots=True)
@@ -94,14 +87,11 @@ class Coordinator:
         """Agents with a call submitted and not yet resolved."""
         self._task: asyncio.Task[None] | None = None
         self._inflight: asyncio.Task[None] | None = None
-        self._turn = 0
-        self._skips = 0
-        self._round = 0
+        self.turns = turns_for(session)
+        """The session's turn policy (`metasre.service.turns`)."""
         self._stop_error: ServiceError = SessionClosedError(f"session {session.id} was closed")
         self._stopping = False
         """`stop` has begun: the sequencer takes no further step."""
-        self._round_batch: dict[str, Pending] = {}
-        """The calls gathered into the open SIMULTANEOUS round (they have left the queue)."""
         self._bound: Any = None
 
     @property
@@ -117,13 +107,9 @@ class Coordinator:
     def start(self) -> None:
         """Announce the episode and start sequencing."""
         s = self.session
-        s.append(0, Started(s.episode_no, s.seed, s.episode.observation()))
-        self._turn = self._skips = self._round = 0
+        s.append(0, Started(episode=s.episode_no, seed=s.seed, observation=s.episode.observation()))
         self._stopping = False
-        if s.spec.policy is TurnPolicy.ROUND_ROBIN:
-            self._grant_turn()
-        elif s.spec.policy is TurnPolicy.SIMULTANEOUS:
-            self._open_round()
+        self.turns.open()
         self._task = asyncio.create_task(self._run(), name=f"sequencer-{s.id}")
 
     async def stop(self, error: ServiceError) -> None:
@@ -153,9 +139,8 @@ class Coordinator:
             await asyncio.wait((inflight,))
             if not inflight.cancelled():
                 inflight.exception()
-        for gathered in self._round_batch.values():
+        for gathered in self.turns.gathered():
             self._fail(gathered, error)
-        self._round_batch = {}
         while not self._queue.empty():
             pending = self._queue.get_nowait()
             if pending is not None:
@@ -176,7 +161,7 @@ class Coordinator:
         try:
             await s.flush()
         except StoreUnavailableError as exc:
-            self._failed(exc)
+            self._store_failed(exc)
             raise
         s.forget_past()
         async with s.lock:
@@ -193,7 +178,7 @@ class Coordinator:
         try:
             await s.flush()
         except StoreUnavailableError as exc:
-            self._failed(exc)
+            self._store_failed(exc)
             raise
 
     def resume(self, turn: int, round_no: int, *, pass_turn: bool) -> None:
@@ -204,15 +189,8 @@ class Coordinator:
         applied in that turn or round and the crash came before the next was granted.
         """
         s = self.session
-        self._turn, self._round, self._skips = turn, round_no, 0
         self._stopping = False
-        if s.spec.policy is TurnPolicy.ROUND_ROBIN:
-            s.turn_agent_id = s.seats[turn].agent_id
-        if pass_turn and s.episode.phase is EpisodePhase.RUNNING:
-            if s.spec.policy is TurnPolicy.ROUND_ROBIN:
-                self._advance_turn()
-            elif s.spec.policy is TurnPolicy.SIMULTANEOUS:
-                self._open_round()
+        self.turns.resume(turn, round_no, pass_turn=pass_turn)
         self._task = asyncio.create_task(self._run(), name=f"sequencer-{s.id}")
 
     def wake(self) -> None:
@@ -220,6 +198,21 @@ class Coordinator:
         self._queue.put_nowait(None)
 
     # -- calls ------------------------------------------------------------------------------
+
+    def _check_agents_named(self, tool: Tool, args: BaseModel) -> None:
+        """Refuse agent ids that no seat of the session has (see `Tool.names_agents`)."""
+        if tool.names_agents is None:
+            return
+        known = [seat.agent_id for seat in self.session.seats]
+        unknown = sorted(set(getattr(args, tool.names_agents) or ()) - {*known, "*"})
+        if unknown:
+            agents = ", ".join(known)
+            raise InvalidToolCallError(
+                f"{tool.name}: no agent {', '.join(map(repr, unknown))} in session "
+                f"{self.session.id}; its agents are {agents} ('*' for all)",
+                tool.name,
+                ((tool.names_agents, f"unknown agent ids; valid choices: {agents}, '*'"),),
+            )
 
     async def submit(
         self, seat: Seat, call_id: str, tool: str, args: Mapping[str, Any]
@@ -257,7 +250,8 @@ class Coordinator:
                 f"episode {s.episode_no} of session {s.id} is {s.episode.phase.value}; "
                 "ResetSession starts a new one"
             )
-        validate_args(get_tool(tool), args)
+        spec_tool = get_tool(tool)
+        self._check_agents_named(spec_tool, validate_args(spec_tool, args))
         if not seat.may_use(tool):
             allowed = ", ".join(sorted(seat.spec.allowed_tools))
             raise ToolNotAllowedError(
@@ -267,22 +261,8 @@ class Coordinator:
                 (("tool", f"allowed for this role: {allowed}"),),
                 {"allowed": allowed},
             )
-        policy = s.spec.policy
         agent = seat.agent_id
-        if policy is TurnPolicy.ROUND_ROBIN:
-            holder = s.seats[self._turn].agent_id
-            if agent != holder:
-                raise NotYourTurnError(
-                    f"it is the turn of {holder!r}, not of {agent!r} (ROUND_ROBIN); wait for a "
-                    "TurnGranted naming you",
-                    metadata={"turn_agent_id": holder},
-                )
-        if policy is not TurnPolicy.FREE_FOR_ALL and agent in self._waiting:
-            raise NotYourTurnError(
-                f"{agent!r} already has a call in this "
-                + ("round" if policy is TurnPolicy.SIMULTANEOUS else "turn")
-                + "; wait for its result"
-            )
+        self.turns.admit(seat, agent in self._waiting)
         future: asyncio.Future[LogEntry] = asyncio.get_running_loop().create_future()
         self._waiting.add(agent)
         if call_id:
@@ -304,17 +284,9 @@ class Coordinator:
     # -- the sequencer ----------------------------------------------------------------------
 
     async def _run(self) -> None:
-        policy = self.session.spec.policy
         try:
             while self.session.episode.phase is EpisodePhase.RUNNING and not self._stopping:
-                if policy is TurnPolicy.FREE_FOR_ALL:
-                    pending = await self._queue.get()
-                    if pending is not None:
-                        await self._apply([pending], 0)
-                elif policy is TurnPolicy.ROUND_ROBIN:
-                    await self._round_robin_step()
-                else:
-                    await self._simultaneous_round()
+                await self.turns.step(self)
                 await self.session.flush()  # a turn that passed, a round that opened
             # The episode is over: refuse whatever is still queued.
             while not self._stopping:
@@ -324,66 +296,24 @@ class Coordinator:
         except asyncio.CancelledError:
             raise
         except StoreUnavailableError as exc:
-            self._failed(exc)
+            self._store_failed(exc)
         except Exception:  # a bug in the sequencer must not pass silently
             self._log.exception("sequencer_crashed")
             raise
 
-    async def _round_robin_step(self) -> None:
-        s = self.session
-        # After a full lap of skips with nobody connected, wait without a clock so an empty
-        # session does not spin; a join wakes the sequencer and the clock runs again.
-        connected = any(seat.holder is not None for seat in s.seats)
-        lapped = self._skips >= len(s.seats)
-        timeout = None if lapped and not connected else s.spec.turn_timeout_seconds
-        pending = await self._next(timeout)
-        if pending is _TIMED_OUT:
-            # Nobody called in time: pass the turn on.
-            self._skips += 1
-            self._advance_turn()
-            return
-        if pending is None or self._stopping:
-            return
-        if pending.seat is not s.seats[self._turn]:
-            self._fail(pending, NotYourTurnError("the turn passed before this call was applied"))
-            return
-        self._skips = 0
-        await self._apply([pending], 0)
-        if s.episode.phase is EpisodePhase.RUNNING:
-            self._advance_turn()
+    # -- what the turn policy uses (`metasre.service.turns.Sequencer`) ------------------------
 
-    async def _simultaneous_round(self) -> None:
-        s = self.session
-        # On the coordinator, not in this frame: a stop fails the round's calls (they left the
-        # queue) instead of losing them with the cancelled frame.
-        batch = self._round_batch = {}
-        loop = asyncio.get_running_loop()
-        deadline: float | None = None
-        while True:
-            live = {seat.agent_id for seat in s.seats if not seat.left}
-            if batch and live <= batch.keys():
-                break
-            remaining = None if deadline is None else deadline - loop.time()
-            if remaining is not None and remaining <= 0:
-                break
-            pending = await self._next(remaining)
-            if self._stopping:
-                return
-            if pending is _TIMED_OUT:
-                break
-            if pending is None:
-                continue
-            batch[pending.seat.agent_id] = pending
-            if deadline is None:
-                deadline = loop.time() + s.spec.turn_timeout_seconds
-        order = {a: i for i, a in enumerate(s.agent_ids)}
-        self._round_batch = {}
-        await self._apply(sorted(batch.values(), key=lambda p: order[p.seat.agent_id]), self._round)
-        if s.episode.phase is EpisodePhase.RUNNING:
-            self._open_round()
+    @property
+    def stopping(self) -> bool:
+        """A stop has begun: the turn policy takes no further step."""
+        return self._stopping
 
-    async def _next(self, timeout: float | None) -> Pending | _TimedOut | None:
-        """The next queued item, or `_TIMED_OUT` after `timeout` seconds (None: no limit).
+    def fail(self, pending: Pending, error: Exception) -> None:
+        """Answer `pending` with `error` without applying it."""
+        self._fail(pending, error)
+
+    async def next(self, timeout: float | None) -> Pending | TimedOut | None:
+        """The next queued item, or `TIMED_OUT` after `timeout` seconds (None: no limit).
 
         asyncio.timeout, not wait_for: Python 3.11's wait_for returns an item that arrived just
         as the task was cancelled and drops the cancellation, which kept stopped sequencers alive.
@@ -392,9 +322,10 @@ class Coordinator:
             async with asyncio.timeout(timeout):
                 return await self._queue.get()
         except TimeoutError:
-            return _TIMED_OUT
+            return TIMED_OUT
 
-    async def _apply(self, batch: Sequence[Pending], round_no: int) -> None:
+    async def apply(self, batch: Sequence[Pending], round_no: int) -> None:
+        """Apply `batch` in order (as one round when `round_no`), logged and answered."""
         # Shielded: once calls reach the world they are finished and logged, even if the
         # sequencer is being stopped, so nothing applied is ever lost.
         self._inflight = asyncio.create_task(self._apply_logged(batch, round_no))
@@ -457,34 +388,44 @@ class Coordinator:
             s.spec.attribution, s.spec.team_spirit, s.agent_ids, earned, s.spec.reward_mode
         )
         rewards = [
-            Reward(agent, step.tick, comps, round(sum(comps.values()), 9), caller)
+            Reward(
+                agent_id=agent,
+                tick=step.tick,
+                components=comps,
+                total=round(sum(comps.values()), 9),
+                source_agent_id=caller,
+            )
             for agent, comps in shares.items()
         ]
         output = step.output
         entry = s.append(
             step.tick,
             Applied(
-                step.tick,
-                caller,
-                pending.call_id,
-                step.tool,
-                step.args,
-                step.ok,
-                output.error or "",
-                output.text,
-                output.data,
-                step.minutes,
-                step.clock,
-                rnd,
-                step.phase,
-                observation,
-                next((r for r in rewards if r.agent_id == caller), None),
+                tick=step.tick,
+                agent_id=caller,
+                call_id=pending.call_id,
+                tool=step.tool,
+                args=step.args,
+                ok=step.ok,
+                error_code=output.error or "",
+                text=output.text,
+                data=output.data,
+                minutes=step.minutes,
+                clock=step.clock,
+                round=rnd,
+                phase=step.phase,
+                observation=observation,
+                reward=next((r for r in rewards if r.agent_id == caller), None),
             ),
         )
         if pending.call_id:
             pending.seat.results[pending.call_id] = entry
         if output.message is not None:
-            s.append(step.tick, Message(step.tick, caller, output.message.to, output.message.text))
+            message = output.message
+            s.append(
+                step.tick,
+                Message(tick=step.tick, sender=caller, to=message.to, text=message.text),
+            )
         for reward in rewards:
             s.seat(reward.agent_id).reward_total += reward.total
             s.append(step.tick, reward)
@@ -510,33 +451,16 @@ class Coordinator:
         for agent, comps in final_rewards(
             s.spec.attribution, s.agent_ids, grade.total, without
         ).items():
-            reward = Reward(agent, tick, comps, round(sum(comps.values()), 9))
+            reward = Reward(
+                agent_id=agent, tick=tick, components=comps, total=round(sum(comps.values()), 9)
+            )
             s.seat(agent).reward_total += reward.total
             s.append(tick, reward)
         totals = {seat.agent_id: round(seat.reward_total, 9) for seat in s.seats}
-        s.append(tick, Ended(tick, episode.phase, grade, totals))
+        s.append(tick, Ended(tick=tick, phase=episode.phase, grade=grade, agent_rewards=totals))
         self._log.info("episode_ended", tick=tick, grade=grade.total, phase=episode.phase.value)
 
-    # -- turns ------------------------------------------------------------------------------
-
-    def _advance_turn(self) -> None:
-        self._turn = (self._turn + 1) % len(self.session.seats)
-        self._grant_turn()
-
-    def _grant_turn(self) -> None:
-        s = self.session
-        s.turn_agent_id = s.seats[self._turn].agent_id
-        s.append(
-            s.episode.tick,
-            Turn(s.episode.tick, s.turn_agent_id, 0, s.spec.turn_timeout_seconds),
-        )
-
-    def _open_round(self) -> None:
-        s = self.session
-        self._round += 1
-        s.append(s.episode.tick, Turn(s.episode.tick, "", self._round, s.spec.turn_timeout_seconds))
-
-    def _failed(self, error: StoreUnavailableError) -> None:
+    def _store_failed(self, error: StoreUnavailableError) -> None:
         """The store cannot record the session: refuse everything queued, hand it to on_failed."""
         if self._stop_error is error or isinstance(self._stop_error, StoreUnavailableError):
             return

@@ -1,6 +1,8 @@
 """The entries of a session's log: applied calls, rewards, messages, turns, starts and ends.
 
-Plain values with no protobuf in them; `metasre.service.convert` turns them into wire messages.
+Plain values with no protobuf in them, built by keyword (a field added in the middle cannot
+shift the others). `metasre.service.convert` turns them into wire messages, and
+`metasre.service.records.KINDS` into stored rows and back.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 from metasre.simulator import EpisodePhase, Grade, Observation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Reward:
     """A reward credited to one agent at one tick."""
 
@@ -25,7 +27,7 @@ class Reward:
     """The agent whose call earned it; empty for end-of-episode rewards."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Applied:
     """A tool call applied to the world."""
 
@@ -50,7 +52,7 @@ class Applied:
     """The caller's own attributed reward for the call, if any."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     """A send_message call, as teammates receive it."""
 
@@ -65,7 +67,7 @@ class Message:
         return agent_id != self.sender and ("*" in self.to or agent_id in self.to)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Turn:
     """The turn passed."""
 
@@ -76,7 +78,7 @@ class Turn:
     timeout_seconds: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Started:
     """An episode started."""
 
@@ -85,7 +87,7 @@ class Started:
     observation: Observation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Ended:
     """The episode ended and was graded."""
 
@@ -99,7 +101,7 @@ class Ended:
 Event = Applied | Reward | Message | Turn | Started | Ended
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LogEntry:
     """One entry of a session's log."""
 

@@ -9,8 +9,8 @@ observation and the grade as nested objects, so a stored trajectory reads like t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 from metasre.service.attribution import Attribution, RewardMode
@@ -22,9 +22,6 @@ from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 from metasre.simulator import EpisodePhase, Grade, Observation
 from metasre.simulator.grader import GradeComponent
 from metasre.simulator.observation import AlertView, ServiceRow
-
-KINDS = ("applied", "reward", "message", "turn", "started", "ended")
-"""The `kind` column of stored events."""
 
 
 class StoreRecorder:
@@ -152,79 +149,8 @@ def event_row(session_id: str, entry: LogEntry) -> EventRow:
 def event_record(entry: LogEntry) -> tuple[str, str, dict[str, Any]]:
     """(kind, agent_id, payload) of one log entry; agent_id is empty for episode events."""
     event = entry.event
-    if isinstance(event, Applied):
-        return (
-            "applied",
-            event.agent_id,
-            {
-                "tick": event.tick,
-                "agent_id": event.agent_id,
-                "call_id": event.call_id,
-                "tool": event.tool,
-                "args": dict(event.args),
-                "ok": event.ok,
-                "error_code": event.error_code,
-                "text": event.text,
-                "data": dict(event.data),
-                "minutes": event.minutes,
-                "clock": event.clock,
-                "round": event.round,
-                "phase": event.phase.value,
-                "observation": observation_record(event.observation),
-                "reward": None if event.reward is None else reward_record(event.reward),
-            },
-        )
-    if isinstance(event, Reward):
-        return "reward", event.agent_id, reward_record(event)
-    if isinstance(event, Message):
-        return (
-            "message",
-            event.sender,
-            {"tick": event.tick, "sender": event.sender, "to": list(event.to), "text": event.text},
-        )
-    if isinstance(event, Turn):
-        return (
-            "turn",
-            event.agent_id,
-            {
-                "tick": event.tick,
-                "agent_id": event.agent_id,
-                "round": event.round,
-                "timeout_seconds": event.timeout_seconds,
-            },
-        )
-    if isinstance(event, Started):
-        return (
-            "started",
-            "",
-            {
-                "episode": event.episode,
-                "seed": event.seed,
-                "observation": _opening_record(event.observation),
-            },
-        )
-    assert isinstance(event, Ended)
-    return (
-        "ended",
-        "",
-        {
-            "tick": event.tick,
-            "phase": event.phase.value,
-            "grade": grade_record(event.grade),
-            "agent_rewards": dict(event.agent_rewards),
-        },
-    )
-
-
-def reward_record(reward: Reward) -> dict[str, Any]:
-    """A reward update as plain data."""
-    return {
-        "tick": reward.tick,
-        "agent_id": reward.agent_id,
-        "components": dict(reward.components),
-        "total": reward.total,
-        "source_agent_id": reward.source_agent_id,
-    }
+    kind = _KIND_OF[type(event)]
+    return kind.name, kind.agent(event), kind.encode(event)
 
 
 def observation_record(obs: Observation) -> dict[str, Any]:
@@ -278,64 +204,24 @@ def grade_record(grade: Grade) -> dict[str, Any]:
     }
 
 
-# -- stored rows back to log events (the inverse of the above) ----------------------------------
+# -- the codec's table: each event type, its stored kind, and each field's (de)coder ---------------
 
 
 def entry_of(row: EventRow) -> LogEntry:
     """The log entry a stored row records."""
-    return LogEntry(row.sequence, row.episode, row.tick, event_of(row))
+    return LogEntry(sequence=row.sequence, episode=row.episode, tick=row.tick, event=event_of(row))
 
 
 def event_of(row: EventRow) -> Event:
-    """The log event a stored row records."""
-    p = row.payload
-    if row.kind == "applied":
-        return Applied(
-            int(p["tick"]),
-            str(p["agent_id"]),
-            str(p["call_id"]),
-            str(p["tool"]),
-            dict(p["args"]),
-            bool(p["ok"]),
-            str(p["error_code"]),
-            str(p["text"]),
-            dict(p["data"]),
-            float(p["minutes"]),
-            float(p["clock"]),
-            int(p["round"]),
-            EpisodePhase(p["phase"]),
-            observation_of(p["observation"]),
-            None if p["reward"] is None else reward_of(p["reward"]),
-        )
-    if row.kind == "reward":
-        return reward_of(p)
-    if row.kind == "message":
-        return Message(int(p["tick"]), str(p["sender"]), tuple(p["to"]), str(p["text"]))
-    if row.kind == "turn":
-        return Turn(
-            int(p["tick"]), str(p["agent_id"]), int(p["round"]), float(p["timeout_seconds"])
-        )
-    if row.kind == "started":
-        return Started(int(p["episode"]), int(p["seed"]), observation_of(p["observation"]))
-    if row.kind == "ended":
-        return Ended(
-            int(p["tick"]),
-            EpisodePhase(p["phase"]),
-            grade_of(p["grade"]),
-            {str(k): float(v) for k, v in p["agent_rewards"].items()},
-        )
-    raise ValueError(f"unknown event kind {row.kind!r}")
+    """The log event a stored row records.
 
-
-def reward_of(p: Mapping[str, Any]) -> Reward:
-    """A stored reward update."""
-    return Reward(
-        str(p["agent_id"]),
-        int(p["tick"]),
-        {str(k): float(v) for k, v in p["components"].items()},
-        float(p["total"]),
-        str(p["source_agent_id"]),
-    )
+    Raises:
+        ValueError: the row's kind is not one of `KINDS`.
+    """
+    kind = _KIND_NAMED.get(row.kind)
+    if kind is None:
+        raise ValueError(f"unknown event kind {row.kind!r}; known: {', '.join(_KIND_NAMED)}")
+    return kind.decode(row.payload)
 
 
 def observation_of(p: Mapping[str, Any]) -> Observation:
@@ -367,3 +253,92 @@ def grade_of(p: Mapping[str, Any]) -> Grade:
         {str(k): bool(v) for k, v in p["pass_to_pass"].items()},
         bool(p["final"]),
     )
+
+
+_Codec = tuple[Callable[[Any], Any], Callable[[Any], Any]]
+"""How one field is stored and read back: (encode, decode)."""
+
+
+def _float_map(m: Mapping[str, Any]) -> dict[str, float]:
+    return {str(k): float(v) for k, v in m.items()}
+
+
+def _optional_reward(p: Mapping[str, Any] | None) -> Reward | None:
+    if p is None:
+        return None
+    reward = _REWARD.decode(p)
+    assert isinstance(reward, Reward)
+    return reward
+
+
+def _encoded_reward(r: Reward | None) -> dict[str, Any] | None:
+    return None if r is None else _REWARD.encode(r)
+
+
+# By the field's annotation, as written in `metasre.service.events` (a new field of a new type
+# fails at import here, not at the first write).
+_FIELD_CODECS: Mapping[str, _Codec] = {
+    "int": (int, int),
+    "float": (float, float),
+    "str": (str, str),
+    "bool": (bool, bool),
+    "Mapping[str, Any]": (dict, dict),
+    "Mapping[str, float]": (dict, _float_map),
+    "tuple[str, ...]": (list, tuple),
+    "EpisodePhase": (lambda phase: phase.value, EpisodePhase),
+    "Observation": (observation_record, observation_of),
+    "Grade": (grade_record, grade_of),
+    "Reward | None": (_encoded_reward, _optional_reward),
+}
+_OVERRIDES: Mapping[tuple[type, str], _Codec] = {
+    # every episode of a scenario and seed opens with the same observation: stored from a cache
+    (Started, "observation"): (_opening_record, observation_of),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """One event type as the store keeps it."""
+
+    name: str
+    """The row's `kind`."""
+    cls: type[Event]
+    agent_field: str | None
+    """The field stored in the row's agent_id column; None: the column is empty."""
+    fields: tuple[tuple[str, Callable[[Any], Any], Callable[[Any], Any]], ...]
+
+    @classmethod
+    def of(cls, name: str, event_cls: type[Event], agent_field: str | None) -> Kind:
+        """The kind of `event_cls`, its fields' codecs found by their annotations."""
+        codecs = tuple(
+            (f.name, *_OVERRIDES.get((event_cls, f.name), _FIELD_CODECS[str(f.type)]))
+            for f in fields(event_cls)
+        )
+        return cls(name, event_cls, agent_field, codecs)
+
+    def agent(self, event: Any) -> str:
+        """The row's agent_id column for `event`."""
+        return "" if self.agent_field is None else str(getattr(event, self.agent_field))
+
+    def encode(self, event: Any) -> dict[str, Any]:
+        """The payload: each field by name, as plain data."""
+        return {name: encode(getattr(event, name)) for name, encode, _ in self.fields}
+
+    def decode(self, payload: Mapping[str, Any]) -> Event:
+        """The event a payload records."""
+        event: Event = self.cls(**{name: decode(payload[name]) for name, _, decode in self.fields})
+        return event
+
+
+_REWARD = Kind.of("reward", Reward, "agent_id")
+KINDS: tuple[Kind, ...] = (
+    Kind.of("applied", Applied, "agent_id"),
+    _REWARD,
+    Kind.of("message", Message, "sender"),
+    Kind.of("turn", Turn, "agent_id"),
+    Kind.of("started", Started, None),
+    Kind.of("ended", Ended, None),
+)
+"""Every event type the log holds, with its stored kind: the one table of the codec."""
+_KIND_OF: Mapping[type, Kind] = {k.cls: k for k in KINDS}
+_KIND_NAMED: Mapping[str, Kind] = {k.name: k for k in KINDS}

@@ -99,6 +99,8 @@ class Registry:
         self._sessions: dict[str, tuple[Session, Coordinator]] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self.closed_total = 0
+        self.refused_total = 0
+        """CreateSessions refused at capacity since the registry was made."""
         """Sessions closed (or failed) since the registry was made."""
         self._idle_closed: dict[str, float] = {}
         """Ids of sessions closed for idleness (oldest first) and how long each was idle."""
@@ -161,6 +163,7 @@ class Registry:
             )
         # Sessions being made count too: a flood of creates is refused here, before any work.
         if len(self._sessions) + self._creating >= self.limits.max_sessions:
+            self.refused_total += 1
             raise self._at_capacity()
         self._creating += 1
         pending: asyncio.Future[None] | None = None

@@ -23,7 +23,7 @@ from grpc_reflection.v1alpha._async import ReflectionServicer
 
 from metasre.service.config import ServerConfig
 from metasre.service.errors import ServerDrainingError, ServerHandingOverError
-from metasre.service.heap import HeapKeeper
+from metasre.service.gc_freeze import GcFreezer
 from metasre.service.registry import Registry
 from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
 from metasre.service.servicers.undecodable import RECEIVE_SLACK, RejectUndecodable
@@ -121,7 +121,7 @@ class MetasreServer:
         self._health = health_servicer
         self._port = port
         self._reaper: asyncio.Task[None] | None = None
-        self._heap = HeapKeeper() if config.manage_gc else None
+        self._heap = GcFreezer() if config.manage_gc else None
         self._heap_task: asyncio.Task[None] | None = None
         self._store_task: asyncio.Task[None] | None = None
         self._telling: set[asyncio.Future[None]] = set()

@@ -192,9 +192,9 @@ class Session:
         self.last_active = time.monotonic()
         self.created_at = time.time()
         self.failure: str | None = None
+        """Why the store could not record the session, once it could not (it is then closed)."""
         self.handed_over: str | None = None
         """Why the streams ended, when the server stopped and left the session in its store."""
-        """Why the store could not record the session, once it could not (it is then closed)."""
         self._recorder = recorder
         self._opened = recorder is None
         """The session itself is in the store."""
@@ -342,7 +342,12 @@ class Session:
 
     def append(self, tick: int, event: Event) -> LogEntry:
         """Add an event to the log; followers hear of it once it is durable (see `flush`)."""
-        entry = LogEntry(self._base + len(self._log) + 1, self.episode_no, tick, event)
+        entry = LogEntry(
+            sequence=self._base + len(self._log) + 1,
+            episode=self.episode_no,
+            tick=tick,
+            event=event,
+        )
         self._log.append(entry)
         if self._recorder is None:
             self._durable = len(self._log)

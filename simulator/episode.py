@@ -77,11 +77,6 @@ class StepResult:
 class StepTarget(Protocol):
     """What scripted steps are played on: an episode, or a recorder standing in for one."""
 
-    @property
-    def workspace(self) -> Workspace:
-        """The code tree a step's `find` is looked up in."""
-        ...
-
     def apply(self, agent_id: str, tool: str, args: Mapping[str, Any] | None = None) -> Any:
         """Apply one call."""
         ...
@@ -92,26 +87,15 @@ def play_steps(
 ) -> list[tuple[str, dict[str, Any]]]:
     """Apply a scenario's scripted steps (its solution, its wrong fix) as `agent_id`.
 
-    A step's `find` names the line to edit by its text; it becomes `start_line` (and
-    `end_line`, except for an insert) here.
+    A step is a call exactly as an agent sends it on the wire (an edit names its line by
+    number or by its text, `find`), so it is applied as it is.
 
     Returns:
-        The concrete calls applied, in order.
-
-    Raises:
-        ValueError: a `find` text is not in its file.
+        The calls applied, in order.
     """
     played = []
     for step in steps:
         args = dict(step.args)
-        needle = args.pop("find", None)
-        if needle is not None:
-            line = target.workspace.find_line(str(args["path"]), str(needle))
-            if line is None:
-                raise ValueError(f"scripted step: {needle!r} not found in {args['path']}")
-            args.setdefault("start_line", line)
-            if args.get("action") != "insert":
-                args.setdefault("end_line", line)
         target.apply(agent_id, step.tool, args)
         played.append((step.tool, args))
     return played

@@ -73,6 +73,7 @@ def _relocated(episode: Episode, call: RecordedCall) -> RecordedCall | None:
     if start is None:
         return None
     args = dict(call.args)
+    args.pop("find", None)  # the place is found by the patch's content instead
     args["start_line"] = start
     if args.get("action") == "insert":
         args.pop("end_line", None)

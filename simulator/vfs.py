@@ -202,10 +202,18 @@ class Workspace:
             FileNotFoundInTreeError: No such file.
             PathKindError: The path is a folder.
         """
-        for number, line in enumerate(split_lines(self.read(path)), start=1):
-            if needle in line:
-                return number
-        return None
+        return next(iter(self.lines_containing(path, needle)), None)
+
+    def lines_containing(self, path: str, needle: str) -> tuple[int, ...]:
+        """Return the numbers of the lines of a file that contain needle, in order.
+
+        Raises:
+            PathOutsideTreeError: The path is malformed or outside the tree.
+            FileNotFoundInTreeError: No such file.
+            PathKindError: The path is a folder.
+        """
+        lines = split_lines(self.read(path))
+        return tuple(n for n, line in enumerate(lines, start=1) if needle in line)
 
     def edit(
         self,

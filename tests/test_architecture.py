@@ -36,3 +36,108 @@ def test_every_package_folder_ships_in_the_wheel():
                 continue  # scenario folders are package data, not packages
             found.add(".".join((package, *rel.parts)))
     assert found <= listed, sorted(found - listed)
+
+
+# -- every import edge of the layering ------------------------------------------------------------
+
+LAYERS = {
+    "simulator": "simulator",
+    "service": "service",
+    "agents": "agents",
+    "cli": "cli",
+    "v1": "protos/metasre/v1",
+}
+"""Each top-level package of `metasre` and its folder."""
+WIRE = ("convert", "struct_wire", "server", "servicers", "codegen")
+"""The service modules that speak gRPC and protobuf; the rest of the service (its core:
+sessions, coordinator, turn policies, attribution, stores, errors) does not."""
+ALLOWED = {
+    "simulator": {"simulator"},
+    "v1": {"v1"},
+    "agents": {"agents", "v1"},
+    "service-core": {"service-core", "simulator"},
+    "service-wire": {"service-core", "service-wire", "simulator", "v1"},
+    "cli": {"cli", "service-core", "service-wire", "simulator", "agents", "v1"},
+}
+"""Which layers each layer may import (DESIGN.md: simulator <- service <- cli; agents see only
+the wire; the service's core has no gRPC in it)."""
+FOREIGN_WIRE = ("grpc", "grpc_health", "grpc_reflection", "grpc_tools", "google")
+
+
+from pathlib import Path  # noqa: E402
+
+
+def _layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "metasre" or len(parts) < 2:
+        return None
+    if parts[1] == "service":
+        if len(parts) == 2:
+            return "service-wire"  # the package itself re-exports the server
+        return "service-wire" if parts[2] in WIRE else "service-core"
+    return parts[1]
+
+
+def _edges() -> list[tuple[str, str, str]]:
+    """(file, its layer, an imported module) for every import statement, nested ones too."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    out = []
+    for name, folder in LAYERS.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root / folder)
+            if "scenarios" in rel.parts and name == "simulator" and len(rel.parts) > 2:
+                continue  # scenario worlds: the code agents read and repair, not ours
+            module = ".".join(("metasre", name, *rel.with_suffix("").parts))
+            module = module.removesuffix(".__init__")
+            layer = _layer_of(module)
+            assert layer is not None
+            package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Import):
+                    out += [(f"{name}/{rel}", layer, alias.name) for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    base = node.module or ""
+                    if node.level:
+                        anchor = package.split(".")
+                        anchor = anchor[: len(anchor) - node.level + 1]
+                        base = ".".join([*anchor, base] if base else anchor)
+                    for alias in node.names:
+                        # `from metasre.service import auth` imports the module auth
+                        sub = f"{base}.{alias.name}"
+                        out.append((f"{name}/{rel}", layer, sub if _is_module(root, sub) else base))
+    return out
+
+
+def _is_module(root: Path, module: str) -> bool:
+    parts = module.split(".")
+    if parts[0] != "metasre" or len(parts) < 3 or parts[1] not in LAYERS:
+        return False
+    folder = root / LAYERS[parts[1]] / Path(*parts[2:])
+    return folder.with_suffix(".py").exists() or (folder / "__init__.py").exists()
+
+
+def test_every_import_edge_follows_the_layering():
+    wrong = []
+    for where, layer, target in _edges():
+        to = _layer_of(target)
+        if to is not None and to not in ALLOWED[layer]:
+            wrong.append(f"{where} ({layer}) imports {target} ({to})")
+        if (
+            layer in ("simulator", "service-core")
+            and target.split(".")[0] in FOREIGN_WIRE
+            and not target.startswith("google.protobuf.json_format")
+        ):
+            wrong.append(f"{where} ({layer}) imports {target}")
+    assert wrong == []
+
+
+def test_the_layering_check_sees_the_edges_it_pins():
+    """A scan that found nothing would pass anything."""
+    edges = _edges()
+    assert {layer for _, layer, _ in edges} == set(ALLOWED)
+    assert any(
+        t.startswith("metasre.simulator") for _, layer, t in edges if layer == "service-core"
+    )
+    assert any(t == "grpc" for _, layer, t in edges if layer == "service-wire")

@@ -13,12 +13,20 @@
 //
 // Messages are plain objects with the proto's field names (snake_case); enums are their names;
 // int64 fields are decimal strings; google.protobuf.Struct fields are plain JSON values.
+//
+// Refusals that say they will pass are retried by the client itself, as the Python client
+// does (metasre.agents.retry): UNAVAILABLE SERVER_HANDING_OVER (wait for the next server,
+// resume the seat, send the call again under its call_id) and any refusal with
+// google.rpc.RetryInfo (wait the server's delay). opts.retry tunes it; retry: false turns it off.
 "use strict";
 
 const crypto = require("node:crypto");
+const fs = require("node:fs");
 const path = require("node:path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
+// proto-loader's own protobufjs: it decodes the google.rpc.Status of a call's trailers.
+const protobuf = require("protobufjs");
 
 /** The repository's proto root: protos/metasre/v1/*.proto live under it. */
 const DEFAULT_PROTO_ROOT = path.resolve(__dirname, "..", "..", "protos");
@@ -50,6 +58,16 @@ function loadProtocol(protoRoot = process.env.METASRE_PROTOS || DEFAULT_PROTO_RO
     },
   );
   return grpc.loadPackageDefinition(definition).metasre.v1;
+}
+
+/** google.rpc.Status, able to unpack its ErrorInfo, BadRequest and RetryInfo details. */
+function loadStatusType(protoRoot = process.env.METASRE_PROTOS || DEFAULT_PROTO_ROOT) {
+  const root = new protobuf.Root();
+  const dirs = [path.join(protoRoot, GOOGLEAPIS), protoRoot];
+  root.resolvePath = (_origin, target) =>
+    dirs.map((d) => path.join(d, target)).find((f) => fs.existsSync(f)) || target;
+  root.loadSync(["google/rpc/status.proto", "google/rpc/error_details.proto"], { keepCase: true });
+  return root.lookupType("google.rpc.Status");
 }
 
 // -- google.protobuf.Struct <-> plain JSON ------------------------------------------------
@@ -102,7 +120,18 @@ function fromStruct(s) {
 
 const CODE_NAMES = Object.fromEntries(Object.entries(grpc.status).map(([k, v]) => [v, k]));
 
-/** A refused request: a gRPC error, or an in-band google.rpc.Status on the Connect stream. */
+/** A google.protobuf.Duration as JSON ("1.5s") or as an object ({seconds, nanos}), in ms. */
+function durationMs(d) {
+  if (typeof d === "string") return Math.max(0, parseFloat(d) * 1000);
+  return Math.max(0, Number((d && d.seconds) || 0) * 1000 + Number((d && d.nanos) || 0) / 1e6);
+}
+
+/**
+ * A refused request: a gRPC error, or an in-band google.rpc.Status on the Connect stream.
+ * `lost` is true when a Connect stream ended before the answer came (the call may or may not
+ * have been applied: resume and send it again under the same call_id); `retryDelayMs` is the
+ * server's RetryInfo, when it gave one.
+ */
 class MetasreError extends Error {
   constructor(code, message, details = [], callId = "") {
     super(message);
@@ -110,10 +139,93 @@ class MetasreError extends Error {
     this.code = typeof code === "number" ? CODE_NAMES[code] || String(code) : code;
     this.details = details;
     this.callId = callId;
+    this.lost = false;
     const info = details.find((d) => (d["@type"] || "").endsWith("/google.rpc.ErrorInfo"));
     this.reason = info ? info.reason : "";
     const bad = details.find((d) => (d["@type"] || "").endsWith("/google.rpc.BadRequest"));
     this.violations = bad ? bad.field_violations.map((v) => [v.field, v.description]) : [];
+    const retry = details.find((d) => (d["@type"] || "").endsWith("/google.rpc.RetryInfo"));
+    this.retryDelayMs = retry ? durationMs(retry.retry_delay) : null;
+  }
+}
+
+let statusType = null;
+
+/** The MetasreError of a failed gRPC call, with the rich details of its trailers if any. */
+function fromGrpcError(err, { lost = false } = {}) {
+  let details = [];
+  const raw = err.metadata ? err.metadata.get("grpc-status-details-bin") : [];
+  if (raw.length) {
+    statusType = statusType || loadStatusType();
+    const status = statusType.toObject(statusType.decode(raw[0]), {
+      longs: String,
+      enums: String,
+      defaults: true,
+      json: true, // google.protobuf.Any as {"@type": ..., ...fields}, as the loader decodes it
+    });
+    details = status.details || [];
+  }
+  const error = new MetasreError(err.code, err.details || err.message, details);
+  error.lost = lost;
+  return error;
+}
+
+// -- retries ------------------------------------------------------------------------------
+
+const HANDING_OVER = "SERVER_HANDING_OVER";
+
+/** The Python client's defaults (metasre.agents.retry.RetryPolicy), in milliseconds. */
+const DEFAULT_RETRY = Object.freeze({
+  maxAttempts: 5, // tries in all of a call refused with RetryInfo
+  maxRetryDelayMs: 30000, // the longest wait on a server's RetryInfo
+  handoverTimeoutMs: 30000, // how long to keep trying through a handover
+  initialBackoffMs: 50, // the first wait between tries in a handover, doubled each try
+  maxBackoffMs: 1000, // the longest wait between tries in a handover
+});
+
+/** The retry policy of opts.retry: the defaults, overridden; false for none. */
+function retryPolicy(retry) {
+  if (retry === false) return { ...DEFAULT_RETRY, maxAttempts: 1, handoverTimeoutMs: 0 };
+  return { ...DEFAULT_RETRY, ...(retry || {}) };
+}
+
+/** Milliseconds to wait before trying again, or null to give up (see DEFAULT_RETRY). */
+function retryDelayMs(policy, err, attempt, elapsedMs) {
+  if (err.code === "UNAVAILABLE" && err.reason === HANDING_OVER) {
+    if (elapsedMs >= policy.handoverTimeoutMs) return null;
+    const backoff = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * 2 ** (attempt - 1));
+    // Jitter spreads the agents of a handed-over server over the next one's start.
+    return Math.min(backoff * (0.5 + Math.random() / 2), policy.handoverTimeoutMs - elapsedMs);
+  }
+  if (err.retryDelayMs !== null && err.retryDelayMs !== undefined && attempt < policy.maxAttempts) {
+    return Math.min(err.retryDelayMs, policy.maxRetryDelayMs);
+  }
+  return null;
+}
+
+/**
+ * Make a call's tries until one succeeds or the policy gives up. attempt(readyWithinMs) makes
+ * one; after a handover refusal readyWithinMs is how long it may wait for a server (gRPC's
+ * waitForReady with that deadline), else null.
+ */
+async function withRetries(policy, attempt) {
+  let first = null;
+  let handover = null;
+  let readyWithinMs = null;
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt(readyWithinMs);
+    } catch (err) {
+      if (!(err instanceof MetasreError)) throw err;
+      if (handover && err.code === "DEADLINE_EXCEEDED" && !err.reason) throw handover;
+      const now = Date.now();
+      if (first === null) first = now;
+      const wait = retryDelayMs(policy, err, tries, now - first);
+      if (wait === null) throw err;
+      if (err.reason === HANDING_OVER) handover = err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      if (handover) readyWithinMs = Math.max(1, policy.handoverTimeoutMs - (Date.now() - first));
+    }
   }
 }
 
@@ -127,11 +239,13 @@ class MetasreClient {
    * every session with it and sends it on the calls about its sessions (grade, close).
    * opts.ownerToken acts for sessions created with it elsewhere; opts.adminToken reaches every
    * session.
+   * opts.retry: see DEFAULT_RETRY (false: every refusal at once).
    * @param {{adminToken?: string, ownerToken?: string, protoRoot?: string,
-   *   credentials?: grpc.ChannelCredentials}} opts
+   *   credentials?: grpc.ChannelCredentials, retry?: object | false}} opts
    */
   constructor(target, opts = {}) {
     const v1 = loadProtocol(opts.protoRoot);
+    this.retry = retryPolicy(opts.retry);
     const credentials = opts.credentials || grpc.credentials.createInsecure();
     this.control = new v1.ControlService(target, credentials);
     // One channel for all three services: the stubs share the first stub's channel.
@@ -153,10 +267,16 @@ class MetasreClient {
 
   /** Call a ControlService method by name; resolves with the response object. */
   unary(method, request = {}, metadata = this.metadata) {
-    return new Promise((resolve, reject) => {
-      this.control[method](request, metadata, (err, response) => {
-        if (err) reject(new MetasreError(err.code, err.details || err.message));
-        else resolve(response);
+    return withRetries(this.retry, (readyWithinMs) => {
+      const options =
+        readyWithinMs === null
+          ? {}
+          : { waitForReady: true, deadline: new Date(Date.now() + readyWithinMs) };
+      return new Promise((resolve, reject) => {
+        this.control[method](request, metadata, options, (err, response) => {
+          if (err) reject(fromGrpcError(err));
+          else resolve(response);
+        });
       });
     });
   }
@@ -211,7 +331,10 @@ class MetasreClient {
 
   /** A Connect stream for one seat; call join() on it. batchEvents: see StreamOptions. */
   agent(sessionId, joinToken, { batchEvents = true } = {}) {
-    return new AgentConnection(this.agents, sessionId, joinToken, { batchEvents });
+    return new AgentConnection(this.agents, sessionId, joinToken, {
+      batchEvents,
+      retry: this.retry,
+    });
   }
 
   close() {
@@ -222,8 +345,10 @@ class MetasreClient {
 
 /** One agent's bidirectional stream: its own calls and results, and what the team does. */
 class AgentConnection {
-  constructor(stub, sessionId, joinToken, { batchEvents = true } = {}) {
+  constructor(stub, sessionId, joinToken, { batchEvents = true, retry } = {}) {
     this.stub = stub;
+    this.retry = retry || retryPolicy();
+    this.resuming = null; // the resume under way, shared by the calls that wait for it
     // Events that become durable together come as one message (StreamOptions.batch_events).
     this.batchEvents = batchEvents;
     this.sessionId = sessionId;
@@ -240,27 +365,84 @@ class AgentConnection {
 
   /** Take the seat; resolves with the Joined message. */
   join() {
-    this.stream = this.stub.Connect();
-    const joined = new Promise((resolve, reject) => {
-      this.pending.set("", { resolve, reject });
-    });
-    this.stream.on("data", (msg) => this.dispatch(msg));
-    this.stream.on("error", (err) => this.lost(new MetasreError(err.code, err.details)));
-    this.stream.on("end", () => this.lost(new MetasreError("CANCELLED", "stream ended")));
-    this.stream.write({
+    return this.open({
       join: {
         session_id: this.sessionId,
         join_token: this.joinToken,
         options: { batch_events: this.batchEvents },
       },
     });
-    return joined;
   }
 
-  /** Apply one tool call; resolves with its ToolResult (data as plain JSON), rejects on refusal. */
-  call(tool, args = {}) {
+  /** Take the seat back after a dropped stream, hearing what was missed since lastSequence. */
+  resume(readyWithinMs = null) {
+    return this.open(
+      {
+        resume: {
+          session_id: this.sessionId,
+          resume_token: this.resumeToken,
+          after_sequence: this.lastSequence,
+          options: { batch_events: this.batchEvents },
+        },
+      },
+      readyWithinMs,
+    );
+  }
+
+  open(first, readyWithinMs = null) {
+    // With readyWithinMs (a handover's next server starting), wait for a server that long. Not
+    // a gRPC deadline: that would end the stream itself once it passed.
+    const options = readyWithinMs === null ? {} : { waitForReady: true };
+    const stream = (this.stream = this.stub.Connect(new grpc.Metadata(), options));
+    this.ended = null;
+    const joined = new Promise((resolve, reject) => {
+      this.pending.set("", { resolve, reject });
+    });
+    // A stream a resume replaced says nothing more about this connection.
+    stream.on("data", (msg) => stream === this.stream && this.dispatch(msg));
+    stream.on("error", (err) => {
+      if (stream === this.stream) this.lost(fromGrpcError(err, { lost: true }));
+    });
+    stream.on("end", () => {
+      if (stream !== this.stream) return;
+      const err = new MetasreError("CANCELLED", "the server ended the stream");
+      err.lost = true;
+      this.lost(err);
+    });
+    stream.write(first);
+    if (readyWithinMs === null) return joined;
+    let timer;
+    const late = new Promise((_resolve, reject) => {
+      timer = setTimeout(() => {
+        reject(new MetasreError("DEADLINE_EXCEEDED", `no server within ${readyWithinMs} ms`));
+        stream.cancel();
+      }, readyWithinMs);
+    });
+    return Promise.race([joined, late]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Apply one tool call; resolves with its ToolResult (data as plain JSON), rejects on refusal.
+   * A handover (SERVER_HANDING_OVER) is waited out: the seat is resumed on the next server and
+   * the call sent again under the same call_id. opts.callId: the call's id (default: a new one).
+   */
+  call(tool, args = {}, { callId } = {}) {
+    const call_id = callId || `n${this.nextId++}`;
+    return withRetries(this.retry, async (readyWithinMs) => {
+      if (readyWithinMs !== null && this.ended) {
+        if (!this.resuming) {
+          this.resuming = this.resume(readyWithinMs).finally(() => {
+            this.resuming = null;
+          });
+        }
+        await this.resuming;
+      }
+      return this.callOnce(tool, args, call_id);
+    });
+  }
+
+  callOnce(tool, args, call_id) {
     if (this.ended) return Promise.reject(this.ended);
-    const call_id = `n${this.nextId++}`;
     const promise = new Promise((resolve, reject) => {
       this.pending.set(call_id, { resolve, reject });
     });
@@ -354,6 +536,7 @@ class AgentConnection {
 module.exports = {
   AgentConnection,
   DEFAULT_PROTO_ROOT,
+  DEFAULT_RETRY,
   MetasreClient,
   MetasreError,
   fromStruct,

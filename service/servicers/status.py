@@ -1,15 +1,55 @@
-"""Turning exceptions into gRPC statuses at the edge of every call, bugs logged, never leaked."""
+"""Turning exceptions into gRPC statuses at the edge of every call, bugs logged, never leaked.
+
+Each refusal becomes a `google.rpc.Status` with an `ErrorInfo` (reason, domain `metasre.dev`)
+and, for bad requests, a `BadRequest` whose field violations name the valid choices; a refusal
+that passes carries a `RetryInfo`. `ERROR_TABLE` is the one map of error class to status.
+Anything not in it is a bug: INTERNAL, with an incident id and nothing of the internals.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import grpc
 import structlog
+from google.rpc.error_details_pb2 import BadRequest, ErrorInfo, RetryInfo
 from google.rpc.status_pb2 import Status
 
-from metasre.service.errors import ServiceError, status_code, to_status
+from metasre.service.errors import (
+    AlreadyJoinedError,
+    CallAbortedError,
+    EpisodeEndedError,
+    EpisodeResetError,
+    InvalidRequestError,
+    MessageTooLargeError,
+    NotJoinedError,
+    NotSessionOwnerError,
+    NotYourTurnError,
+    RequestIdReusedError,
+    SeatIdleError,
+    SeatTakenError,
+    ServerAtCapacityError,
+    ServerDrainingError,
+    ServerHandingOverError,
+    ServiceError,
+    SessionClosedError,
+    SessionFullError,
+    SessionIdleError,
+    SessionNotFoundError,
+    SlowReaderError,
+    StoreUnavailableError,
+    TokenInvalidError,
+    TokenMissingError,
+    ToolNotAllowedError,
+)
+from metasre.simulator import EpisodeOverError, InvalidToolCallError, UnknownToolError
+from metasre.simulator.scenarios.errors import UnknownScenarioError
+
+DOMAIN = "metasre.dev"
+"""The ErrorInfo domain of every error this service raises."""
 
 T = TypeVar("T")
 
@@ -60,3 +100,120 @@ async def guarded(context: grpc.aio.ServicerContext[Any, Any], op: Callable[[], 
         raise
     except Exception as exc:
         await abort(context, exc)
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRow:
+    """One row of the table: the status code and ErrorInfo reason of an error class."""
+
+    code: grpc.StatusCode
+    reason: str
+
+
+ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
+    SessionNotFoundError: StatusRow(grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND"),
+    SessionIdleError: StatusRow(grpc.StatusCode.NOT_FOUND, "SESSION_IDLE"),
+    UnknownScenarioError: StatusRow(grpc.StatusCode.NOT_FOUND, "SCENARIO_NOT_FOUND"),
+    TokenMissingError: StatusRow(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING"),
+    TokenInvalidError: StatusRow(grpc.StatusCode.PERMISSION_DENIED, "TOKEN_INVALID"),
+    NotSessionOwnerError: StatusRow(grpc.StatusCode.PERMISSION_DENIED, "NOT_SESSION_OWNER"),
+    UnknownToolError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_TOOL"),
+    InvalidToolCallError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENTS"),
+    InvalidRequestError: StatusRow(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST"),
+    MessageTooLargeError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "MESSAGE_TOO_LARGE"),
+    NotYourTurnError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN"),
+    ToolNotAllowedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "TOOL_NOT_ALLOWED"),
+    NotJoinedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "NOT_JOINED"),
+    AlreadyJoinedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_JOINED"),
+    SeatTakenError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "SEAT_TAKEN"),
+    EpisodeEndedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "EPISODE_OVER"),
+    EpisodeOverError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "EPISODE_OVER"),
+    SessionClosedError: StatusRow(grpc.StatusCode.FAILED_PRECONDITION, "SESSION_CLOSED"),
+    CallAbortedError: StatusRow(grpc.StatusCode.ABORTED, "SESSION_CLOSED"),
+    EpisodeResetError: StatusRow(grpc.StatusCode.ABORTED, "EPISODE_RESET"),
+    SessionFullError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SESSION_FULL"),
+    ServerAtCapacityError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_AT_CAPACITY"),
+    ServerDrainingError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING"),
+    ServerHandingOverError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_HANDING_OVER"),
+    SeatIdleError: StatusRow(grpc.StatusCode.DEADLINE_EXCEEDED, "SEAT_IDLE"),
+    SlowReaderError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SLOW_READER"),
+    StoreUnavailableError: StatusRow(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
+    RequestIdReusedError: StatusRow(grpc.StatusCode.ALREADY_EXISTS, "REQUEST_ID_REUSED"),
+}
+"""Error class to status; the first class in an exception's MRO that is here wins."""
+
+_INTERNAL = StatusRow(grpc.StatusCode.INTERNAL, "INTERNAL")
+
+
+def lookup(exc: BaseException) -> StatusRow | None:
+    """The table row of `exc`, or None when it is not a known error (a bug)."""
+    for cls in type(exc).__mro__:
+        row = ERROR_TABLE.get(cls)
+        if row is not None:
+            return row
+    return None
+
+
+def to_status(exc: BaseException) -> tuple[Status, str | None]:
+    """The `google.rpc.Status` for `exc`, and an incident id when it is a bug (else None).
+
+    A bug's status says only "internal error" and the incident id; the caller logs the rest.
+    """
+    row = lookup(exc)
+    incident = None
+    if row is None:
+        row = _INTERNAL
+        incident = secrets.token_hex(6)
+        message = f"internal error (incident {incident}); the server logged the details"
+        violations: tuple[tuple[str, str], ...] = ()
+        metadata: dict[str, str] = {"incident": incident}
+    else:
+        message = str(exc)
+        violations, metadata = _details(exc)
+    info = ErrorInfo(reason=row.reason, domain=DOMAIN, metadata=metadata)
+    status = Status(code=_code_number(row.code), message=message)
+    status.details.add().Pack(info)
+    if violations:
+        bad = BadRequest(
+            field_violations=[
+                BadRequest.FieldViolation(field=f, description=d) for f, d in violations
+            ]
+        )
+        status.details.add().Pack(bad)
+    retry_after = exc.retry_after if isinstance(exc, ServiceError) else None
+    if retry_after is not None:
+        retry = RetryInfo()
+        retry.retry_delay.FromMilliseconds(round(retry_after * 1000))
+        status.details.add().Pack(retry)
+    return status, incident
+
+
+def _details(exc: BaseException) -> tuple[tuple[tuple[str, str], ...], dict[str, str]]:
+    if isinstance(exc, UnknownToolError):
+        choices = ", ".join(exc.choices)
+        return (
+            (("tool", f"unknown tool {exc.tool[:64]!r}; valid choices: {choices}"),),
+            {"tool": exc.tool[:64], "choices": choices},
+        )
+    if isinstance(exc, InvalidToolCallError):
+        return (
+            tuple((f"args.{f}" if f else "args", d) for f, d in exc.violations),
+            {"tool": exc.tool[:64]},
+        )
+    if isinstance(exc, ServiceError):
+        return exc.violations, exc.metadata
+    return (), {}
+
+
+def _code_number(code: grpc.StatusCode) -> int:
+    value = code.value[0]
+    assert isinstance(value, int)
+    return value
+
+
+def status_code(status: Status) -> grpc.StatusCode:
+    """The grpc.StatusCode of a status message."""
+    return next((c for c in grpc.StatusCode if c.value[0] == status.code), grpc.StatusCode.UNKNOWN)

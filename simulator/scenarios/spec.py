@@ -224,14 +224,6 @@ class SolutionStep(_Strict):
     args: dict[str, Any] = {}
 
 
-class TopologySpec(_Strict):
-    """A platform's services, releases and migrations, shared by its scenarios."""
-
-    services: tuple[ServiceSpec, ...] = ()
-    deployments: tuple[DeploymentSpec, ...] = ()
-    migrations: tuple[MigrationSpec, ...] = ()
-
-
 class ScenarioSpec(_Strict):
     """One incident, fully rendered for a seed."""
 

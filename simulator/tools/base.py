@@ -192,6 +192,10 @@ class Tool:
     only look, change edits the code, operate changes the running platform."""
     handler: Handler
     _: KW_ONLY
+    names_agents: str | None = None
+    """The argument (a list of agent ids, '*' for all) that names teammates, if any. The
+    episode knows no team; a session refuses ids none of its seats has, rather than let a
+    message go to nobody."""
     inline: bool = False
     """Cheap enough to apply on the service's event loop: no test run, no sandbox, about a
     millisecond. The service hands every other call to a worker thread."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from metasre.simulator.errors import SimulatorError
 from metasre.simulator.history import split_lines
@@ -97,13 +97,32 @@ class EditLinesArgs(Args):
         description="replace lines start..end with content; insert content before start_line "
         "(line count + 1 appends); delete lines start..end."
     )
-    start_line: int = Field(ge=1, le=1_000_000, description="First line of the range (1-based).")
+    start_line: int | None = Field(
+        None,
+        ge=1,
+        le=1_000_000,
+        description="First line of the range (1-based). Give this or find, not both.",
+    )
+    find: str | None = Field(
+        None,
+        min_length=1,
+        max_length=1000,
+        description="Instead of start_line: text that appears on exactly one line of the file "
+        "(copied from view_file); that line is the range's first, and its last unless "
+        "end_line is given.",
+    )
     end_line: int | None = Field(
         None, ge=1, le=1_000_000, description="Last line of the range, inclusive; default start."
     )
     content: str = Field(
         "", max_length=20_000, description="New lines (keep the file's indentation)."
     )
+
+    @model_validator(mode="after")
+    def _one_anchor(self) -> EditLinesArgs:
+        if (self.start_line is None) == (self.find is None):
+            raise ValueError("give start_line or find (exactly one of them)")
+        return self
 
 
 CONTEXT_LINES = 3
@@ -113,10 +132,14 @@ CONTEXT_LINES = 3
 def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
     """Change a range of lines; the change is live on its service at once (a hotfix)."""
     try:
+        start = args.start_line if args.find is None else _find(ctx, args.path, args.find)
+        if isinstance(start, ToolOutput):
+            return start
+        assert start is not None  # the arguments give one of the two
         record = ctx.workspace.edit(
             args.path,
             action=args.action,
-            start_line=args.start_line,
+            start_line=start,
             end_line=args.end_line,
             content=args.content,
             author=ctx.agent_id,
@@ -167,6 +190,30 @@ def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
     )
 
 
+def _find(ctx: ToolContext, path: str, needle: str) -> int | ToolOutput:
+    """The one line of `path` holding `needle`, or the refusal to edit a line it cannot be sure of.
+
+    Raises:
+        SimulatorError: the path is not a file of the tree.
+    """
+    found = ctx.workspace.lines_containing(path, needle)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        why = f"no line of {path} contains {needle!r}; view_file it and copy a line's text"
+        return ToolOutput(
+            text=f"error: {why}", data={"error": why, "lines": []}, error="find_not_found"
+        )
+    shown = ", ".join(map(str, found[:20])) + (", ..." if len(found) > 20 else "")
+    why = (
+        f"{len(found)} lines of {path} contain {needle!r} (lines {shown}); give a longer find "
+        "that only one line has, or start_line"
+    )
+    return ToolOutput(
+        text=f"error: {why}", data={"error": why, "lines": list(found)}, error="find_ambiguous"
+    )
+
+
 TOOLS = (
     Tool(
         "list_files",
@@ -190,7 +237,8 @@ TOOLS = (
     ),
     Tool(
         "edit_lines",
-        "Replace, insert or delete a range of lines in a code file. The edit goes "
+        "Replace, insert or delete a range of lines in a code file, located by line number "
+        "or by a line's text (find). The edit goes "
         "live on its service at once (a hotfix) and is recorded as a commit by you. Tests under "
         "tests/ are read-only. Check the result with run_tests.",
         EditLinesArgs,

@@ -38,7 +38,7 @@ class SendMessageArgs(Args):
 
     text: str = Field(min_length=1, max_length=4000, description="What to tell teammates.")
     to: list[str] | None = Field(
-        None, max_length=16, description="Agent ids to tell; omit for the whole team."
+        None, max_length=16, description="Agent ids to tell ('*' for all); omit for the team."
     )
 
 
@@ -84,6 +84,7 @@ TOOLS = (
         send_message,
         inline=True,
         sends_message=True,
+        names_agents="to",
     ),
     Tool(
         "submit_report",

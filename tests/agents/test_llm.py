@@ -295,6 +295,7 @@ def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in):
             "--model",
             "stand-in",
             "--json",
+            "--no-store",
         ],
         capture_output=True,
         text=True,

@@ -16,6 +16,7 @@ from grpc_status import rpc_status
 
 from metasre.agents.client import MetasreClient
 from metasre.agents.errors import ClientError
+from metasre.agents.retry import RetryPolicy
 from metasre.service import ServerConfig
 from metasre.simulator import Episode
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2_grpc
@@ -34,7 +35,9 @@ async def test_a_handed_over_session_is_resumed_on_the_next_server(tmp_path: Pat
     steps = pay_solution(seed=2)
     async with metasre_serve("--store", str(db), "--handover") as first:
         port = int(first.address.rpartition(":")[2])
-        client = MetasreClient(first.address, options=FAST_RECONNECT)
+        # No retries: this test looks at the refusal the SDK otherwise waits out by itself
+        # (tests/agents/test_retry.py).
+        client = MetasreClient(first.address, options=FAST_RECONNECT, retry=RetryPolicy.never())
         handle = await client.create_session(PAY, seed=2, seats=["a"])
         agent = client.agent(handle.id, handle.tokens["a"])
         await agent.join()

@@ -73,7 +73,7 @@ def test_serve_refuses_to_start_without_landlock(tmp_path: os.PathLike[str]) -> 
         env=_env(),
         cwd=tmp_path,
     )
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 8, done.stderr  # ExitCode.SANDBOX
     assert "Traceback" not in done.stderr
     assert "Landlock" in done.stderr and "--allow-weak-isolation" in done.stderr
     assert done.stdout == ""  # never said it was serving

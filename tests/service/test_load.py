@@ -54,9 +54,15 @@ async def test_nothing_of_a_closed_session_stays_alive(tmp_path):
             await wave(client, 16, 5, report, 0.2, 0.5)
             assert report.unexpected == []
             assert report.drops > 0  # dropped seats are kept 60 s, unless their session closes
-        await asyncio.sleep(0.2)
-        gc.collect()
-        alive = [o for o in gc.get_objects() if isinstance(o, Session | Coordinator | AgentStream)]
+        # Until the last stream's tasks have ended (state, polled; bounded).
+        for _ in range(200):
+            gc.collect()
+            alive = [
+                o for o in gc.get_objects() if isinstance(o, Session | Coordinator | AgentStream)
+            ]
+            if not alive:
+                break
+            await asyncio.sleep(0.01)
         assert alive == []
         assert not [o for o in gc.get_objects() if isinstance(o, Episode)]
         assert server.registry.sessions() == []

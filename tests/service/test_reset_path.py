@@ -55,7 +55,12 @@ async def test_episodes_of_a_seed_share_the_opening_not_the_state(monkeypatch):
 
 
 def _started(observation: Any, episode: int = 1, seed: int = 3) -> LogEntry:
-    return LogEntry(1, episode, 0, Started(episode, seed, observation))
+    return LogEntry(
+        sequence=1,
+        episode=episode,
+        tick=0,
+        event=Started(episode=episode, seed=seed, observation=observation),
+    )
 
 
 async def test_the_stored_opening_is_built_once_and_equals_the_record(monkeypatch):
@@ -89,7 +94,7 @@ async def test_the_stored_opening_is_built_once_and_equals_the_record(monkeypatc
 
 async def test_the_opening_bytes_equal_the_messages_they_stand_for():
     obs = (await make_episode(PAY, 3, None)).observation()
-    event = Started(2, 11, obs)
+    event = Started(episode=2, seed=11, observation=obs)
     wire = agent_pb2.ConnectResponse.FromString(convert.started_response_bytes(event, 42))
     assert wire == agent_pb2.ConnectResponse(episode_start=convert.started_pb(event), sequence=42)
     assert convert.shared_observation_bytes(obs) == convert.observation_pb(obs).SerializeToString()

@@ -66,7 +66,7 @@ def test_the_rollout_command_plays_sparse_sessions() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "metasre.cli.main", "rollout", "--agent", "expert",
          "--scenario", PAY, "--seeds", "0-1", "--reward-mode", "SPARSE", "--json",
-         "--no-progress"],
+         "--no-progress", "--no-store"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

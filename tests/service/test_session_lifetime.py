@@ -2,7 +2,7 @@
 
 Before, a session's streams and their tasks formed cycles with it (a cancelled task holds its
 frames through the CancelledError's traceback, the frames hold the stream, the stream the
-session), so every closed session's log and world stayed in memory until the heap keeper's
+session), so every closed session's log and world stayed in memory until the GC freezer's
 next reclaim walked the whole heap.
 """
 

@@ -17,6 +17,7 @@ import pytest
 
 from metasre.service import Limits, ServerConfig, build_server
 from metasre.service.server import MetasreServer
+from metasre.service.turns import Simultaneous
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
 from .conftest import TIMEOUT, AgentClient, create, details, owned_channel, struct
@@ -88,7 +89,9 @@ async def test_close_racing_a_call_ends_at_once_and_answers_the_call(channel, co
 async def until_gathered(server: MetasreServer, sid: str, agent_id: str) -> None:
     """Until the open SIMULTANEOUS round holds `agent_id`'s call (state, not time)."""
     _, coordinator = server.registry.get(sid)
-    while agent_id not in coordinator._round_batch:
+    turns = coordinator.turns
+    assert isinstance(turns, Simultaneous)
+    while agent_id not in turns._batch:
         await asyncio.sleep(0.005)
 
 

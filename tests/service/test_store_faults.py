@@ -210,7 +210,7 @@ def test_a_store_on_a_read_only_file_system_stops_the_server_at_startup(disk: Pa
             timeout=60,
             check=False,
         )
-        assert done.returncode == 2
+        assert done.returncode == 6  # ExitCode.STORE
         assert "error: cannot open the store" in done.stderr
     finally:
         subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)

@@ -18,10 +18,12 @@ from pathlib import Path
 
 from metasre.agents.client import MetasreClient
 from metasre.cli.child_server import start_serve
-from metasre.cli.main import EXIT_STORE_IN_USE
+from metasre.cli.errors import ExitCode
 
 from .conftest import PAY, TIMEOUT, pay_solution
 from .serve_process import metasre_serve
+
+EXIT_STORE_IN_USE = ExitCode.STORE_IN_USE
 
 FAST_RECONNECT = (
     ("grpc.initial_reconnect_backoff_ms", 100),

@@ -92,21 +92,27 @@ def _applied(tool: str, args: dict[str, Any]) -> Applied:
     episode = Episode.make("meta-sre/migration-cascade-v1", 0)
     step = episode.apply("a1", tool, args)
     return Applied(
-        step.tick,
-        "a1",
-        "call-7",
-        tool,
-        step.args,
-        step.ok,
-        step.output.error or "",
-        step.output.text,
-        step.output.data,
-        step.minutes,
-        step.clock,
-        0,
-        step.phase,
-        episode.observation(),
-        Reward("a1", step.tick, {"explore": 0.01}, 0.01, "a1"),
+        tick=step.tick,
+        agent_id="a1",
+        call_id="call-7",
+        tool=tool,
+        args=step.args,
+        ok=step.ok,
+        error_code=step.output.error or "",
+        text=step.output.text,
+        data=step.output.data,
+        minutes=step.minutes,
+        clock=step.clock,
+        round=0,
+        phase=step.phase,
+        observation=episode.observation(),
+        reward=Reward(
+            agent_id="a1",
+            tick=step.tick,
+            components={"explore": 0.01},
+            total=0.01,
+            source_agent_id="a1",
+        ),
     )
 
 

@@ -448,18 +448,17 @@ async def test_export_round_trips_through_a_fresh_simulator(server, channel, con
 
 
 def test_export_refuses_a_missing_store_and_unknown_sessions(tmp_path, capsys):
-    from metasre.cli.main import build_parser
+    from metasre.cli.errors import ExitCode
+    from metasre.cli.main import main
 
     def export(*argv: str) -> int:
-        args = build_parser().parse_args(["export", *argv])
-        code: int = args.func(args)
-        return code
+        return main(["export", *argv])
 
     db = tmp_path / "none.db"
-    assert export("--store", str(db)) == 2
+    assert export("--store", str(db), "--out", "-") == ExitCode.STORE
     assert "no trajectory store" in capsys.readouterr().err
     TrajectoryStore(db).close()
-    assert export("--store", str(db), "--session", "nope") == 2
+    assert export("--store", str(db), "--session", "nope", "--out", "-") == ExitCode.USAGE
     assert "no session nope" in capsys.readouterr().err
     out = tmp_path / "empty.jsonl"
     assert export("--store", str(db), "--out", str(out), "--all") == 0

@@ -48,8 +48,11 @@ class WatchServiceServicer:
 
     def WatchSession(self, request, context):
         """Every event of the session from (episode, from_tick) on, then new ones as they happen,
-        until the session closes or the client cancels. Needs the session's owner token or the
-        admin token (see ControlService.CreateSession).
+        until the session closes or the client cancels. Needs authorisation: the metadata
+        `authorization: Bearer <token>` with the session's owner token (CreateSessionResponse's
+        owner_token) or the server's admin token. Without a token the call ends UNAUTHENTICATED /
+        TOKEN_MISSING; with any other (a seat's join or resume token included) PERMISSION_DENIED /
+        NOT_SESSION_OWNER. See ControlService.CreateSession.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import structlog
 
-log = structlog.get_logger("metasre.service.heap")
+log = structlog.get_logger("metasre.service.gc_freeze")
 
 YOUNG_THRESHOLD = 20_000
 """Allocations between young collections (CPython's default is 700): fewer, larger young passes
@@ -43,7 +43,7 @@ dozen objects of cyclic garbage (gRPC's per-call objects): at 32, rollouts of 20
 second paid a reclaim every 1.6 s; at 256, every 13 s."""
 
 
-class HeapKeeper:
+class GcFreezer:
     """Freezes the long-lived heap every `period` seconds; reclaims after churn (see module)."""
 
     def __init__(

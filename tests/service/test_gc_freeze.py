@@ -1,11 +1,11 @@
-"""The heap keeper: freezes survivors, reclaims a closed session's cycles after churn."""
+"""The GC freezer: freezes survivors, reclaims a closed session's cycles after churn."""
 
 from __future__ import annotations
 
 import gc
 import weakref
 
-from metasre.service.heap import YOUNG_THRESHOLD, HeapKeeper
+from metasre.service.gc_freeze import YOUNG_THRESHOLD, GcFreezer
 
 
 class _Node:
@@ -17,7 +17,7 @@ class _Node:
 
 def test_survivors_are_frozen_and_the_collector_is_given_back() -> None:
     before = gc.get_threshold()
-    keeper = HeapKeeper(min_reclaim_sessions=2)
+    keeper = GcFreezer(min_reclaim_sessions=2)
     keeper.start()
     try:
         assert gc.get_threshold()[0] == YOUNG_THRESHOLD
@@ -37,7 +37,7 @@ def test_survivors_are_frozen_and_the_collector_is_given_back() -> None:
 
 
 def test_garbage_of_the_last_seconds_is_collected_not_frozen() -> None:
-    keeper = HeapKeeper()
+    keeper = GcFreezer()
     keeper.start()
     try:
         node = _Node()
@@ -50,7 +50,7 @@ def test_garbage_of_the_last_seconds_is_collected_not_frozen() -> None:
 
 
 def test_frozen_cycles_are_reclaimed_once_enough_sessions_closed() -> None:
-    keeper = HeapKeeper(min_reclaim_sessions=4)
+    keeper = GcFreezer(min_reclaim_sessions=4)
     keeper.start()
     try:
         node = _Node()

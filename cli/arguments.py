@@ -1,0 +1,178 @@
+"""Argument types and the help format every `metasre` subcommand shares.
+
+Type functions raise `argparse.ArgumentTypeError` with the whole message, so argparse prints
+`argument --seeds: ...` rather than naming the function (`invalid _positive value`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+MAX_SEED = 2**31 - 1
+"""The largest seed a server accepts (CreateSession's bound)."""
+MAX_SEEDS = 100_000
+"""The most seeds one list may name: a typo like 0-99999999 is refused before any work."""
+SEEDS_SYNTAX = "a seed list: 7 (seed 7), 0-99 (a range), 1,5,9 or 0-4,10"
+
+
+def seed_list(text: str) -> list[int]:
+    """The seeds of `7`, `0-99`, `1,5,9` or `0-4,10`, in order, each once.
+
+    A lone number is that seed, never a count: `--seeds 7` plays seed 7 only.
+
+    Raises:
+        argparse.ArgumentTypeError: the text names no seed, or something that is not one.
+    """
+    parts = [p.strip() for p in text.split(",")]
+    if not text.strip() or not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {SEEDS_SYNTAX}")
+    seeds: list[int] = []
+    for part in parts:
+        low, dash, high = part.partition("-")
+        try:
+            first, last = int(low), int(high) if dash else int(low)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {SEEDS_SYNTAX}") from None
+        if not 0 <= first <= last <= MAX_SEED:
+            raise argparse.ArgumentTypeError(
+                f"{part!r} in {text!r}: seeds are 0 to {MAX_SEED} and a range goes up "
+                f"(low-high); use {SEEDS_SYNTAX}"
+            )
+        if len(seeds) + last - first + 1 > MAX_SEEDS:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} names more than {MAX_SEEDS} seeds; pick a shorter range"
+            )
+        seeds += range(first, last + 1)
+    return list(dict.fromkeys(seeds))
+
+
+def seeds_text(seeds: Sequence[int]) -> str:
+    """`seeds` in the seed-list syntax, runs as ranges: `0-4,10`."""
+    parts: list[str] = []
+    i = 0
+    while i < len(seeds):
+        j = i
+        while j + 1 < len(seeds) and seeds[j + 1] == seeds[j] + 1:
+            j += 1
+        parts.append(str(seeds[i]) if i == j else f"{seeds[i]}-{seeds[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def positive_int(text: str) -> int:
+    """An integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An integer of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
+    return value
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each flag's default, except where there is none to show (switches, unset).
+
+    Descriptions keep their paragraphs (argparse would run them together), each wrapped to the
+    terminal; a paragraph with indented lines (a list, a table) is kept as written.
+    """
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = []
+        for paragraph in text.split("\n\n"):
+            lines = paragraph.splitlines()
+            if any(line.startswith("  ") for line in lines):
+                paragraphs.append("\n".join(indent + line for line in lines))
+            else:
+                paragraphs.append(
+                    textwrap.fill(
+                        " ".join(paragraph.split()),
+                        width,
+                        initial_indent=indent,
+                        subsequent_indent=indent,
+                    )
+                )
+        return "\n\n".join(paragraphs)
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        default = action.default
+        if default is None or default is False or default == argparse.SUPPRESS:
+            return action.help
+        if not action.help or (isinstance(default, list) and not default):
+            return action.help
+        return super()._get_help_string(action)
+
+
+LOG_FORMATS = ("auto", "console", "json")
+
+
+def _common() -> argparse.ArgumentParser:
+    # SUPPRESS: a subcommand's parser must not overwrite what was given before the subcommand.
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("logging")
+    g.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logs"
+    )
+    g.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default=argparse.SUPPRESS,
+        help="logs on stderr: console (for people), json (one object a line), auto (console "
+        "on a terminal, else json; the default)",
+    )
+    return p
+
+
+COMMON = _common()
+"""Flags every subcommand takes, before or after its name."""
+
+
+def add_command(
+    sub: Any, name: str, summary: str, description: str = ""
+) -> argparse.ArgumentParser:
+    """A subcommand with the shared flags and help format; `summary` is its line in the list."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=summary,
+        description=description or summary[0].upper() + summary[1:] + ".",
+        formatter_class=HelpFormatter,
+        parents=[COMMON],
+    )
+    return parser
+
+
+def add_store_flags(p: argparse.ArgumentParser, what: str) -> None:
+    """`--store PATH` (default ./metasre.db) and `--no-store`."""
+    p.add_argument(
+        "--store",
+        default="metasre.db",
+        metavar="PATH",
+        help=f"SQLite trajectory store where {what} (created if missing; `metasre export` "
+        "reads it)",
+    )
+    p.add_argument("--no-store", action="store_true", help="record nothing")
