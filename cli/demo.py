@@ -19,6 +19,7 @@ from metasre.cli.interrupt import Interrupt
 from metasre.cli.rollout import resolve_scenarios
 from metasre.cli.serving import local_store, prepare, running
 from metasre.service import ServerConfig
+from metasre.simulator.tools import TOOLS
 
 
 def _args(args: Mapping[str, Any]) -> str:
@@ -66,7 +67,8 @@ class PlayByPlay:
                 f" t+{a.get('clock', 0):5.1f}m #{a['tick']:<3} {a['agent_id']:<12} "
                 f"{a['tool']}({_args(a.get('args', {}))}){mark}\n"
             )
-            if a["tool"] != "send_message":
+            tool = TOOLS.get(a["tool"])
+            if tool is None or not tool.sends_message:  # a message shows as its own event
                 self.out.write(f"{'':22}-> {_first_line(str(a.get('text', '')))}\n")
         elif "message" in event:
             m = event["message"]

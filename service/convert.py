@@ -15,10 +15,10 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 from metasre.service.attribution import Attribution, RewardMode
-from metasre.service.by_identity import ByIdentity
 from metasre.service.config import Limits
 from metasre.service.errors import InvalidRequestError
 from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.openings import OpeningForms
 from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.struct_wire import delimited, struct_bytes, tag
 from metasre.simulator import TOOLS, EpisodePhase, Grade, Observation, Tool
@@ -423,11 +423,12 @@ def _result_head(event: Applied) -> agent_pb2.ToolResult:
     )
 
 
-# The opening observation of every episode of one scenario and seed is one object (what
-# `Episode.observation` gives before the first call), and each new session sends it twice
-# (EpisodeStarted, and Joined when the agent joins before the first call): its message is
-# serialized once for all of them, kept for the 64 most recent scenario instances.
-_SHARED_OBSERVATIONS: ByIdentity[Observation, bytes] = ByIdentity(64)
+# Each new session sends its opening twice (EpisodeStarted, and Joined when the agent joins
+# before the first call): its message is serialized once for every episode of its scenario and
+# seed, kept for the 64 most recently used.
+_SHARED_OBSERVATIONS: OpeningForms[bytes] = OpeningForms(
+    64, lambda o: observation_pb(o).SerializeToString()
+)
 _STARTED_TAG = tag(_RESPONSE["episode_start"].number)
 _STARTED_OBSERVATION_TAG = tag(
     common_pb2.EpisodeStarted.DESCRIPTOR.fields_by_name["observation"].number
@@ -437,8 +438,8 @@ _JOINED_OBSERVATION_TAG = tag(agent_pb2.Joined.DESCRIPTOR.fields_by_name["observ
 
 
 def shared_observation_bytes(obs: Observation) -> bytes:
-    """`observation_pb(obs)` serialized, kept by the object's identity for the next caller."""
-    return _SHARED_OBSERVATIONS.get(obs, lambda o: observation_pb(o).SerializeToString())
+    """`observation_pb(obs)` serialized, for `obs` an opening (see `OpeningForms`)."""
+    return _SHARED_OBSERVATIONS.get(obs)
 
 
 def started_response_bytes(event: Started, sequence: int) -> bytes:

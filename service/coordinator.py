@@ -420,13 +420,11 @@ class Coordinator:
         )
         if pending.call_id:
             pending.seat.results[pending.call_id] = entry
-        if step.tool == "send_message" and step.ok:
-            to = tuple(str(t) for t in output.data.get("to", ("*",)))
+        if output.message is not None:
+            message = output.message
             s.append(
                 step.tick,
-                Message(
-                    tick=step.tick, sender=caller, to=to, text=str(output.data.get("text", ""))
-                ),
+                Message(tick=step.tick, sender=caller, to=message.to, text=message.text),
             )
         for reward in rewards:
             s.seat(reward.agent_id).reward_total += reward.total
@@ -494,28 +492,10 @@ async def make_episode(scenario_id: str, seed: int, runner: TestRunner | None) -
     return await asyncio.to_thread(Episode.make, scenario_id, seed, runner)
 
 
-QUICK_TOOLS = frozenset(
-    {
-        "list_files",
-        "view_file",
-        "read_logs",
-        "query_metrics",
-        "get_alerts",
-        "check_dependencies",
-        "describe_service",
-        "git_log",
-        "git_show",
-        "git_blame",
-        "git_diff",
-        "send_message",
-    }
-)
-"""Tools applied on the event loop: no test run, no sandbox, about a millisecond each."""
-
-
 def _quick(episode: Episode, calls: Sequence[tuple[str, str, Mapping[str, Any]]]) -> bool:
-    # The call that uses the last step is graded (hidden tests run): that one goes to a thread.
-    return len(calls) == 1 and calls[0][1] in QUICK_TOOLS and episode.steps_left > 1
+    # A tool declares whether it is cheap enough to run inline (Tool.inline). The call that uses
+    # the last step is graded (hidden tests run): that one goes to a thread.
+    return len(calls) == 1 and get_tool(calls[0][1]).inline and episode.steps_left > 1
 
 
 def _apply_sync(

@@ -14,8 +14,8 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from metasre.service.attribution import Attribution, RewardMode
-from metasre.service.by_identity import ByIdentity
 from metasre.service.events import Applied, Ended, Event, LogEntry, Message, Reward, Started, Turn
+from metasre.service.openings import OpeningForms
 from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.store import EventRow, SessionRow, TrajectoryStore
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
@@ -168,14 +168,13 @@ def observation_record(obs: Observation) -> dict[str, Any]:
     return out
 
 
-# Records of opening observations: every episode of a scenario and seed opens with the same
-# object (what `Episode.observation` gives before the first call), and its record, the largest
-# part of a new session's first write, is built once. Shared: only read, never changed.
-_OPENING_RECORDS: ByIdentity[Observation, dict[str, Any]] = ByIdentity(64)
+# The record of an opening, the largest part of a new session's first write, is built once for
+# every episode of its scenario and seed. Shared: only read, never changed.
+_OPENING_RECORDS: OpeningForms[dict[str, Any]] = OpeningForms(64, observation_record)
 
 
 def _opening_record(obs: Observation) -> dict[str, Any]:
-    return _OPENING_RECORDS.get(obs, observation_record)
+    return _OPENING_RECORDS.get(obs)
 
 
 def _flat(value: Any) -> dict[str, Any]:

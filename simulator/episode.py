@@ -31,15 +31,6 @@ from metasre.simulator.vfs import Workspace
 from metasre.simulator.world import World
 
 TERMINAL_LINES = 12
-_OPENINGS: dict[
-    tuple[str, int],
-    tuple[tuple[AlertView, ...], tuple[ServiceRow, ...], tuple[tuple[int, int | None] | None, ...]],
-] = {}
-"""(scenario id, seed) -> the opening dashboard and the alert rules' memory after it."""
-_OPENING_VIEWS: dict[tuple[str, int], Observation] = {}
-"""(scenario id, seed) -> the observation before the first call: one object for every episode,
-so what the service derives from it (its stored record, its wire bytes) is made once too."""
-_OPENINGS_LIMIT = 1024
 
 
 class EpisodePhase(enum.Enum):
@@ -323,44 +314,26 @@ class Episode:
             self._clock = round(max(self._clock, self._round_start + minutes), 6)
         self._tick += 1
         arg_dict = parsed.model_dump()
-        if output.ok and tool == "edit_lines" and self._has_code_fault:
-            self._code_checks_fail = self._code_f2p_fails()
-        if output.ok and spec_tool.kind == "operate":
-            target = str(
-                arg_dict.get("migration")
-                or arg_dict.get("to_version")
-                or arg_dict.get("replicas")
-                or ""
-            )
-            self._operations.append((tool, str(arg_dict["service"]), target))
-            self._terminal.append(
-                f"$ {tool} {arg_dict['service']} {target}".rstrip() + f"  # {output.text}"
-            )
-        if tool == "send_message" and output.ok:
-            self._messages.append(
-                (self._tick, agent_id, tuple(output.data["to"]), str(output.data["text"]))
-            )
-        if tool == "run_tests" and output.ok:
-            self._terminal.append(
-                f"$ run_tests {arg_dict['suite']}  # " + output.text.partition("\n")[0]
-            )
-        if spec_tool.kind in ("change", "operate"):
+        # What the call did, from its effects and its tool's traits; a refused call did nothing.
+        if output.ok:
+            if spec_tool.changes_code and self._has_code_fault:
+                self._code_checks_fail = self._code_f2p_fails()
+            if (op := output.operation) is not None:
+                self._operations.append((tool, op.service, op.target))
+            if (message := output.message) is not None:
+                self._messages.append((self._tick, agent_id, message.to, message.text))
+            if output.command is not None:
+                self._terminal.append(
+                    f"$ {tool} {output.command}".rstrip() + "  # " + output.text.partition("\n")[0]
+                )
+        if not spec_tool.read_only:
             self._telemetry.invalidate()
         cured, returned = self._update_faults()
         components, credits = self._shaper.components(
-            CallFacts(
-                tool,
-                arg_dict,
-                output.ok,
-                output.data,
-                cured,
-                returned,
-                agent_id,
-                spec_tool.kind,
-            )
+            CallFacts(tool, output, cured, returned, agent_id, spec_tool.read_only)
         )
-        if tool == "submit_report" and output.ok:
-            self._report = IncidentReport.model_validate(arg_dict)
+        if output.ok and output.report is not None:
+            self._report = output.report
             self._phase = EpisodePhase.TERMINATED
         elif self._tick >= self._instance.spec.step_budget:
             self._phase = EpisodePhase.TRUNCATED
@@ -459,15 +432,18 @@ class Episode:
         """The code of the reference world: this scenario and seed with its solution applied."""
         reference = Episode(self._instance, self._runner, self._hidden)
         reference._reference = True  # its own grading would ask for the reference again
-        reference.play_steps([s for s in self._instance.spec.solution if s.tool != "submit_report"])
+        reference.play_steps(
+            [s for s in self._instance.spec.solution if not get_tool(s.tool).ends_episode]
+        )
         return reference._runtime_files()
 
     def observation(self) -> Observation:
         """The pager, budgets, alerts, dashboard and terminal as they are now."""
         spec = self._instance.spec
         alerts, rows = self._dashboard(self.minute)
-        opening = (spec.id, self._instance.seed) if self._tick == 0 else None
-        if opening is not None and (found := _OPENING_VIEWS.get(opening)) is not None:
+        # Before the first call every episode of the instance sees the same: its opening.
+        opening = self._instance.opening if self._tick == 0 else None
+        if opening is not None and (found := opening.observation) is not None:
             return found
         recent = self._recent_deploys()
         if recent:
@@ -494,9 +470,7 @@ class Episode:
             terminal=tuple(terminal[-TERMINAL_LINES:]),
         )
         if opening is not None:
-            if len(_OPENING_VIEWS) >= _OPENINGS_LIMIT:
-                _OPENING_VIEWS.clear()
-            _OPENING_VIEWS[opening] = observation
+            opening.observation = observation
         return observation
 
     # -- internals ------------------------------------------------------------------------------
@@ -518,10 +492,10 @@ class Episode:
         if board is not None and board[0] == version and board[1] == minute:
             return board[2], board[3]
         # Every episode of a scenario and seed opens on the same dashboard (the world untouched,
-        # minute 0), and finding when each alert's streak began reads far back: done once.
-        # Version 0: nothing has changed the world or a fault's course yet.
-        opening = (self._instance.spec.id, self._instance.seed) if version == 0 else None
-        if opening is not None and minute == 0 and (found := _OPENINGS.get(opening)) is not None:
+        # minute 0), and finding when each alert's streak began reads far back: done once, kept
+        # on the instance. Version 0: nothing has changed the world or a fault's course yet.
+        opening = self._instance.opening if version == 0 and minute == 0 else None
+        if opening is not None and (found := opening.board) is not None:
             self._alerts.recall(found[2])
             self._board = (version, minute, found[0], found[1])
             return found[0], found[1]
@@ -548,10 +522,8 @@ class Episode:
                 )
             )
         board = self._board = (version, minute, alerts, tuple(rows))
-        if opening is not None and minute == 0:
-            if len(_OPENINGS) >= _OPENINGS_LIMIT:
-                _OPENINGS.clear()
-            _OPENINGS[opening] = (alerts, board[3], self._alerts.memory())
+        if opening is not None:
+            opening.board = (alerts, board[3], self._alerts.memory())
         return alerts, board[3]
 
     def _recent_deploys(self) -> dict[str, str]:

@@ -82,3 +82,23 @@ class Observation:
             out.append("TERMINAL:")
             out += [f"  {line}" for line in self.terminal]
         return "\n".join(out)
+
+
+StreakMemory = tuple[tuple[int, int | None] | None, ...]
+"""What alert rules remember of their streaks (`alerts.AlertRules.memory`)."""
+
+
+@dataclass(slots=True)
+class Opening:
+    """What every episode of one scenario instance shows before anything changes.
+
+    The world, the faults and the clock are the same at the start of each episode of a
+    scenario and seed, so the first episode to get there fills this in and the others read
+    it. Two threads that fill it at once write the same values.
+    """
+
+    board: tuple[tuple[AlertView, ...], tuple[ServiceRow, ...], StreakMemory] | None = None
+    """The pager's alerts and the dashboard rows at minute 0, and the alert rules' memory
+    after finding them: when each streak began reads far back, so it is done once."""
+    observation: Observation | None = None
+    """The observation before the first call."""

@@ -17,6 +17,7 @@ from typing import Any
 from metasre.simulator.episode import Episode, StepResult
 from metasre.simulator.errors import EpisodeOverError
 from metasre.simulator.history import split_lines
+from metasre.simulator.tools import TOOLS
 
 __all__ = ["Patch", "RecordedCall", "patch_of", "replay"]
 
@@ -48,8 +49,9 @@ class RecordedCall:
 
 
 def patch_of(tool: str, data: Mapping[str, Any]) -> Patch | None:
-    """The patch of an applied edit, from its result's data (None for any other call)."""
-    if tool != "edit_lines" or "context_above" not in data:
+    """The patch of an applied code change, from its result's data (None for any other call)."""
+    found = TOOLS.get(tool)
+    if found is None or not found.changes_code or "context_above" not in data:
         return None
     return Patch(
         str(data["path"]),

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from metasre.simulator.report import normalize_location
 from metasre.simulator.scenarios.spec import GroundTruth
+
+if TYPE_CHECKING:  # the tools import their prices from here
+    from metasre.simulator.tools.base import Operation, ToolOutput
 
 STEP_COST = -0.005
 FAULT_CURED = 0.2
@@ -53,19 +56,18 @@ class CallFacts:
     """What happened in one call, as far as shaping cares."""
 
     tool: str
-    args: Mapping[str, Any]
-    ok: bool
-    data: Mapping[str, Any]
+    output: ToolOutput
+    """What the call returned: whether it worked, and its effects (an operation has a price,
+    a hint its cost, a file left broken its charge)."""
     cured: tuple[int, ...]
     """Faults (by index) this call cured."""
     returned: tuple[int, ...]
     """Faults (by index) this call brought back after they had been cured."""
     agent_id: str = ""
     """Whose call it was."""
-    kind: str = "change"
-    """The tool's kind (tools.base.Tool.kind): an operation ("operate") has a price, and a
-    fault that comes back on a call that changed the world ("change" or "operate") came back
-    because of it, not with time."""
+    read_only: bool = False
+    """The tool changes nothing (tools.base.Tool.read_only): a fault that comes back on a
+    call that changed the world came back because of it, not with time."""
 
 
 @dataclass(slots=True)
@@ -108,18 +110,18 @@ class Shaper:
         out: dict[str, float] = {"step_cost": STEP_COST}
         others: dict[str, dict[str, float]] = {}
         self._faults(facts, out, others)
-        if not facts.ok:
+        output = facts.output
+        if not output.ok:
             out["world_error"] = WORLD_ERROR
             return out, others
-        tool, args = facts.tool, facts.args
-        if tool == "edit_lines" and facts.data.get("syntax_error"):
+        if output.syntax_error:
             out["syntax_error"] = SYNTAX_ERROR
-        if tool == "ask_hint":
+        if output.hint:
             self.hints += 1
             out["hint"] = -hint_price(self.hints)
-        if facts.kind == "operate":
+        if output.operation is not None:
             out["operation"] = OPERATION
-            unneeded = self._unneeded(tool, args)
+            unneeded = self._unneeded(facts.tool, output.operation)
             if unneeded is not None:
                 self.unneeded_operations.append(unneeded)
         return out, others
@@ -134,7 +136,7 @@ class Shaper:
             into[name] = round(into.get(name, 0.0) + value, 9)
 
         for index in facts.returned:
-            if facts.kind in ("change", "operate") or index not in self.cured_by:
+            if not facts.read_only or index not in self.cured_by:
                 pay(caller, "fault_returned", FAULT_RETURNED)
                 self.debts[index] = caller
             else:
@@ -147,21 +149,24 @@ class Shaper:
                 pay(caller, "fault_cured", FAULT_CURED)
             self.cured_by[index] = debtor or caller
 
-    def _unneeded(self, tool: str, args: Mapping[str, Any]) -> str | None:
-        """Why an operation was not needed, or None when it was the incident's remedy."""
+    def _unneeded(self, tool: str, op: Operation) -> str | None:
+        """Why an operation was not needed, or None when it was the incident's remedy.
+
+        The remedy is named by its tool (the report's `remediation` vocabulary).
+        """
         truth = self.truth
-        service = args.get("service")
+        service = op.service
         if tool != truth.remediation or service != truth.service:
             return f"{tool} on {service}: not the remedy of this incident"
-        if tool == "rollback_migration":
+        if op.migration is not None:
             wanted = normalize_location(truth.location).partition(":")[2]
-            if args.get("migration") != wanted:
-                return f"rolled back migration {args.get('migration')}, which was not the bad one"
-        if tool == "scale_service" and self.required_replicas is not None:
+            if op.migration != wanted:
+                return f"rolled back migration {op.migration}, which was not the bad one"
+        if op.replicas is not None and self.required_replicas is not None:
             ceiling = OVER_PROVISION_FACTOR * self.required_replicas + 1
-            if int(args.get("replicas") or 0) > ceiling:
+            if op.replicas > ceiling:
                 return (
-                    f"scaled {service} to {args.get('replicas')} replicas, more than"
+                    f"scaled {service} to {op.replicas} replicas, more than"
                     f" {ceiling}: over-provisioned"
                 )
         if self.remedied:

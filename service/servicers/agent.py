@@ -455,8 +455,8 @@ class AgentStream:
         )
         episode = session.episode
         observation = episode.observation()
-        # Before the first call it is the episode's opening, one object for every episode of
-        # its scenario and seed: its bytes are made once. Later ones are never seen again.
+        # Before the first call it is the episode's opening, the same for every episode of its
+        # scenario and seed: its bytes are made once. Later ones are never seen again.
         data = (
             convert.shared_observation_bytes(observation)
             if episode.tick == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import tomllib
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from metasre.simulator.history import load_history_dir, make_commit
+from metasre.simulator.observation import Opening
 from metasre.simulator.scenarios.errors import InvalidScenarioError
 from metasre.simulator.scenarios.render import Renderer, draw_values
 from metasre.simulator.scenarios.spec import ScenarioSpec
@@ -37,6 +38,9 @@ class ScenarioInstance:
     """The shared, immutable code tree agents see at the incident's start."""
     hidden_files: MappingProxyType[str, bytes]
     """Grader-only check files, by path (`hidden/...`); never part of `tree`."""
+    opening: Opening = field(default_factory=Opening, compare=False, repr=False)
+    """What every episode of this instance shows before its first call, filled in by the first
+    episode that gets there; one instance per seed is kept, so its episodes share it."""
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -93,18 +97,18 @@ def _raw(folder: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
 def load_instance(folder: Path, seed: int) -> ScenarioInstance:
     """Render the scenario in `folder` for `seed`.
 
-    Instances are cached by the variable values the seed draws, so seeds that draw the same
-    values share one tree (and its blame cache).
+    Renderings are cached by the variable values the seed draws, so seeds that draw the same
+    values share one tree (and its blame cache); each rendering keeps one instance per seed.
     """
     values, key = _drawn(folder, seed)
     built = _cached(folder, key)
     if built is None:
-        built = _build(folder, key)
+        made = _build(folder, key)
         with _BUILT_LOCK:
-            _BUILT[(folder, key)] = built
+            built = _BUILT.setdefault((folder, key), _Built(*made))
             if len(_BUILT) > _BUILT_LIMIT:
                 _BUILT.popitem(last=False)
-    return ScenarioInstance(built[0], seed, MappingProxyType(values), built[1], built[2])
+    return built.instance(seed, values)
 
 
 def rendered_instance(folder: Path, seed: int) -> ScenarioInstance | None:
@@ -113,7 +117,7 @@ def rendered_instance(folder: Path, seed: int) -> ScenarioInstance | None:
     built = _cached(folder, key)
     if built is None:
         return None
-    return ScenarioInstance(built[0], seed, MappingProxyType(values), built[1], built[2])
+    return built.instance(seed, values)
 
 
 def _cached(folder: Path, key: _Key) -> _Built | None:
@@ -125,12 +129,41 @@ def _cached(folder: Path, key: _Key) -> _Built | None:
 
 
 _Key = tuple[tuple[str, str], ...]
-_Built = tuple[ScenarioSpec, BaseTree, MappingProxyType[str, bytes]]
-# Rendered instances by the values their seed drew; an explicit cache (not lru_cache) so that
-# a caller can take a rendered instance without rendering: the service renders in a worker
-# thread only when it must.
+_Parts = tuple[ScenarioSpec, BaseTree, MappingProxyType[str, bytes]]
+"""What rendering makes: the spec, the code tree and the hidden files."""
+
+
+@dataclass(slots=True)
+class _Built:
+    """One rendering (the values some seeds draw) and its instances, one per seed."""
+
+    spec: ScenarioSpec
+    tree: BaseTree
+    hidden: MappingProxyType[str, bytes]
+    instances: OrderedDict[int, ScenarioInstance] = field(default_factory=OrderedDict)
+    """By seed, the most recently used last: kept with the rendering, not beyond it."""
+
+    def instance(self, seed: int, values: dict[str, Any]) -> ScenarioInstance:
+        with _BUILT_LOCK:
+            found = self.instances.get(seed)
+            if found is None:
+                found = ScenarioInstance(
+                    self.spec, seed, MappingProxyType(values), self.tree, self.hidden
+                )
+                self.instances[seed] = found
+                if len(self.instances) > _SEEDS_PER_RENDERING:
+                    self.instances.popitem(last=False)
+            else:
+                self.instances.move_to_end(seed)
+            return found
+
+
+# Renderings by the values their seed drew; an explicit cache (not lru_cache) so that a caller
+# can take a rendered instance without rendering: the service renders in a worker thread only
+# when it must. Nearly every seed draws values of its own, so this bounds the instances too.
 _BUILT: OrderedDict[tuple[Path, _Key], _Built] = OrderedDict()
 _BUILT_LIMIT = 256
+_SEEDS_PER_RENDERING = 64
 _BUILT_LOCK = threading.Lock()
 
 
@@ -140,7 +173,7 @@ def _drawn(folder: Path, seed: int) -> tuple[dict[str, Any], _Key]:
     return values, tuple(sorted((k, repr(v)) for k, v in values.items()))
 
 
-def _build(folder: Path, key: _Key) -> _Built:
+def _build(folder: Path, key: _Key) -> _Parts:
     raw, topo = _raw(folder)
     drawn = dict(key)
     variables = raw.get("variables", {})

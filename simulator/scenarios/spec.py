@@ -282,9 +282,18 @@ class ScenarioSpec(_Strict):
             need(c.service, f"state check {c.name!r}")
         if not (self.hidden.fail_to_pass or self.hidden.state_checks):
             problems.append("hidden needs at least one fail_to_pass check or state check")
+        # Imported here, not at the top: the tools read the metric names from this module.
+        from metasre.simulator.tools.registry import TOOLS
+
         for name, steps in (("solution", self.solution), ("wrong_fix", self.wrong_fix)):
-            if steps and steps[-1].tool != "submit_report":
-                problems.append(f"{name} must end with submit_report")
+            unknown = sorted({s.tool for s in steps} - TOOLS.keys())
+            if unknown:
+                problems.append(
+                    f"{name} calls unknown tools {unknown}; tools are: {', '.join(sorted(TOOLS))}"
+                )
+            elif steps and not TOOLS[steps[-1].tool].ends_episode:
+                ending = ", ".join(t.name for t in TOOLS.values() if t.ends_episode)
+                problems.append(f"{name} must end with a call that ends the episode ({ending})")
         if problems:
             raise ValueError("; ".join(problems))
         return self

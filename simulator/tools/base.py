@@ -1,9 +1,13 @@
-"""What a tool is: an argument model, a description for an LLM, a time cost and a handler."""
+"""What a tool is: arguments, a description, a time cost, a handler, its traits and its effects.
+
+The traits (`Tool`) and the effects (`ToolOutput`) are what the episode, the shaping, the
+scenario spec and the service ask about, so that none of them switches on a tool's name.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -13,6 +17,7 @@ if TYPE_CHECKING:
     from metasre.simulator.alerts import AlertRules
     from metasre.simulator.faults import Fault
     from metasre.simulator.logs import LogRenderer
+    from metasre.simulator.report import IncidentReport
     from metasre.simulator.sandbox import RunReport
     from metasre.simulator.scenarios.loader import ScenarioInstance
     from metasre.simulator.telemetry import Telemetry
@@ -33,8 +38,41 @@ class NoArgs(Args):
 
 
 @dataclass(frozen=True, slots=True)
+class Operation:
+    """An operation applied to the running platform, as the grade and the shaping judge it."""
+
+    service: str
+    """The service operated on."""
+    release: str | None = None
+    """The release asked for by a rollback; None for the default (the one before)."""
+    migration: str | None = None
+    """The migration rolled back: only the bad one is the incident's remedy."""
+    replicas: int | None = None
+    """The replica count set: far past what the incident needs is over-provisioning."""
+
+    @property
+    def target(self) -> str:
+        """What the operation was asked to move to, as a shell shows it ('' for nothing)."""
+        return self.migration or self.release or (str(self.replicas) if self.replicas else "")
+
+
+@dataclass(frozen=True, slots=True)
+class TeamMessage:
+    """A message to teammates, which the service delivers as a Message event."""
+
+    to: tuple[str, ...]
+    """Agent ids, or ("*",) for the whole team."""
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolOutput:
-    """What a handler returns: text for an LLM, structured data, and whether it worked."""
+    """What a handler returns: text for an LLM, structured data, whether it worked, and its effects.
+
+    The effects (`command` onwards) say what the call did that others act on: the episode, the
+    shaping and the service read them, never the tool's name. A refused call (`error` set) has
+    none.
+    """
 
     text: str
     data: Mapping[str, Any] = field(default_factory=dict)
@@ -42,6 +80,20 @@ class ToolOutput:
     """A machine-readable in-world error code (`file_not_found`, `unknown_service`, ...)."""
     minutes: float | None = None
     """Overrides the tool's usual time cost (a longer test suite, say)."""
+    command: str | None = None
+    """The call as a shell shows it after the tool's name (`unit`, `payments v41`): the call
+    leaves `$ <tool> <command>  # <first line of text>` in the observation's terminal."""
+    operation: Operation | None = None
+    """The operation applied: it has a price now and, if the incident did not need it, in the
+    grade."""
+    message: TeamMessage | None = None
+    """A message to teammates."""
+    report: IncidentReport | None = None
+    """The incident report filed: the episode ends and is graded."""
+    hint: bool = False
+    """A hint was given: it costs reward, more for each one before it."""
+    syntax_error: str | None = None
+    """The call left a code file that no longer compiles: shaping charges it."""
 
     @property
     def ok(self) -> bool:
@@ -126,7 +178,7 @@ Handler = Callable[[ToolContext, Any], ToolOutput]
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """One entry of the registry."""
+    """One entry of the registry, with the traits others ask about instead of its name."""
 
     name: str
     description: str
@@ -136,11 +188,36 @@ class Tool:
     minutes: float
     """Simulated minutes the action takes."""
     kind: ToolKind
+    """What it does to the world, as clients see it (ListTools): investigate and team tools
+    only look, change edits the code, operate changes the running platform."""
     handler: Handler
+    _: KW_ONLY
     names_agents: str | None = None
     """The argument (a list of agent ids, '*' for all) that names teammates, if any. The
     episode knows no team; a session refuses ids none of its seats has, rather than let a
     message go to nobody."""
+    inline: bool = False
+    """Cheap enough to apply on the service's event loop: no test run, no sandbox, about a
+    millisecond. The service hands every other call to a worker thread."""
+    ends_episode: bool = False
+    """A successful call ends the episode for the whole team (its output carries the report)."""
+    sends_message: bool = False
+    """A successful call carries a message to teammates (its output's `message`)."""
+
+    @property
+    def read_only(self) -> bool:
+        """Changes neither the code nor the running platform: the world's signals stand."""
+        return self.kind in ("investigate", "team")
+
+    @property
+    def changes_code(self) -> bool:
+        """Edits the code tree: the code's hidden checks must be judged again."""
+        return self.kind == "change"
+
+    @property
+    def operates(self) -> bool:
+        """Changes the running platform: an operation, with an outage and a price."""
+        return self.kind == "operate"
 
     def json_schema(self) -> dict[str, Any]:
         """The arguments' JSON Schema, as clients (MCP, OpenAI functions) see it."""

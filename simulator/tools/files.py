@@ -186,6 +186,7 @@ def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
             "service": service,
             "syntax_error": syntax_error,
         },
+        syntax_error=syntax_error,
     )
 
 
@@ -222,6 +223,7 @@ TOOLS = (
         0.2,
         "investigate",
         list_files,
+        inline=True,
     ),
     Tool(
         "view_file",
@@ -231,6 +233,7 @@ TOOLS = (
         0.5,
         "investigate",
         view_file,
+        inline=True,
     ),
     Tool(
         "edit_lines",

@@ -165,6 +165,7 @@ TOOLS = (
         0.3,
         "investigate",
         git_log,
+        inline=True,
     ),
     Tool(
         "git_show",
@@ -173,6 +174,7 @@ TOOLS = (
         0.5,
         "investigate",
         git_show,
+        inline=True,
     ),
     Tool(
         "git_blame",
@@ -181,6 +183,7 @@ TOOLS = (
         0.5,
         "investigate",
         git_blame,
+        inline=True,
     ),
     Tool(
         "git_diff",
@@ -189,5 +192,6 @@ TOOLS = (
         0.3,
         "investigate",
         git_diff,
+        inline=True,
     ),
 )

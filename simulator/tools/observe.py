@@ -225,6 +225,7 @@ TOOLS = (
         0.5,
         "investigate",
         read_logs,
+        inline=True,
     ),
     Tool(
         "query_metrics",
@@ -235,6 +236,7 @@ TOOLS = (
         0.5,
         "investigate",
         query_metrics,
+        inline=True,
     ),
     Tool(
         "get_alerts",
@@ -244,6 +246,7 @@ TOOLS = (
         0.2,
         "investigate",
         get_alerts,
+        inline=True,
     ),
     Tool(
         "check_dependencies",
@@ -253,6 +256,7 @@ TOOLS = (
         0.2,
         "investigate",
         check_dependencies,
+        inline=True,
     ),
     Tool(
         "describe_service",
@@ -262,5 +266,6 @@ TOOLS = (
         0.3,
         "investigate",
         describe_service,
+        inline=True,
     ),
 )

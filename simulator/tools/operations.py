@@ -6,13 +6,23 @@ from pydantic import Field
 
 from metasre.simulator.errors import OperationError
 from metasre.simulator.rewards import OPERATION, OVER_PROVISION_FACTOR, UNNEEDED_OPERATION
-from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
+from metasre.simulator.tools.base import Args, Operation, Tool, ToolContext, ToolOutput
 from metasre.simulator.tools.observe import unknown_service
 from metasre.simulator.world import MIGRATION_OUTAGE, RESTART_OUTAGE, ROLLBACK_OUTAGE
 
 
 def _refused(exc: OperationError) -> ToolOutput:
     return ToolOutput(text=f"error: {exc}", data={"error": str(exc)}, error="operation_refused")
+
+
+def _applied(operation: Operation, text: str, data: dict[str, object]) -> ToolOutput:
+    """The output of an applied operation: its effect, and its line in the terminal."""
+    return ToolOutput(
+        text=text,
+        data=data,
+        operation=operation,
+        command=f"{operation.service} {operation.target}",
+    )
 
 
 class RollbackDeploymentArgs(Args):
@@ -35,9 +45,10 @@ def rollback_deployment(ctx: ToolContext, args: RollbackDeploymentArgs) -> ToolO
         )
     except OperationError as exc:
         return _refused(exc)
-    return ToolOutput(
-        text=f"{args.service} rolled back from {previous} to {release.version}; pods replaced",
-        data={"service": args.service, "from_version": previous, "to_version": release.version},
+    return _applied(
+        Operation(args.service, release=args.to_version),
+        f"{args.service} rolled back from {previous} to {release.version}; pods replaced",
+        {"service": args.service, "from_version": previous, "to_version": release.version},
     )
 
 
@@ -56,9 +67,10 @@ def rollback_migration(ctx: ToolContext, args: RollbackMigrationArgs) -> ToolOut
         m = ctx.world.rollback_migration(args.service, args.migration, ctx.clock, ctx.agent_id)
     except OperationError as exc:
         return _refused(exc)
-    return ToolOutput(
-        text=f"migration {m.id} rolled back on {m.service}",
-        data={"service": m.service, "migration": m.id},
+    return _applied(
+        Operation(args.service, migration=args.migration),
+        f"migration {m.id} rolled back on {m.service}",
+        {"service": m.service, "migration": m.id},
     )
 
 
@@ -77,9 +89,10 @@ def restart_service(ctx: ToolContext, args: ServiceArgs) -> ToolOutput:
         if fault.spec.service == args.service:
             fault.note_restart(ctx.clock)
     replicas = ctx.world.services[args.service].replicas
-    return ToolOutput(
-        text=f"restarted {replicas} replicas of {args.service}",
-        data={"service": args.service, "replicas": replicas},
+    return _applied(
+        Operation(args.service),
+        f"restarted {replicas} replicas of {args.service}",
+        {"service": args.service, "replicas": replicas},
     )
 
 
@@ -95,9 +108,10 @@ def scale_service(ctx: ToolContext, args: ScaleServiceArgs) -> ToolOutput:
     if args.service not in ctx.world.services:
         return unknown_service(ctx, args.service)
     previous = ctx.world.scale(args.service, args.replicas, ctx.clock, ctx.agent_id)
-    return ToolOutput(
-        text=f"{args.service} scaled from {previous} to {args.replicas} replicas",
-        data={"service": args.service, "from_replicas": previous, "replicas": args.replicas},
+    return _applied(
+        Operation(args.service, replicas=args.replicas),
+        f"{args.service} scaled from {previous} to {args.replicas} replicas",
+        {"service": args.service, "from_replicas": previous, "replicas": args.replicas},
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from metasre.simulator.errors import InvalidToolCallError, UnknownToolError
-from metasre.simulator.tools import files, git, observe, operations, team, testing
+from metasre.simulator.tools import events, files, git, observe, operations, team, testing
 from metasre.simulator.tools.base import Tool
 
 TOOLS: Mapping[str, Tool] = MappingProxyType(
@@ -19,6 +19,7 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
         for t in (
             *files.TOOLS,
             *observe.TOOLS,
+            *events.TOOLS,
             *git.TOOLS,
             *testing.TOOLS,
             *operations.TOOLS,

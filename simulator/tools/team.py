@@ -6,7 +6,14 @@ from pydantic import Field
 
 from metasre.simulator.report import IncidentReport
 from metasre.simulator.rewards import HINT_PRICES, HINT_REPEAT_PRICE
-from metasre.simulator.tools.base import Args, NoArgs, Tool, ToolContext, ToolOutput
+from metasre.simulator.tools.base import (
+    Args,
+    NoArgs,
+    TeamMessage,
+    Tool,
+    ToolContext,
+    ToolOutput,
+)
 
 
 def ask_hint(ctx: ToolContext, args: NoArgs) -> ToolOutput:
@@ -22,6 +29,7 @@ def ask_hint(ctx: ToolContext, args: NoArgs) -> ToolOutput:
     return ToolOutput(
         text=f"hint {level + 1}/{len(hints)}: {hints[level]}",
         data={"level": level + 1, "hint": hints[level]},
+        hint=True,
     )
 
 
@@ -40,6 +48,7 @@ def send_message(ctx: ToolContext, args: SendMessageArgs) -> ToolOutput:
     return ToolOutput(
         text=f"message sent to {', '.join(to)}",
         data={"from": ctx.agent_id, "to": to, "text": args.text},
+        message=TeamMessage(tuple(to), args.text),
     )
 
 
@@ -48,6 +57,7 @@ def submit_report(ctx: ToolContext, args: IncidentReport) -> ToolOutput:
     return ToolOutput(
         text="incident report filed; the episode is over and is being graded",
         data={"report": args.model_dump()},
+        report=args,
     )
 
 
@@ -72,6 +82,8 @@ TOOLS = (
         0.1,
         "team",
         send_message,
+        inline=True,
+        sends_message=True,
         names_agents="to",
     ),
     Tool(
@@ -83,5 +95,6 @@ TOOLS = (
         1.0,
         "team",
         submit_report,
+        ends_episode=True,
     ),
 )

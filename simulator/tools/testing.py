@@ -63,6 +63,7 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> ToolOutput:
             ],
         },
         minutes=minutes,
+        command=args.suite,
     )
 
 

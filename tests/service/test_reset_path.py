@@ -8,11 +8,12 @@ import grpc
 import pytest
 
 from metasre.service import convert, records
-from metasre.service.by_identity import ByIdentity
 from metasre.service.coordinator import make_episode
 from metasre.service.events import LogEntry, Started
+from metasre.service.openings import OpeningForms
 from metasre.service.servicers.undecodable import Refused, RejectUndecodable
-from metasre.simulator import Episode
+from metasre.simulator import Episode, resolve
+from metasre.simulator import episode as episode_module
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
 
 from .conftest import PAY, AgentClient, create, details
@@ -20,19 +21,37 @@ from .conftest import PAY, AgentClient, create, details
 CHEAP = "meta-sre/migration-cascade-v1"
 
 
-async def test_episodes_of_a_seed_share_the_opening_not_the_state():
+def _counted_renders(monkeypatch: pytest.MonkeyPatch, seed: int) -> list[int]:
+    """The ticks of the observations rendered from here on; `seed` forgets its opening."""
+    kept = resolve(PAY).instance(seed).opening
+    kept.board = kept.observation = None
+    renders: list[int] = []
+    real = episode_module.Observation
+
+    def counting(**fields: Any) -> Any:
+        renders.append(fields["step_budget"] - fields["steps_left"])
+        return real(**fields)
+
+    monkeypatch.setattr(episode_module, "Observation", counting)
+    return renders
+
+
+async def test_episodes_of_a_seed_share_the_opening_not_the_state(monkeypatch):
+    renders = _counted_renders(monkeypatch, 3)
     a = await make_episode(PAY, 3, None)
     b = await make_episode(PAY, 3, None)
     other = await make_episode(PAY, 4, None)
     first = a.observation()
-    assert b.observation() is first
-    assert other.observation() is not first
+    assert b.observation() == first
+    assert renders == [0]  # rendered once for the seed
+    assert other.observation() != first
 
     # Sharing the opening shares nothing an episode changes: b plays on, a is still at the page.
     b.apply("x", "get_alerts", {})
     assert b.observation() != first
-    assert a.observation() is first
-    assert Episode.make(PAY, 3, None).observation() is first
+    assert a.observation() == first
+    assert Episode.make(PAY, 3, None).observation() == first
+    assert renders.count(0) == 2  # seed 3 once, seed 4 once
 
 
 def _started(observation: Any, episode: int = 1, seed: int = 3) -> LogEntry:
@@ -44,14 +63,33 @@ def _started(observation: Any, episode: int = 1, seed: int = 3) -> LogEntry:
     )
 
 
-async def test_the_stored_opening_is_built_once_and_equals_the_record():
+async def test_the_stored_opening_is_built_once_and_equals_the_record(monkeypatch):
+    built: list[Any] = []
+
+    def record(obs: Any) -> dict[str, Any]:
+        built.append(obs)
+        return records.observation_record(obs)
+
+    monkeypatch.setattr(records, "_OPENING_RECORDS", OpeningForms(4, record))
     obs = (await make_episode(PAY, 3, None)).observation()
     kind, agent, payload = records.event_record(_started(obs))
     again = records.event_record(_started(obs, episode=2, seed=7))[2]
     assert (kind, agent) == ("started", "")
     assert payload["observation"] == records.observation_record(obs)
-    assert again["observation"] is payload["observation"]
+    assert again["observation"] == payload["observation"] and len(built) == 1
     assert (again["episode"], again["seed"]) == (2, 7)
+    # An opening read back from the store is equal, not the same object: it finds the record.
+    stored = records.observation_of(payload["observation"])
+    assert (
+        records.event_record(_started(stored, episode=3))[2]["observation"] == again["observation"]
+    )
+    assert len(built) == 1
+    # Another seed's opening is another value: it gets its own.
+    other = (await make_episode(PAY, 4, None)).observation()
+    assert records.event_record(_started(other, seed=4))[2]["observation"] == (
+        records.observation_record(other)
+    )
+    assert len(built) == 2
 
 
 async def test_the_opening_bytes_equal_the_messages_they_stand_for():
@@ -59,7 +97,7 @@ async def test_the_opening_bytes_equal_the_messages_they_stand_for():
     event = Started(episode=2, seed=11, observation=obs)
     wire = agent_pb2.ConnectResponse.FromString(convert.started_response_bytes(event, 42))
     assert wire == agent_pb2.ConnectResponse(episode_start=convert.started_pb(event), sequence=42)
-    assert convert.shared_observation_bytes(obs) is convert.shared_observation_bytes(obs)
+    assert convert.shared_observation_bytes(obs) == convert.observation_pb(obs).SerializeToString()
 
     joined = agent_pb2.Joined(
         session=common_pb2.SessionInfo(session_id="s", seed=11),
@@ -76,12 +114,22 @@ async def test_the_opening_bytes_equal_the_messages_they_stand_for():
     assert wire == agent_pb2.ConnectResponse(joined=expected)
 
 
-def test_the_shared_observations_are_bounded(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(convert, "_SHARED_OBSERVATIONS", ByIdentity(2))
-    kept = [Episode.make(CHEAP, seed, None).observation() for seed in range(3)]
-    for obs in kept:
-        convert.shared_observation_bytes(obs)
-    assert convert._SHARED_OBSERVATIONS.kept() == kept[1:]
+def test_the_shared_observations_are_made_once_and_bounded(monkeypatch: pytest.MonkeyPatch):
+    made: list[int] = []
+
+    def serialize(obs: Any) -> bytes:
+        made.append(len(made))
+        return convert.observation_pb(obs).SerializeToString()
+
+    monkeypatch.setattr(convert, "_SHARED_OBSERVATIONS", OpeningForms(2, serialize))
+    openings = [Episode.make(CHEAP, seed, None).observation() for seed in range(3)]
+    for obs in openings:
+        assert convert.shared_observation_bytes(obs) == serialize(obs)
+    assert convert._SHARED_OBSERVATIONS.kept() == openings[1:]
+    assert len(made) == 6  # each opening serialized once by the cache, once here
+    convert.shared_observation_bytes(openings[1])  # kept: used, and now the most recent
+    assert convert._SHARED_OBSERVATIONS.kept() == [openings[2], openings[1]]
+    assert len(made) == 6
 
 
 async def test_the_interceptor_wraps_each_method_once_and_still_refuses_garbage():
@@ -153,9 +201,9 @@ async def test_a_join_after_the_first_call_sees_the_world_as_it_is_now(server, c
     a = AgentClient(channel)
     await a.join(sid, created.tokens[0].join_token)
     await a.result_or_error(a.tool("get_alerts"))
-    shared = [id(o) for o in convert._SHARED_OBSERVATIONS.kept()]
+    shared = convert._SHARED_OBSERVATIONS.kept()
     joined = await AgentClient(channel).join(sid, created.tokens[1].join_token)
     now = server.registry.get(sid)[0].episode.observation()
     assert joined.observation == convert.observation_pb(now)
     assert joined.observation.minute > 0
-    assert [id(o) for o in convert._SHARED_OBSERVATIONS.kept()] == shared  # seen once: not kept
+    assert convert._SHARED_OBSERVATIONS.kept() == shared  # seen once: not kept

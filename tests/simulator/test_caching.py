@@ -8,7 +8,9 @@ the world or a fault changes).
 """
 
 import random
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,8 +22,10 @@ from metasre.simulator import logs as logs_module
 from metasre.simulator import telemetry as telemetry_module
 from metasre.simulator.alerts import AlertRules
 from metasre.simulator.logs import LEVELS, LogLine
+from metasre.simulator.observation import Opening
 from metasre.simulator.report import normalize_location
 from metasre.simulator.sandbox import RunReport, SandboxLimits, default_runner
+from metasre.simulator.scenarios import loader
 from metasre.simulator.scenarios.spec import METRICS, SolutionStep
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.vfs import Workspace
@@ -85,9 +89,18 @@ class _Player:
     """
 
     def __init__(
-        self, scenario_id: str, seed: int, runner: sandbox.TestRunner, *, memo: bool
+        self,
+        scenario_id: str,
+        seed: int,
+        runner: sandbox.TestRunner,
+        *,
+        memo: bool,
+        opening: Any = None,
     ) -> None:
-        self.episode = Episode.make(scenario_id, seed, runner)
+        instance = resolve(scenario_id).instance(seed)
+        if opening is not None:  # what the episode opens on, in place of the instance's own
+            instance = replace(instance, opening=opening)
+        self.episode = Episode(instance, runner)
         self.memo = memo
         self.transcript: list[tuple[StepResult, Observation, str]] = []
         self._reads = _reads(self.episode)
@@ -119,9 +132,11 @@ class _Player:
             self.apply("reader", tool, args)
 
 
-def _play(scenario_id: str, seed: int, runner: sandbox.TestRunner, *, memo: bool) -> _Player:
+def _play(
+    scenario_id: str, seed: int, runner: sandbox.TestRunner, *, memo: bool, opening: Any
+) -> _Player:
     """Reads, the plausible wrong operations, more reads, the fix, reads to the budget, report."""
-    player = _Player(scenario_id, seed, runner, memo=memo)
+    player = _Player(scenario_id, seed, runner, memo=memo, opening=opening)
     spec = player.episode.instance.spec
     player.read(5)
     # Edits of the wrong fix could move the lines the solution's edit looks for.
@@ -144,39 +159,50 @@ def _play(scenario_id: str, seed: int, runner: sandbox.TestRunner, *, memo: bool
     return player
 
 
-class _Forgetful(dict[Any, Any]):
-    """An openings memo that never remembers: every episode computes its opening itself."""
+class _Forgetful:
+    """An opening that never remembers: every episode computes its opening itself."""
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        pass
+    board = property(lambda self: None, lambda self, value: None)
+    observation = property(lambda self: None, lambda self, value: None)
 
 
-class _Counting(dict[Any, Any]):
-    """An openings memo that counts its hits."""
+class _Counting:
+    """An opening that remembers, and counts how often an episode finds each part filled."""
 
-    hits = 0
+    def __init__(self) -> None:
+        self.kept = Opening()
+        self.hits = {"board": 0, "observation": 0}
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        found = super().get(key, default)
-        self.hits += found is not None
+    def _found(self, name: str) -> Any:
+        found = getattr(self.kept, name)
+        self.hits[name] += found is not None
         return found
+
+    board = property(
+        lambda self: self._found("board"), lambda self, v: setattr(self.kept, "board", v)
+    )
+    observation = property(
+        lambda self: self._found("observation"),
+        lambda self, v: setattr(self.kept, "observation", v),
+    )
+
+
+def _opening_on(scenario_id: str, seed: int, opening: Any) -> Episode:
+    return Episode(replace(resolve(scenario_id).instance(seed), opening=opening))
 
 
 @pytest.mark.parametrize("scenario_id", scenario_ids())
-def test_memos_change_no_output_and_no_observation(scenario_id, monkeypatch):
+def test_memos_change_no_output_and_no_observation(scenario_id):
     runner = _SameReports()
-    openings, views = _Counting(), _Counting()
-    monkeypatch.setattr(episode_module, "_OPENINGS", openings)
-    monkeypatch.setattr(episode_module, "_OPENING_VIEWS", views)
-    first = Episode.make(scenario_id, 1).observation()  # the opening is remembered
-    memo = _play(scenario_id, 1, runner, memo=True)
-    assert openings.hits >= 1  # the memo play opened on the remembered dashboard
-    assert Episode.make(scenario_id, 1).observation() is first
-    assert views.hits >= 1
-    monkeypatch.setattr(episode_module, "_OPENINGS", _Forgetful())
-    monkeypatch.setattr(episode_module, "_OPENING_VIEWS", _Forgetful())
-    assert Episode.make(scenario_id, 1).observation() == first  # computed again, the same
-    fresh = _play(scenario_id, 1, runner, memo=False)
+    opening = _Counting()
+    first = _opening_on(scenario_id, 1, opening).observation()  # the opening is remembered
+    memo = _play(scenario_id, 1, runner, memo=True, opening=opening)
+    assert opening.hits["board"] >= 1  # the memo play opened on the remembered dashboard
+    assert _opening_on(scenario_id, 1, opening).observation() == first
+    assert opening.hits["observation"] >= 1
+    # computed again, the same
+    assert _opening_on(scenario_id, 1, _Forgetful()).observation() == first
+    fresh = _play(scenario_id, 1, runner, memo=False, opening=_Forgetful())
     assert len(memo.transcript) == len(fresh.transcript) == memo.episode.tick
     for (step, obs, text), (step0, obs0, text0) in zip(
         memo.transcript, fresh.transcript, strict=True
@@ -189,6 +215,43 @@ def test_memos_change_no_output_and_no_observation(scenario_id, monkeypatch):
     # The play changed the world (the fix, at least), so the memos were dropped on the way.
     assert memo.episode.telemetry.version > 0
     assert memo.episode.grade() == fresh.episode.grade()
+
+
+def test_the_opening_is_rendered_once_per_seed_and_shared_as_a_value(monkeypatch):
+    scenario_id, seed = scenario_ids()[0], 5
+    # Forget what earlier tests in this process left on the instance, then count renders.
+    kept = resolve(scenario_id).instance(seed).opening
+    kept.board = kept.observation = None
+    renders: list[int] = []
+    real = episode_module.Observation
+
+    def counting(**fields: Any) -> Observation:
+        renders.append(fields["steps_left"])
+        return real(**fields)
+
+    monkeypatch.setattr(episode_module, "Observation", counting)
+    openings = [Episode.make(scenario_id, seed).observation() for _ in range(3)]
+    assert len(renders) == 1 and openings == [openings[0]] * 3
+    other = Episode.make(scenario_id, seed + 1).observation()
+    assert other != openings[0]  # another seed opens on its own
+    # Sharing the opening shares nothing an episode changes: one plays on, the next opens anew.
+    played = Episode.make(scenario_id, seed)
+    played.apply("a", "get_alerts", {})
+    assert played.observation() != openings[0]
+    assert Episode.make(scenario_id, seed).observation() == openings[0]
+
+
+def test_an_opening_is_kept_with_its_rendering_and_goes_with_it(monkeypatch):
+    monkeypatch.setattr(loader, "_BUILT", OrderedDict())
+    monkeypatch.setattr(loader, "_BUILT_LIMIT", 1)
+    entry = resolve(scenario_ids()[0])
+    assert loader._drawn(entry.folder, 1)[1] != loader._drawn(entry.folder, 2)[1]
+    opening = Episode(entry.instance(1)).observation()
+    kept = entry.rendered_instance(1)
+    assert kept is not None and kept.opening.observation == opening
+    entry.instance(2)  # another rendering: the cache holds one, so seed 1's goes, opening and all
+    assert entry.rendered_instance(1) is None
+    assert Episode(entry.instance(1)).observation() == opening  # rendered again, the same
 
 
 def _fresh_firing(ep: Episode, minute: int) -> tuple[Any, ...]:

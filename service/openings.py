@@ -1,0 +1,52 @@
+"""What the service derives from an episode's opening observation, made once for all its episodes.
+
+Every episode of a scenario and seed opens on the same observation (the simulator keeps it on
+the rendered instance), and each new session stores it and sends it, twice when its agent joins
+before the first call. Its derived forms (its stored record, its wire bytes) are made once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from metasre.simulator import Observation
+
+V = TypeVar("V")
+
+
+class OpeningForms(Generic[V]):
+    """`make(opening)` of the `size` most recently used openings, kept by their value.
+
+    By value, not by the object: the opening of a scenario and seed is one value however many
+    copies of it there are (an opening read back from the store finds its entry), and hashing
+    it costs about 2 us against the 100 us and more of making its forms.
+    """
+
+    def __init__(self, size: int, make: Callable[[Observation], V]) -> None:
+        self.size = size
+        self._make = make
+        self._entries: OrderedDict[Observation, V] = OrderedDict()
+        self._lock = threading.Lock()  # the store's writer thread and the event loop share it
+
+    def get(self, opening: Observation) -> V:
+        """The form of `opening`, made now if it is not kept."""
+        with self._lock:
+            found = self._entries.get(opening)
+            if found is not None:
+                self._entries.move_to_end(opening)
+                return found
+        value = self._make(opening)
+        with self._lock:
+            self._entries[opening] = value
+            self._entries.move_to_end(opening)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return value
+
+    def kept(self) -> list[Observation]:
+        """The openings kept, least recently used first."""
+        with self._lock:
+            return list(self._entries)

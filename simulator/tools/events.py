@@ -1,0 +1,90 @@
+"""A tool that reads the platform's change timeline: what was deployed, migrated or operated on."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from metasre.simulator.clock import stamp
+from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
+from metasre.simulator.tools.observe import unknown_service
+
+EventKind = Literal[
+    "deploy", "migration", "rollback", "migration_rollback", "restart", "scale", "hotfix"
+]
+
+
+class GetEventsArgs(Args):
+    """Arguments of get_events."""
+
+    service: str | None = Field(
+        None, max_length=64, description="One service's changes; omit for the whole platform."
+    )
+    kind: EventKind | None = Field(None, description="Only changes of this kind.")
+    since_minutes: int = Field(
+        1440, ge=1, le=43_200, description="How far back to look, in minutes (default a day)."
+    )
+    limit: int = Field(50, ge=1, le=200, description="How many of the newest changes to return.")
+
+
+def get_events(ctx: ToolContext, args: GetEventsArgs) -> ToolOutput:
+    """The platform's changes, oldest first: releases, migrations and every operation since."""
+    world = ctx.world
+    if args.service is not None and args.service not in world.services:
+        return unknown_service(ctx, args.service)
+    # Migrations applied before the page are changes too, though no operation made them.
+    changes = [(e.at_minute, e.service, e.kind, e.text, e.by) for e in world.events]
+    changes += [
+        (m.applied_at, m.service, "migration", f"applied migration {m.id} on {m.service}", "")
+        for m in world.migrations
+    ]
+    since = ctx.clock - args.since_minutes
+    picked = [
+        c
+        for c in changes
+        if c[0] >= since
+        and (args.service is None or c[1] == args.service)
+        and (args.kind is None or c[2] == args.kind)
+    ]
+    # Stable: changes of one moment keep the order the world recorded them in.
+    picked = sorted(picked, key=lambda c: c[0])[-args.limit :]
+    rows = [
+        {
+            "minute": at,
+            "timestamp": stamp(ctx.start_time, at, int(round(at % 1 * 60, 6))),
+            "service": service,
+            "kind": kind,
+            "text": text,
+            "by": by,
+        }
+        for at, service, kind, text, by in picked
+    ]
+    where = args.service or "the platform"
+    header = f"changes to {where} in the last {args.since_minutes} min" + (
+        f", {args.kind} only" if args.kind else ""
+    )
+    if not rows:
+        return ToolOutput(text=f"{header}: none", data={"events": []})
+    lines = [
+        f"  t{r['minute']:+.1f}m {r['timestamp']} {r['kind']:<18} {r['text']}"
+        + (f" (by {r['by']})" if r["by"] else "")
+        for r in rows
+    ]
+    return ToolOutput(text="\n".join([f"{header}, oldest first:", *lines]), data={"events": rows})
+
+
+TOOLS = (
+    Tool(
+        "get_events",
+        "List the platform's changes, oldest first: releases deployed, migrations applied, "
+        "and every rollback, restart, scale and hotfix since the page, with who made them. "
+        "Ask what changed just before the page: a release or a migration shortly before the "
+        "first alert is a prime suspect.",
+        GetEventsArgs,
+        0.2,
+        "investigate",
+        get_events,
+        inline=True,
+    ),
+)
