@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 MAX_SEED = 2**31 - 1
@@ -62,26 +62,24 @@ def seeds_text(seeds: Sequence[int]) -> str:
     return ",".join(parts)
 
 
-def positive_int(text: str) -> int:
-    """An integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
+def _whole_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        expected = f"expected a whole number >= {minimum}"
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{expected}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{expected}, got {value}")
+        return value
+
+    return parse
 
 
-def non_negative_int(text: str) -> int:
-    """An integer of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
-    return value
+positive_int = _whole_at_least(1)
+"""An integer of at least 1."""
+non_negative_int = _whole_at_least(0)
+"""An integer of at least 0."""
 
 
 def fraction(text: str) -> float:

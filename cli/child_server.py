@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,3 +58,15 @@ async def start_serve(
             proc.kill()
             await proc.wait()
         raise
+
+
+async def stop_child(proc: asyncio.subprocess.Process, timeout: float = 30.0) -> None:
+    """SIGTERM a child server and wait for it to drain; killed if it takes over `timeout`."""
+    if proc.returncode is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()

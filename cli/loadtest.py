@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import json
 import random
-import signal
 import statistics
 import sys
 import tempfile
@@ -42,7 +41,7 @@ from metasre.agents.policies.base import Policy, ToolReply
 from metasre.agents.policies.expert import ExpertPolicy
 from metasre.agents.policies.random_agent import RandomPolicy
 from metasre.cli.arguments import add_command, fraction, non_negative_int, positive_int
-from metasre.cli.child_server import start_serve
+from metasre.cli.child_server import start_serve, stop_child
 from metasre.cli.connection import Connection, add_connection_flags
 from metasre.cli.errors import ExitCode, UsageError
 from metasre.cli.interrupt import Interrupt
@@ -403,13 +402,7 @@ async def run_load(
                 if report.interrupted:
                     report.sessions -= report.skipped
         finally:
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(proc.wait(), 30)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+            await stop_child(proc)
         if interrupt is not None:
             interrupt.forget(proc.pid)
         for entry in log.read_text().splitlines():

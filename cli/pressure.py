@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-import signal
 import statistics
 import tempfile
 import time
@@ -30,7 +29,7 @@ from google.protobuf import struct_pb2
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from metasre.cli.child_server import start_serve
+from metasre.cli.child_server import start_serve, stop_child
 from metasre.cli.connection import Connection
 from metasre.cli.interrupt import Interrupt
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
@@ -101,13 +100,7 @@ async def server_under_load(
             async with grpc.aio.insecure_channel(address) as channel:
                 yield Server(address, proc.pid, channel, metadata)
         finally:
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(proc.wait(), 30)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+            await stop_child(proc)
             interrupt.forget(proc.pid)
 
 
