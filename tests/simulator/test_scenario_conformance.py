@@ -88,3 +88,17 @@ class TestScenarioConformance:
             for s in range(6)
         }
         assert len(rendered) > 1
+
+
+@pytest.mark.parametrize("scenario_id", scenario_ids())
+def test_seed_0_s_exact_calls_do_not_resolve_every_other_seed(scenario_id: str) -> None:
+    """Memorising one seed must not solve the others: what `metasre validate` checks, here so
+    that no change (a scenario's, or a tool's: `edit_lines` by `find` made exact calls portable
+    and showed pii-exposure solvable by switching DEBUG off alone) slips it past CI."""
+    from metasre.cli.validate import _replay_resolves
+
+    reference = Episode.make(scenario_id, 0)
+    calls = play_steps(reference, resolve(scenario_id).instance(0).spec.solution)
+    assert reference.grade().resolved
+    resolved = [_replay_resolves(scenario_id, seed, calls, None) for seed in range(1, 5)]
+    assert not all(resolved), f"seed 0's calls resolve seeds 1-4: {resolved}"

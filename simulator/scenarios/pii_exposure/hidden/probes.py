@@ -5,7 +5,8 @@ data; it decides nothing. The grader runs the same probes on the reference solut
 compares the observations there, so the expected values are written nowhere in this file.
 
 FAIL_TO_PASS: which raw contact details a profile read by a caller without {support:read_pii}
-carries anywhere in the response, and the phone and e-mail fields it shows. PASS_TO_PASS: the
+carries anywhere in the response, and the phone and e-mail fields it shows, with DEBUG as the
+service has it and with DEBUG on. PASS_TO_PASS: the
 public fields, raw contact details for the support scope, the masking helpers, 404s and the
 delivery webhooks, and the other services.
 """
@@ -90,6 +91,17 @@ async def profile_hides_contact_details_from_other_scopes():
     for scopes in ({"messages:read"}, {"messages:read", "admin"}, {"support:read"}):
         observed[",".join(sorted(scopes))] = _contact(await _profile(scopes))
     return observed
+
+
+async def profile_hides_contact_details_with_debug_on():
+    # Debug mode is for shard routing: a fixed service masks contact details for ordinary
+    # callers whether DEBUG is on or off, so switching the flag off alone does not fix it.
+    saved = config.DEBUG
+    config.DEBUG = True
+    try:
+        return _contact(await _profile())
+    finally:
+        config.DEBUG = saved
 
 
 # --- PASS_TO_PASS -------------------------------------------------------------------------
