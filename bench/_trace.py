@@ -124,7 +124,8 @@ class Tracer:
         A function the service no longer has is skipped and named in the report's `missing`,
         so a renamed function empties one timer instead of stopping the benchmark.
         """
-        from metasre.service import coordinator, session, store
+        from metasre.service.core import coordinator, session
+        from metasre.service.store import sqlite as store
 
         self._wrap(coordinator.Coordinator, "submit", lambda fn: self._timed_async("submit", fn))
         self._wrap(session.Session, "flush", lambda fn: self._timed_async("flush", fn))

@@ -247,9 +247,9 @@ async def _resets_in_process(n: int) -> tuple[float, float]:
     from pathlib import Path
 
     from metasre.service import Limits, convert
+    from metasre.service.core.session import SeatSpec, SessionSpec
     from metasre.service.registry import Registry
-    from metasre.service.session import SeatSpec, SessionSpec
-    from metasre.service.store import TrajectoryStore
+    from metasre.service.store.sqlite import TrajectoryStore
     from metasre.simulator.sandbox import SubprocessRunner
 
     with tempfile.TemporaryDirectory(prefix="metasre-bench-") as tmp:

@@ -21,7 +21,7 @@ class ExitCode(enum.IntEnum):
     REFUSED = 3
     """The server refused a request: a missing or wrong token, a limit, a bad argument."""
     STORE_IN_USE = 4
-    """Another server holds the trajectory store (its lock, `metasre.service.store_lock`)."""
+    """Another server holds the trajectory store (its lock, `metasre.service.store.lock`)."""
     ADDRESS_IN_USE = 5
     """The address to serve on is taken by another process."""
     STORE = 6

@@ -9,10 +9,11 @@ modules behind it are its own business.
 """
 
 from metasre.service.config import Limits, ServerConfig
-from metasre.service.export import episodes, write_jsonl
+from metasre.service.core.errors import StoreError
 from metasre.service.server import MetasreServer, build_server, prepare_sandbox, serve
-from metasre.service.store import StoreError, TrajectoryStore
-from metasre.service.store_lock import StoreInUseError
+from metasre.service.store.export import episodes, write_jsonl
+from metasre.service.store.lock import StoreInUseError
+from metasre.service.store.sqlite import TrajectoryStore
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 
 __all__ = [

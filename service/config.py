@@ -75,7 +75,7 @@ class ServerConfig:
     to rebuild (agents resume their seats there), instead of closing them. Needs a store."""
     store_wait_seconds: float = 0.0
     """How long to wait for another server to let go of the store (its lock; see
-    `metasre.service.store_lock`) before giving up: 0 gives up at once. A server taking over
+    `metasre.service.store.lock`) before giving up: 0 gives up at once. A server taking over
     from one that hands over (`metasre serve --handover`) waits while the old one drains."""
     manage_gc: bool = False
     """Keep garbage-collector pauses short by freezing the long-lived heap (process-wide; see

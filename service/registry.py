@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 import structlog
 
 from metasre.service.config import Limits
-from metasre.service.coordinator import Coordinator, make_episode
-from metasre.service.errors import (
+from metasre.service.core.coordinator import Coordinator, make_episode
+from metasre.service.core.errors import (
     CallAbortedError,
     RequestIdReusedError,
     ServerAtCapacityError,
@@ -36,13 +36,14 @@ from metasre.service.errors import (
     SessionFullError,
     SessionIdleError,
     SessionNotFoundError,
+    StoreError,
     StoreUnavailableError,
 )
-from metasre.service.events import LogEntry
-from metasre.service.records import StoreRecorder, entry_of
-from metasre.service.recovery import RecoveryError, rebuild
-from metasre.service.session import Session, SessionSpec
-from metasre.service.store import SessionRow, StoreError, TrajectoryStore
+from metasre.service.core.events import LogEntry
+from metasre.service.core.session import Session, SessionSpec
+from metasre.service.store.codec import StoreRecorder, entry_of
+from metasre.service.store.recovery import RecoveryError, rebuild
+from metasre.service.store.sqlite import SessionRow, TrajectoryStore
 from metasre.simulator import resolve
 from metasre.simulator.sandbox import TestRunner
 
@@ -287,7 +288,7 @@ class Registry:
     async def recover(self) -> int:
         """Rebuild every session the store holds open (the last server died); how many were.
 
-        Run once at startup, before serving; see `metasre.service.recovery`. A session that
+        Run once at startup, before serving; see `metasre.service.store.recovery`. A session that
         cannot be rebuilt faithfully is closed in the store (its trajectory stays exportable).
 
         Raises:

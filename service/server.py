@@ -22,13 +22,13 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2
 from grpc_reflection.v1alpha._async import ReflectionServicer
 
 from metasre.service.config import ServerConfig
-from metasre.service.errors import ServerDrainingError, ServerHandingOverError
+from metasre.service.core.errors import ServerDrainingError, ServerHandingOverError
 from metasre.service.gc_freeze import GcFreezer
 from metasre.service.registry import Registry
-from metasre.service.servicers import AgentServicer, ControlServicer, WatchServicer
-from metasre.service.servicers.undecodable import RECEIVE_SLACK, RejectUndecodable
-from metasre.service.store import TrajectoryStore
-from metasre.service.store_lock import StoreLock
+from metasre.service.store.lock import StoreLock
+from metasre.service.store.sqlite import TrajectoryStore
+from metasre.service.wire import AgentServicer, ControlServicer, WatchServicer
+from metasre.service.wire.undecodable import RECEIVE_SLACK, RejectUndecodable
 from metasre.simulator.sandbox import (
     TestRunner,
     allow_weak_isolation,

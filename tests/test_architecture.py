@@ -48,19 +48,46 @@ LAYERS = {
     "v1": "protos/metasre/v1",
 }
 """Each top-level package of `metasre` and its folder."""
-WIRE = ("convert", "struct_wire", "server", "servicers", "codegen")
-"""The service modules that speak gRPC and protobuf; the rest of the service (its core:
-sessions, coordinator, turn policies, attribution, stores, errors) does not."""
 ALLOWED = {
     "simulator": {"simulator"},
     "v1": {"v1"},
     "agents": {"agents", "v1"},
     "service-core": {"service-core", "simulator"},
-    "service-wire": {"service-core", "service-wire", "simulator", "v1"},
-    "cli": {"cli", "service-core", "service-wire", "simulator", "agents", "v1"},
+    "service-store": {"service-store", "service-core", "simulator"},
+    "service-top": {
+        "service-top",
+        "service-store",
+        "service-core",
+        "service-wire",
+        "simulator",
+        "v1",
+    },
+    "service-wire": {
+        "service-wire",
+        "service-top",
+        "service-store",
+        "service-core",
+        "simulator",
+        "v1",
+    },
+    "cli": {
+        "cli",
+        "service-top",
+        "service-wire",
+        "service-store",
+        "service-core",
+        "simulator",
+        "agents",
+        "v1",
+    },
 }
 """Which layers each layer may import (DESIGN.md: simulator <- service <- cli; agents see only
-the wire; the service's core has no gRPC in it)."""
+the wire). In the service: the core (sessions, sequencer, turn policies, attribution, errors)
+<- the store (SQLite, codec, recovery, export) <- the registry and the server's assembly
+<- the wire (servicers, protobuf conversion), which alone speaks gRPC with the server."""
+TOP_LEAVES = {"config", "version", "gc_freeze"}
+"""Modules of the service's top level that import nothing of the service (any layer may use
+them: settings, the version, the GC freezer)."""
 FOREIGN_WIRE = ("grpc", "grpc_health", "grpc_reflection", "grpc_tools", "google")
 
 
@@ -72,9 +99,11 @@ def _layer_of(module: str) -> str | None:
     if parts[0] != "metasre" or len(parts) < 2:
         return None
     if parts[1] == "service":
-        if len(parts) == 2:
-            return "service-wire"  # the package itself re-exports the server
-        return "service-wire" if parts[2] in WIRE else "service-core"
+        if len(parts) >= 3 and parts[2] in ("core", "store", "wire"):
+            return f"service-{parts[2]}"
+        if len(parts) >= 3 and parts[2] in TOP_LEAVES:
+            return "service-core"  # leaves: usable from any layer
+        return "service-top"
     return parts[1]
 
 
@@ -125,7 +154,7 @@ def test_every_import_edge_follows_the_layering():
         if to is not None and to not in ALLOWED[layer]:
             wrong.append(f"{where} ({layer}) imports {target} ({to})")
         if (
-            layer in ("simulator", "service-core")
+            layer in ("simulator", "service-core", "service-store")
             and target.split(".")[0] in FOREIGN_WIRE
             and not target.startswith("google.protobuf.json_format")
         ):
@@ -141,3 +170,6 @@ def test_the_layering_check_sees_the_edges_it_pins():
         t.startswith("metasre.simulator") for _, layer, t in edges if layer == "service-core"
     )
     assert any(t == "grpc" for _, layer, t in edges if layer == "service-wire")
+    assert any(
+        t.startswith("metasre.service.core") for _, layer, t in edges if layer == "service-store"
+    )

@@ -293,16 +293,23 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path: Path) -> None:
 def test_ctrl_c_winds_down_other_long_commands(
     args: tuple[str, ...], ready: str | None, says: str, tmp_path: Path
 ) -> None:
-    proc = _start(*args, cwd=tmp_path)
-    assert proc.stdout is not None and proc.stderr is not None
-    if ready is not None:
-        _wait_for(proc.stdout, ready)
-    else:
-        _wait_for(proc.stderr, "load test: ")
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    # The demo's episode takes about a second: on a loaded machine it can end before the
+    # signal lands. A run that finished is no verdict on Ctrl-C, so it is tried again.
+    for _ in range(5):
+        proc = _start(*args, cwd=tmp_path)
+        assert proc.stdout is not None and proc.stderr is not None
+        if ready is not None:
+            _wait_for(proc.stdout, ready)
+        else:
+            _wait_for(proc.stderr, "load test: ")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        assert "Traceback" not in err
+        if proc.returncode == ExitCode.OK and args[0] == "demo":
+            continue
+        break
     assert proc.returncode == ExitCode.INTERRUPTED, out + err
-    assert says in out + err and "Traceback" not in err
+    assert says in out + err
 
 
 # -- help, seeds, logs --------------------------------------------------------------------------

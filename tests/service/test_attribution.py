@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metasre.service.attribution import Attribution, step_rewards
+from metasre.service.core.attribution import Attribution, step_rewards
 from metasre.simulator import Episode
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2
 

@@ -14,9 +14,18 @@ from typing import Any, get_args
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metasre.service import records
-from metasre.service.events import Applied, Ended, Event, LogEntry, Message, Reward, Started, Turn
-from metasre.service.store import EventRow
+from metasre.service.core.events import (
+    Applied,
+    Ended,
+    Event,
+    LogEntry,
+    Message,
+    Reward,
+    Started,
+    Turn,
+)
+from metasre.service.store import codec as records
+from metasre.service.store.sqlite import EventRow
 from metasre.simulator import Episode, EpisodePhase, Grade, Observation, resolve
 
 SCENARIOS = ("meta-sre/payment-bad-deploy-v1", "meta-sre/migration-cascade-v1")

@@ -9,7 +9,7 @@ import pytest
 from grpc_status import rpc_status
 
 from metasre.service import Limits, ServerConfig
-from metasre.service.servicers.status import ERROR_TABLE, to_status
+from metasre.service.wire.status import ERROR_TABLE, to_status
 from metasre.simulator import TOOLS
 from metasre.v1 import (
     agent_pb2,

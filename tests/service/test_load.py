@@ -16,9 +16,9 @@ import gc
 from metasre.agents.client import MetasreClient
 from metasre.cli.loadtest import LoadReport, run_load, wave
 from metasre.service import Limits, ServerConfig, build_server
-from metasre.service.coordinator import Coordinator
-from metasre.service.servicers.agent import AgentStream
-from metasre.service.session import Session
+from metasre.service.core.coordinator import Coordinator
+from metasre.service.core.session import Session
+from metasre.service.wire.agent import AgentStream
 from metasre.simulator import Episode
 
 

@@ -17,8 +17,8 @@ import grpc
 import pytest
 import structlog
 
-from metasre.service import auth
-from metasre.service.servicers.status import status_of
+from metasre.service.core import auth
+from metasre.service.wire.status import status_of
 from metasre.v1 import (
     agent_pb2,
     agent_pb2_grpc,

@@ -17,7 +17,7 @@ import pytest
 from grpc_status import rpc_status
 
 from metasre.service import Limits
-from metasre.service.servicers.undecodable import RECEIVE_SLACK
+from metasre.service.wire.undecodable import RECEIVE_SLACK
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
 
 from .conftest import TIMEOUT, AgentClient, create, details, struct

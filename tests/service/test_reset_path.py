@@ -7,11 +7,12 @@ from typing import Any
 import grpc
 import pytest
 
-from metasre.service import convert, records
-from metasre.service.coordinator import make_episode
-from metasre.service.events import LogEntry, Started
-from metasre.service.openings import OpeningForms
-from metasre.service.servicers.undecodable import Refused, RejectUndecodable
+from metasre.service.core.coordinator import make_episode
+from metasre.service.core.events import LogEntry, Started
+from metasre.service.core.openings import OpeningForms
+from metasre.service.store import codec as records
+from metasre.service.wire import convert
+from metasre.service.wire.undecodable import Refused, RejectUndecodable
 from metasre.simulator import Episode, resolve
 from metasre.simulator import episode as episode_module
 from metasre.v1 import agent_pb2, common_pb2, control_pb2

@@ -13,7 +13,7 @@ import pytest
 
 from metasre.service import Limits, ServerConfig
 from metasre.service.registry import Registry
-from metasre.service.store import TrajectoryStore
+from metasre.service.store.sqlite import TrajectoryStore
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2
 
 from .conftest import AgentClient, create, struct

@@ -20,7 +20,7 @@ from grpc_status import rpc_status
 
 from metasre.service import Limits, ServerConfig, build_server
 from metasre.service.server import MetasreServer
-from metasre.service.servicers.agent import AgentStream
+from metasre.service.wire.agent import AgentStream
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
 
 from .conftest import TIMEOUT, AgentClient, create, details, owned_channel, struct

@@ -16,8 +16,8 @@ import grpc
 import pytest
 
 from metasre.service import Limits, ServerConfig, build_server
+from metasre.service.core.turns import Simultaneous
 from metasre.service.server import MetasreServer
-from metasre.service.turns import Simultaneous
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
 from .conftest import TIMEOUT, AgentClient, create, details, owned_channel, struct

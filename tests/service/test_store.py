@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from metasre.service.store import EventRow, SessionRow, StoreError, TrajectoryStore
+from metasre.service.store.sqlite import EventRow, SessionRow, StoreError, TrajectoryStore
 
 
 def session(sid: str = "s1") -> SessionRow:
@@ -110,7 +110,7 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path):
     path = tmp_path / "t.db"
     child = textwrap.dedent(f"""
         import sys
-        from metasre.service.store import EventRow, SessionRow, TrajectoryStore
+        from metasre.service.store.sqlite import EventRow, SessionRow, TrajectoryStore
         store = TrajectoryStore({str(path)!r})
         store.submit([store.session_op(SessionRow("s", "x/y-v1", 0, {{}}, 0.0, None))]).result()
         seq = 0

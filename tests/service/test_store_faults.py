@@ -30,7 +30,7 @@ from grpc_health.v1 import health_pb2
 from grpc_status import rpc_status
 
 from metasre.service import Limits, ServerConfig, build_server
-from metasre.service.store import StoreError, TrajectoryStore
+from metasre.service.store.sqlite import StoreError, TrajectoryStore
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
 
 from .conftest import (

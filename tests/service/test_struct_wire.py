@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metasre.agents.plain import struct_dict, to_dict
-from metasre.service import convert
-from metasre.service.events import Applied, Reward
-from metasre.service.struct_wire import struct_bytes, varint
+from metasre.service.core.events import Applied, Reward
+from metasre.service.wire import convert
+from metasre.service.wire.struct_wire import struct_bytes, varint
 from metasre.simulator import Episode
 from metasre.v1 import agent_pb2, common_pb2
 

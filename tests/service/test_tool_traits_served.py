@@ -10,8 +10,8 @@ import pytest
 from google.protobuf import json_format
 from grpc_status import rpc_status
 
-from metasre.service import coordinator
-from metasre.service.coordinator import make_episode
+from metasre.service.core import coordinator
+from metasre.service.core.coordinator import make_episode
 from metasre.simulator import TOOLS
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2
 

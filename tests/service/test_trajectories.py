@@ -21,11 +21,11 @@ import pytest
 from grpc_status import rpc_status
 
 from metasre.service import Limits, ServerConfig
-from metasre.service.attribution import Attribution
-from metasre.service.export import calls_of
-from metasre.service.records import spec_from_config
-from metasre.service.session import SeatSpec, SessionSpec, TurnPolicy
-from metasre.service.store import TrajectoryStore
+from metasre.service.core.attribution import Attribution
+from metasre.service.core.session import SeatSpec, SessionSpec, TurnPolicy
+from metasre.service.store.codec import spec_from_config
+from metasre.service.store.export import calls_of
+from metasre.service.store.sqlite import TrajectoryStore
 from metasre.simulator import Episode, resolve
 from metasre.simulator.replay import replay
 from metasre.v1 import (
@@ -466,7 +466,7 @@ def test_export_refuses_a_missing_store_and_unknown_sessions(tmp_path, capsys):
 
 
 async def test_a_running_episode_is_exported_with_all(server, channel, control, tmp_path):
-    from metasre.service.export import episodes
+    from metasre.service.store.export import episodes
 
     created = await create(control, ("solo",))
     sid = created.session.session_id

@@ -18,7 +18,7 @@ import structlog
 from google.rpc.error_details_pb2 import BadRequest, ErrorInfo, RetryInfo
 from google.rpc.status_pb2 import Status
 
-from metasre.service.errors import (
+from metasre.service.core.errors import (
     AlreadyJoinedError,
     CallAbortedError,
     EpisodeEndedError,

@@ -1,8 +1,8 @@
 """The entries of a session's log: applied calls, rewards, messages, turns, starts and ends.
 
 Plain values with no protobuf in them, built by keyword (a field added in the middle cannot
-shift the others). `metasre.service.convert` turns them into wire messages, and
-`metasre.service.records.KINDS` into stored rows and back.
+shift the others). `metasre.service.wire.convert` turns them into wire messages, and
+`metasre.service.store.codec.KINDS` into stored rows and back.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Wire messages to and from the service's types (sessions, log events, grades, tools).
 
 The servicers turn requests and replies into protobuf here; the hot replies of the agent plane
-are prebuilt as bytes with `metasre.service.struct_wire`'s encoder. (The simulator's types reach
-the wire only through this module, but the agent SDK meets protobuf on its own side.)
+are prebuilt as bytes with `metasre.service.wire.struct_wire`'s encoder. (The simulator's types
+reach the wire only through this module, but the agent SDK meets protobuf on its own side.)
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from metasre.service.attribution import Attribution, RewardMode
 from metasre.service.config import Limits
-from metasre.service.errors import InvalidRequestError
-from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
-from metasre.service.openings import OpeningForms
-from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
-from metasre.service.struct_wire import delimited, struct_bytes, tag
+from metasre.service.core.attribution import Attribution, RewardMode
+from metasre.service.core.errors import InvalidRequestError
+from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.core.openings import OpeningForms
+from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPolicy
+from metasre.service.wire.struct_wire import delimited, struct_bytes, tag
 from metasre.simulator import TOOLS, EpisodePhase, Grade, Observation, Tool
 from metasre.simulator.scenarios.registry import ScenarioEntry
 from metasre.v1 import agent_pb2, common_pb2, control_pb2

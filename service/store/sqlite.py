@@ -34,6 +34,8 @@ from typing import Any, Literal
 
 import orjson
 
+from metasre.service.core.errors import StoreError, StoreLostError
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     session_id  TEXT PRIMARY KEY,
@@ -67,14 +69,6 @@ CREATE TABLE IF NOT EXISTS probes (
 session. `probes`: one row rewritten by `probe`, to learn whether the store can write again."""
 
 Synchronous = Literal["OFF", "NORMAL", "FULL"]
-
-
-class StoreError(Exception):
-    """Raised when the store cannot write (disk full, read-only file, closed store)."""
-
-
-class StoreLostError(StoreError):
-    """Raised when the store's files were removed, replaced or truncated under it."""
 
 
 @dataclass(frozen=True, slots=True)

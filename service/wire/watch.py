@@ -7,13 +7,12 @@ from typing import Any
 
 import grpc
 
-from metasre.service import convert
-from metasre.service.auth import check_owner
 from metasre.service.config import ServerConfig
-from metasre.service.errors import ServerHandingOverError, StoreUnavailableError
+from metasre.service.core.auth import check_owner
+from metasre.service.core.errors import ServerHandingOverError, StoreError, StoreUnavailableError
 from metasre.service.registry import Registry
-from metasre.service.servicers.status import abort
-from metasre.service.store import StoreError
+from metasre.service.wire import convert
+from metasre.service.wire.status import abort
 from metasre.v1 import watch_pb2
 
 Context = grpc.aio.ServicerContext[Any, Any]

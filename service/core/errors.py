@@ -1,6 +1,6 @@
 """The service's errors: each says, for the client, what was wrong and what to do.
 
-Plain exceptions, no gRPC: `metasre.service.servicers.status` maps each class to its status
+Plain exceptions, no gRPC: `metasre.service.wire.status` maps each class to its status
 code and ErrorInfo reason (one table), at the wire's edge.
 """
 
@@ -128,7 +128,7 @@ class StoreUnavailableError(ServiceError):
     """Raised when the trajectory store cannot record a session's events (disk full, I/O error).
 
     The call it answers was not acknowledged, and its session is closed: see
-    `metasre.service.session.Session.flush`.
+    `metasre.service.core.session.Session.flush`.
     """
 
 
@@ -138,6 +138,17 @@ class MessageTooLargeError(ServiceError):
 
 class RequestIdReusedError(ServiceError):
     """Raised when a CreateSession request_id is sent again with different parameters."""
+
+
+class StoreError(Exception):
+    """Raised by the trajectory store when it cannot write (disk full, read-only, closed).
+
+    The sessions it records fail closed (`StoreUnavailableError` to their clients).
+    """
+
+
+class StoreLostError(StoreError):
+    """Raised when the store's files were removed, replaced or truncated under it."""
 
 
 class InvalidRequestError(ServiceError):
@@ -166,6 +177,8 @@ __all__ = [
     "SessionIdleError",
     "SessionNotFoundError",
     "SlowReaderError",
+    "StoreError",
+    "StoreLostError",
     "StoreUnavailableError",
     "TokenInvalidError",
     "TokenMissingError",

@@ -2,7 +2,7 @@
 
 `session_config` holds everything needed to rebuild a session and replay it (`spec_from_config`
 reads it back); `event_record` turns one log entry into the (kind, agent_id, payload) of a stored
-event. The payload keys are the fields of the entry types in `metasre.service.events`, with the
+event. The payload keys are the fields of the entry types in `metasre.service.core.events`, with the
 observation and the grade as nested objects, so a stored trajectory reads like the wire protocol.
 """
 
@@ -13,11 +13,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from metasre.service.attribution import Attribution, RewardMode
-from metasre.service.events import Applied, Ended, Event, LogEntry, Message, Reward, Started, Turn
-from metasre.service.openings import OpeningForms
-from metasre.service.session import SeatSpec, Session, SessionSpec, TurnPolicy
-from metasre.service.store import EventRow, SessionRow, TrajectoryStore
+from metasre.service.core.attribution import Attribution, RewardMode
+from metasre.service.core.events import (
+    Applied,
+    Ended,
+    Event,
+    LogEntry,
+    Message,
+    Reward,
+    Started,
+    Turn,
+)
+from metasre.service.core.openings import OpeningForms
+from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPolicy
+from metasre.service.store.sqlite import EventRow, SessionRow, TrajectoryStore
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 from metasre.simulator import EpisodePhase, Grade, Observation
 from metasre.simulator.grader import GradeComponent
@@ -25,7 +34,7 @@ from metasre.simulator.observation import AlertView, ServiceRow
 
 
 class StoreRecorder:
-    """Records sessions in a `TrajectoryStore`: the `Recorder` of `metasre.service.session`.
+    """Records sessions in a `TrajectoryStore`: the `Recorder` of `metasre.service.core.session`.
 
     Each `record` is one transaction, and the store commits the transactions of many sessions
     together, so sessions never wait for each other's writes one by one.
@@ -93,7 +102,7 @@ def auth_record(session: Session) -> dict[str, Any]:
     """What checks a session's seat tokens after a restart: digests and the resume-token key.
 
     No token is in it, and none can be made from it without the seat's join token (see
-    `metasre.service.auth`). Not part of exported trajectories.
+    `metasre.service.core.auth`). Not part of exported trajectories.
     """
     return {
         "token_digest": "sha256",
@@ -277,7 +286,7 @@ def _encoded_reward(r: Reward | None) -> dict[str, Any] | None:
     return None if r is None else _REWARD.encode(r)
 
 
-# By the field's annotation, as written in `metasre.service.events` (a new field of a new type
+# By the field's annotation, as written in `metasre.service.core.events` (a new field of a new type
 # fails at import here, not at the first write).
 _FIELD_CODECS: Mapping[str, _Codec] = {
     "int": (int, int),

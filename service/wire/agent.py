@@ -12,11 +12,10 @@ from typing import Any
 import grpc
 import structlog
 
-from metasre.service import convert
-from metasre.service.auth import require_token
 from metasre.service.config import Limits
-from metasre.service.coordinator import Coordinator
-from metasre.service.errors import (
+from metasre.service.core.auth import require_token
+from metasre.service.core.coordinator import Coordinator
+from metasre.service.core.errors import (
     AlreadyJoinedError,
     InvalidRequestError,
     NotJoinedError,
@@ -27,11 +26,12 @@ from metasre.service.errors import (
     SlowReaderError,
     StoreUnavailableError,
 )
-from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.core.session import Seat, Session
 from metasre.service.registry import Registry
-from metasre.service.servicers.status import abort, guarded, status_of
-from metasre.service.servicers.undecodable import Refused
-from metasre.service.session import Seat, Session
+from metasre.service.wire import convert
+from metasre.service.wire.status import abort, guarded, status_of
+from metasre.service.wire.undecodable import Refused
 from metasre.v1 import agent_pb2
 
 Context = grpc.aio.ServicerContext[Any, Any]

@@ -30,7 +30,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
-from metasre.service.store import EventRow, SessionRow, TrajectoryStore
+from metasre.service.store.sqlite import EventRow, SessionRow, TrajectoryStore
 from metasre.simulator.replay import RecordedCall
 
 

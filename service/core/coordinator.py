@@ -7,7 +7,7 @@ keeps going. Each applied call gets the next tick; its events go to the session'
 With a trajectory store, each step's entries are flushed (committed) before its calls resolve, so
 CallTool answers and Connect results only ever report stored calls. A store failure fails the
 step's calls and everything queued with STORE_UNAVAILABLE and hands the session to `on_failed`
-(the registry closes it); see `metasre.service.session`.
+(the registry closes it); see `metasre.service.core.session`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 import structlog
 from pydantic import BaseModel
 
-from metasre.service.attribution import (
+from metasre.service.core.attribution import (
     Attribution,
     counterfactual_grades,
     final_rewards,
     step_rewards,
 )
-from metasre.service.errors import (
+from metasre.service.core.errors import (
     EpisodeEndedError,
     EpisodeResetError,
     ServerHandingOverError,
@@ -36,16 +36,16 @@ from metasre.service.errors import (
     StoreUnavailableError,
     ToolNotAllowedError,
 )
-from metasre.service.events import Applied, Ended, LogEntry, Message, Reward, Started
-from metasre.service.session import Seat, Session
-from metasre.service.turns import TIMED_OUT, TimedOut, turns_for
+from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started
+from metasre.service.core.session import Seat, Session
+from metasre.service.core.turns import TIMED_OUT, TimedOut, turns_for
 from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve
 from metasre.simulator.errors import InvalidToolCallError
 from metasre.simulator.replay import RecordedCall, patch_of
 from metasre.simulator.sandbox import TestRunner
 from metasre.simulator.tools import Tool, get_tool, validate_args
 
-log = structlog.get_logger("metasre.service.coordinator")
+log = structlog.get_logger("metasre.service.core.coordinator")
 
 Outcome = tuple[StepResult, Observation] | BaseException
 
@@ -88,7 +88,7 @@ class Coordinator:
         self._task: asyncio.Task[None] | None = None
         self._inflight: asyncio.Task[None] | None = None
         self.turns = turns_for(session)
-        """The session's turn policy (`metasre.service.turns`)."""
+        """The session's turn policy (`metasre.service.core.turns`)."""
         self._stop_error: ServiceError = SessionClosedError(f"session {session.id} was closed")
         self._stopping = False
         """`stop` has begun: the sequencer takes no further step."""
@@ -182,7 +182,7 @@ class Coordinator:
             raise
 
     def resume(self, turn: int, round_no: int, *, pass_turn: bool) -> None:
-        """Carry on a session rebuilt from the store (`metasre.service.recovery`).
+        """Carry on a session rebuilt from the store (`metasre.service.store.recovery`).
 
         Its log and episode are in place; `turn` is the seat whose turn the log last granted
         (ROUND_ROBIN), `round_no` the last round opened (SIMULTANEOUS). `pass_turn`: a call was
@@ -301,7 +301,7 @@ class Coordinator:
             self._log.exception("sequencer_crashed")
             raise
 
-    # -- what the turn policy uses (`metasre.service.turns.Sequencer`) ------------------------
+    # -- what the turn policy uses (`metasre.service.core.turns.Sequencer`) ------------------------
 
     @property
     def stopping(self) -> bool:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from metasre.service.errors import InvalidRequestError, MessageTooLargeError, ServiceError
-from metasre.service.servicers.status import abort
+from metasre.service.core.errors import InvalidRequestError, MessageTooLargeError, ServiceError
+from metasre.service.wire.status import abort
 
 RECEIVE_SLACK = 4
 """gRPC's receive limit is this many times the server's: between the two, the server refuses a

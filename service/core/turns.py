@@ -18,13 +18,13 @@ import enum
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from metasre.service.errors import NotYourTurnError
-from metasre.service.events import Turn
-from metasre.service.session import Seat, Session, TurnPolicy
+from metasre.service.core.errors import NotYourTurnError
+from metasre.service.core.events import Turn
+from metasre.service.core.session import Seat, Session, TurnPolicy
 from metasre.simulator import EpisodePhase
 
 if TYPE_CHECKING:
-    from metasre.service.coordinator import Pending
+    from metasre.service.core.coordinator import Pending
 
 
 class TimedOut(enum.Enum):
@@ -65,7 +65,7 @@ class Turns:
         """A new episode begins: announce its first turn."""
 
     def resume(self, turn: int, round_no: int, *, pass_turn: bool) -> None:
-        """Carry on a recovered session (`metasre.service.recovery`).
+        """Carry on a recovered session (`metasre.service.store.recovery`).
 
         Args:
             turn: The seat whose turn the log last granted (ROUND_ROBIN).

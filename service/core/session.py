@@ -25,16 +25,17 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from metasre.service import auth
-from metasre.service.attribution import Attribution, RewardMode
-from metasre.service.errors import (
+from metasre.service.core import auth
+from metasre.service.core.attribution import Attribution, RewardMode
+from metasre.service.core.errors import (
     InvalidRequestError,
     SeatTakenError,
+    StoreError,
+    StoreLostError,
     StoreUnavailableError,
     TokenInvalidError,
 )
-from metasre.service.events import Event, LogEntry
-from metasre.service.store import StoreError, StoreLostError
+from metasre.service.core.events import Event, LogEntry
 from metasre.simulator import Episode
 from metasre.simulator.replay import RecordedCall
 
@@ -137,7 +138,7 @@ class Seat:
 
 
 class Recorder(Protocol):
-    """Where a session's log is made durable: `metasre.service.records.StoreRecorder`."""
+    """Where a session's log is made durable: `metasre.service.store.codec.StoreRecorder`."""
 
     async def record(
         self, session: Session, entries: Sequence[LogEntry], *, opening: bool, closing: bool

@@ -7,8 +7,8 @@ from typing import Any
 
 import grpc
 
-from metasre.service import convert
-from metasre.service.auth import (
+from metasre.service.config import ServerConfig
+from metasre.service.core.auth import (
     bearer,
     check_admin,
     check_owner,
@@ -17,14 +17,14 @@ from metasre.service.auth import (
     new_token,
     seat_join_token,
 )
-from metasre.service.config import ServerConfig
-from metasre.service.coordinator import Coordinator
-from metasre.service.errors import InvalidRequestError, SessionNotFoundError, TokenMissingError
-from metasre.service.records import owner_from_config
+from metasre.service.core.coordinator import Coordinator
+from metasre.service.core.errors import InvalidRequestError, SessionNotFoundError, TokenMissingError
+from metasre.service.core.session import Session
 from metasre.service.registry import CreateRequest, Registry
-from metasre.service.servicers.status import guarded
-from metasre.service.session import Session
+from metasre.service.store.codec import owner_from_config
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
+from metasre.service.wire import convert
+from metasre.service.wire.status import guarded
 from metasre.simulator import TOOLS, resolve, scenario_ids
 from metasre.simulator.sandbox import isolation
 from metasre.v1 import control_pb2

@@ -16,7 +16,7 @@ serves, the server rebuilds each of them:
 - rewards so far, the counterfactual calls of DIFFERENCE and the turn or round are restored; a
   turn or round that the crash kept from passing is passed now.
 
-What was never committed was never acknowledged (see `metasre.service.session`): a call in
+What was never committed was never acknowledged (see `metasre.service.core.session`): a call in
 flight at the crash either is in the log (its retry gets the stored result) or is not (its retry
 applies it).
 """
@@ -26,16 +26,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from metasre.service.coordinator import Coordinator, make_episode
-from metasre.service.events import Applied, Ended, Reward, Started, Turn
-from metasre.service.records import (
+from metasre.service.core.coordinator import Coordinator, make_episode
+from metasre.service.core.events import Applied, Ended, Reward, Started, Turn
+from metasre.service.core.session import Recorder, Session
+from metasre.service.store.codec import (
     entry_of,
     keys_from_config,
     owner_from_config,
     spec_from_config,
 )
-from metasre.service.session import Recorder, Session
-from metasre.service.store import EventRow, SessionRow
+from metasre.service.store.sqlite import EventRow, SessionRow
 from metasre.simulator import Episode, EpisodePhase, StepResult
 from metasre.simulator.replay import RecordedCall, patch_of, replay
 from metasre.simulator.sandbox import TestRunner
