@@ -24,7 +24,7 @@ from metasre.service.registry import CreateRequest, Registry
 from metasre.service.store.codec import owner_from_config
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 from metasre.service.wire import convert
-from metasre.service.wire.status import guarded
+from metasre.service.wire.status import unary
 from metasre.simulator import TOOLS, resolve, scenario_ids
 from metasre.simulator.sandbox import isolation
 from metasre.v1 import control_pb2
@@ -81,183 +81,150 @@ class ControlServicer:
         )
         return found
 
+    @unary(admin=True)
     async def GetServerInfo(
         self, request: control_pb2.GetServerInfoRequest, context: Context
     ) -> control_pb2.GetServerInfoResponse:
         """The protocol version, capabilities and limits."""
+        return control_pb2.GetServerInfoResponse(
+            protocol_version=PROTOCOL_VERSION,
+            server_version=SERVER_VERSION,
+            capabilities=CAPABILITIES,
+            limits=convert.limits_pb(self._config.limits),
+            sandbox=_sandbox_pb(),
+        )
 
-        async def op() -> control_pb2.GetServerInfoResponse:
-            self._admin(context)
-            return control_pb2.GetServerInfoResponse(
-                protocol_version=PROTOCOL_VERSION,
-                server_version=SERVER_VERSION,
-                capabilities=CAPABILITIES,
-                limits=convert.limits_pb(self._config.limits),
-                sandbox=_sandbox_pb(),
-            )
-
-        return await guarded(context, op)
-
+    @unary(admin=True)
     async def ListScenarios(
         self, request: control_pb2.ListScenariosRequest, context: Context
     ) -> control_pb2.ListScenariosResponse:
         """Every registered scenario."""
+        if self._scenarios is None:
+            self._scenarios = control_pb2.ListScenariosResponse(
+                scenarios=[convert.scenario_pb(resolve(i)) for i in scenario_ids()]
+            )
+        return self._scenarios
 
-        async def op() -> control_pb2.ListScenariosResponse:
-            self._admin(context)
-            if self._scenarios is None:
-                self._scenarios = control_pb2.ListScenariosResponse(
-                    scenarios=[convert.scenario_pb(resolve(i)) for i in scenario_ids()]
-                )
-            return self._scenarios
-
-        return await guarded(context, op)
-
+    @unary(admin=True)
     async def ListTools(
         self, request: control_pb2.ListToolsRequest, context: Context
     ) -> control_pb2.ListToolsResponse:
         """Every tool with its JSON Schema."""
+        if self._tools is None:
+            self._tools = control_pb2.ListToolsResponse(
+                tools=[convert.tool_pb(TOOLS[name]) for name in sorted(TOOLS)]
+            )
+        return self._tools
 
-        async def op() -> control_pb2.ListToolsResponse:
-            self._admin(context)
-            if self._tools is None:
-                self._tools = control_pb2.ListToolsResponse(
-                    tools=[convert.tool_pb(TOOLS[name]) for name in sorted(TOOLS)]
-                )
-            return self._tools
-
-        return await guarded(context, op)
-
+    @unary(admin=True)
     async def CreateSession(
         self, request: control_pb2.CreateSessionRequest, context: Context
     ) -> control_pb2.CreateSessionResponse:
         """Open a session; one join token per seat."""
-
-        async def op() -> control_pb2.CreateSessionResponse:
-            self._admin(context)
-            owner = request.owner_token or new_token()
-            if not (16 <= len(owner) <= 256 and owner.isascii() and owner.isprintable()):
-                raise InvalidRequestError(
-                    "owner_token must be one CreateSession returned (16-256 printable ASCII"
-                    " characters), or empty for a new one",
-                    (("owner_token", "a token CreateSession returned, or empty"),),
-                )
-            request_id = convert.request_id_of(request)
-            spec = convert.session_spec(request, self._config.limits)
-            if request_id:
-                # A retry must get the first answer's tokens: derived, not drawn (see auth).
-                joins = [seat_join_token(owner, request_id, s.agent_id) for s in spec.seats]
-                session = await self._registry.create(
-                    spec,
-                    digest(owner),
-                    request=CreateRequest.of(
-                        request_id, digest(owner), convert.request_fingerprint(request)
-                    ),
-                    join_tokens=joins,
-                )
-                joins = [seat_join_token(owner, request_id, a) for a in session.agent_ids]
-            else:
-                session = await self._registry.create(spec, digest(owner))
-                joins = [s.join_token or "" for s in session.seats]
-            tokens = [
-                control_pb2.SeatToken(agent_id=a, join_token=t)
-                for a, t in zip(session.agent_ids, joins, strict=True)
-            ]
-            for seat in session.seats:  # from now on only their digests are kept
-                seat.join_token = None
-            return control_pb2.CreateSessionResponse(
-                session=convert.session_pb(session), tokens=tokens, owner_token=owner
+        owner = request.owner_token or new_token()
+        if not (16 <= len(owner) <= 256 and owner.isascii() and owner.isprintable()):
+            raise InvalidRequestError(
+                "owner_token must be one CreateSession returned (16-256 printable ASCII"
+                " characters), or empty for a new one",
+                (("owner_token", "a token CreateSession returned, or empty"),),
             )
+        request_id = convert.request_id_of(request)
+        spec = convert.session_spec(request, self._config.limits)
+        if request_id:
+            # A retry must get the first answer's tokens: derived, not drawn (see auth).
+            joins = [seat_join_token(owner, request_id, s.agent_id) for s in spec.seats]
+            session = await self._registry.create(
+                spec,
+                digest(owner),
+                request=CreateRequest.of(
+                    request_id, digest(owner), convert.request_fingerprint(request)
+                ),
+                join_tokens=joins,
+            )
+            joins = [seat_join_token(owner, request_id, a) for a in session.agent_ids]
+        else:
+            session = await self._registry.create(spec, digest(owner))
+            joins = [s.join_token or "" for s in session.seats]
+        tokens = [
+            control_pb2.SeatToken(agent_id=a, join_token=t)
+            for a, t in zip(session.agent_ids, joins, strict=True)
+        ]
+        for seat in session.seats:  # from now on only their digests are kept
+            seat.join_token = None
+        return control_pb2.CreateSessionResponse(
+            session=convert.session_pb(session), tokens=tokens, owner_token=owner
+        )
 
-        return await guarded(context, op)
-
+    @unary()
     async def GetSession(
         self, request: control_pb2.GetSessionRequest, context: Context
     ) -> control_pb2.GetSessionResponse:
         """One session."""
+        session, _ = self._owned(context, request.session_id)
+        return control_pb2.GetSessionResponse(session=convert.session_pb(session))
 
-        async def op() -> control_pb2.GetSessionResponse:
-            session, _ = self._owned(context, request.session_id)
-            return control_pb2.GetSessionResponse(session=convert.session_pb(session))
-
-        return await guarded(context, op)
-
+    @unary()
     async def ListSessions(
         self, request: control_pb2.ListSessionsRequest, context: Context
     ) -> control_pb2.ListSessionsResponse:
         """The open sessions the caller owns; every one for the admin."""
+        metadata = tuple(context.invocation_metadata() or ())
+        sessions = self._registry.sessions()
+        if not is_admin(metadata, self._config.admin_token):
+            token = bearer(metadata)
+            if token is None:
+                raise TokenMissingError(
+                    "ListSessions lists the sessions of the owner token it is given (or all,"
+                    " for the admin token): send 'authorization: Bearer <token>'"
+                )
+            mine = digest(token)
+            sessions = [s for s in sessions if s.owner_digest == mine]
+        return control_pb2.ListSessionsResponse(sessions=[convert.session_pb(s) for s in sessions])
 
-        async def op() -> control_pb2.ListSessionsResponse:
-            metadata = tuple(context.invocation_metadata() or ())
-            sessions = self._registry.sessions()
-            if not is_admin(metadata, self._config.admin_token):
-                token = bearer(metadata)
-                if token is None:
-                    raise TokenMissingError(
-                        "ListSessions lists the sessions of the owner token it is given (or all,"
-                        " for the admin token): send 'authorization: Bearer <token>'"
-                    )
-                mine = digest(token)
-                sessions = [s for s in sessions if s.owner_digest == mine]
-            return control_pb2.ListSessionsResponse(
-                sessions=[convert.session_pb(s) for s in sessions]
-            )
-
-        return await guarded(context, op)
-
+    @unary()
     async def ResetSession(
         self, request: control_pb2.ResetSessionRequest, context: Context
     ) -> control_pb2.ResetSessionResponse:
         """A new episode in the session."""
-
-        async def op() -> control_pb2.ResetSessionResponse:
-            self._owned(context, request.session_id)
-            session, coordinator = self._registry.open_session(request.session_id)
-            seed = request.seed if request.HasField("seed") else session.seed
-            if not 0 <= seed <= convert.MAX_SEED:
-                raise InvalidRequestError(
-                    f"seed must be in [0, {convert.MAX_SEED}], got {seed}",
-                    (("seed", f"an integer in [0, {convert.MAX_SEED}]"),),
-                )
-            await coordinator.reset(seed)
-            async with session.lock:
-                observation = session.episode.observation()
-            return control_pb2.ResetSessionResponse(
-                session=convert.session_pb(session),
-                observation=convert.observation_pb(observation),
+        self._owned(context, request.session_id)
+        session, coordinator = self._registry.open_session(request.session_id)
+        seed = request.seed if request.HasField("seed") else session.seed
+        if not 0 <= seed <= convert.MAX_SEED:
+            raise InvalidRequestError(
+                f"seed must be in [0, {convert.MAX_SEED}], got {seed}",
+                (("seed", f"an integer in [0, {convert.MAX_SEED}]"),),
             )
+        await coordinator.reset(seed)
+        async with session.lock:
+            observation = session.episode.observation()
+        return control_pb2.ResetSessionResponse(
+            session=convert.session_pb(session),
+            observation=convert.observation_pb(observation),
+        )
 
-        return await guarded(context, op)
-
+    @unary()
     async def CloseSession(
         self, request: control_pb2.CloseSessionRequest, context: Context
     ) -> control_pb2.CloseSessionResponse:
         """Close a session."""
+        self._owned(context, request.session_id)
+        session = await self._registry.close(request.session_id)
+        return control_pb2.CloseSessionResponse(session=convert.session_pb(session))
 
-        async def op() -> control_pb2.CloseSessionResponse:
-            self._owned(context, request.session_id)
-            session = await self._registry.close(request.session_id)
-            return control_pb2.CloseSessionResponse(session=convert.session_pb(session))
-
-        return await guarded(context, op)
-
+    @unary()
     async def GetGrade(
         self, request: control_pb2.GetGradeRequest, context: Context
     ) -> control_pb2.GetGradeResponse:
         """The grade and the per-agent rewards."""
-
-        async def op() -> control_pb2.GetGradeResponse:
-            session, _ = self._owned(context, request.session_id)
-            async with session.lock:
-                # A provisional grade runs the hidden checks: in a thread, like a call.
-                grade = await asyncio.to_thread(session.episode.grade)
-            return control_pb2.GetGradeResponse(
-                grade=convert.grade_pb(grade),
-                agent_rewards={s.agent_id: s.reward_total for s in session.seats},
-                reward_attribution=convert.attribution_pb(session.spec.attribution),
-            )
-
-        return await guarded(context, op)
+        session, _ = self._owned(context, request.session_id)
+        async with session.lock:
+            # A provisional grade runs the hidden checks: in a thread, like a call.
+            grade = await asyncio.to_thread(session.episode.grade)
+        return control_pb2.GetGradeResponse(
+            grade=convert.grade_pb(grade),
+            agent_rewards={s.agent_id: s.reward_total for s in session.seats},
+            reward_attribution=convert.attribution_pb(session.spec.attribution),
+        )
 
     async def _stored_trajectory(
         self, context: Context, request: control_pb2.GetTrajectoryRequest
@@ -280,22 +247,19 @@ class ControlServicer:
             events=[convert.event_pb(e) for e in entries if e.episode == episode]
         )
 
+    @unary()
     async def GetTrajectory(
         self, request: control_pb2.GetTrajectoryRequest, context: Context
     ) -> control_pb2.GetTrajectoryResponse:
         """One episode's log."""
-
-        async def op() -> control_pb2.GetTrajectoryResponse:
-            try:
-                session, _ = self._owned(context, request.session_id)
-            except SessionNotFoundError:
-                # closed (or never here): finished work stays readable from the store
-                return await self._stored_trajectory(context, request)
-            episode = convert.check_episode(request.episode, session.episode_no)
-            held = [e for e in session.log if e.episode == episode]
-            if not held and episode < session.episode_no:
-                # a past episode: the session no longer holds it, its store does
-                return await self._stored_trajectory(context, request)
-            return control_pb2.GetTrajectoryResponse(events=[convert.event_pb(e) for e in held])
-
-        return await guarded(context, op)
+        try:
+            session, _ = self._owned(context, request.session_id)
+        except SessionNotFoundError:
+            # closed (or never here): finished work stays readable from the store
+            return await self._stored_trajectory(context, request)
+        episode = convert.check_episode(request.episode, session.episode_no)
+        held = [e for e in session.log if e.episode == episode]
+        if not held and episode < session.episode_no:
+            # a past episode: the session no longer holds it, its store does
+            return await self._stored_trajectory(context, request)
+        return control_pb2.GetTrajectoryResponse(events=[convert.event_pb(e) for e in held])

@@ -8,10 +8,11 @@ Anything not in it is a bug: INTERNAL, with an incident id and nothing of the in
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
 import structlog
@@ -100,6 +101,44 @@ async def guarded(context: grpc.aio.ServicerContext[Any, Any], op: Callable[[], 
         raise
     except Exception as exc:
         await abort(context, exc)
+
+
+class Guarded(Protocol):
+    """What `unary` wraps: a servicer method that may check the admin token first."""
+
+    def _admin(self, context: grpc.aio.ServicerContext[Any, Any]) -> None: ...
+
+
+S = TypeVar("S", bound=Guarded)
+Req = TypeVar("Req")
+
+
+def unary(
+    *, admin: bool = False
+) -> Callable[
+    [Callable[[S, Req, grpc.aio.ServicerContext[Any, Any]], Awaitable[T]]],
+    Callable[[S, Req, grpc.aio.ServicerContext[Any, Any]], Awaitable[T]],
+]:
+    """A unary servicer method whose exceptions end the call with their mapped status.
+
+    With `admin`, the call must carry the server's admin token (when it has one) first.
+    """
+
+    def wrap(
+        method: Callable[[S, Req, grpc.aio.ServicerContext[Any, Any]], Awaitable[T]],
+    ) -> Callable[[S, Req, grpc.aio.ServicerContext[Any, Any]], Awaitable[T]]:
+        @functools.wraps(method)
+        async def call(self: S, request: Req, context: grpc.aio.ServicerContext[Any, Any]) -> T:
+            async def op() -> T:
+                if admin:
+                    self._admin(context)
+                return await method(self, request, context)
+
+            return await guarded(context, op)
+
+        return call
+
+    return wrap
 
 
 # -- the table ---------------------------------------------------------------------------------
