@@ -28,6 +28,7 @@ from metasre.service.registry import Registry
 from metasre.service.store.lock import StoreLock
 from metasre.service.store.sqlite import TrajectoryStore
 from metasre.service.wire import AgentServicer, ControlServicer, WatchServicer
+from metasre.service.wire.agent import add_agent_service
 from metasre.service.wire.undecodable import RECEIVE_SLACK, RejectUndecodable
 from metasre.simulator.sandbox import (
     TestRunner,
@@ -37,7 +38,6 @@ from metasre.simulator.sandbox import (
 )
 from metasre.v1 import (
     agent_pb2,
-    agent_pb2_grpc,
     control_pb2,
     control_pb2_grpc,
     watch_pb2,
@@ -314,7 +314,7 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
         ControlServicer(registry, config), server
     )
     agents = AgentServicer(registry, limits)
-    _register(agent_pb2_grpc.add_AgentServiceServicer_to_server)(agents, server)
+    add_agent_service(agents, server)
     _register(watch_pb2_grpc.add_WatchServiceServicer_to_server)(
         WatchServicer(registry, config), server
     )

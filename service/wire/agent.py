@@ -101,6 +101,40 @@ class AgentServicer:
         return await guarded(context, op)
 
 
+AGENT_SERVICE = agent_pb2.DESCRIPTOR.services_by_name["AgentService"]
+
+
+def add_agent_service(servicer: AgentServicer, server: grpc.aio.Server) -> None:
+    """Register the agent plane on `server`.
+
+    Not with the generated `add_AgentServiceServicer_to_server`: Connect's replies may be bytes
+    serialized once for every stream that sends them (`SharedViews`), and its serializer sends
+    those as they are.
+    """
+    handlers = {
+        "Connect": grpc.stream_stream_rpc_method_handler(
+            servicer.Connect,
+            request_deserializer=agent_pb2.ConnectRequest.FromString,
+            response_serializer=_reply_bytes,
+        ),
+        "CallTool": grpc.unary_unary_rpc_method_handler(
+            servicer.CallTool,
+            request_deserializer=agent_pb2.CallToolRequest.FromString,
+            response_serializer=agent_pb2.CallToolResponse.SerializeToString,
+        ),
+    }
+    assert set(handlers) == {m.name for m in AGENT_SERVICE.methods}, "a method is not served"
+    name = AGENT_SERVICE.full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    # As the generated code does (grpcio 1.62+ looks registered methods up without a generic
+    # handler's search); the type stubs do not know it yet.
+    server.add_registered_method_handlers(name, handlers)  # type: ignore[attr-defined]
+
+
+def _reply_bytes(reply: Response) -> bytes:
+    return reply if type(reply) is bytes else reply.SerializeToString()  # type: ignore[union-attr]
+
+
 def _check_call_id(call_id: str) -> None:
     if len(call_id) > MAX_CALL_ID:
         raise InvalidRequestError(
@@ -575,4 +609,4 @@ class AgentStream:
         return None
 
 
-__all__ = ["AgentServicer", "AgentStream"]
+__all__ = ["AgentServicer", "AgentStream", "add_agent_service"]

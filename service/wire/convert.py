@@ -56,7 +56,6 @@ _PHASE_PB = {
     EpisodePhase.TERMINATED: common_pb2.EPISODE_PHASE_TERMINATED,
     EpisodePhase.TRUNCATED: common_pb2.EPISODE_PHASE_TRUNCATED,
 }
-_MAX_DEPTH = 32
 
 
 # -- JSON values and Structs --------------------------------------------------------------------
@@ -95,26 +94,12 @@ def _plain(value: struct_pb2.Value, path: str) -> Any:
 
 
 def dict_to_struct(data: Mapping[str, Any]) -> struct_pb2.Struct:
-    """Plain data as a Struct; values JSON cannot hold become strings."""
-    struct = struct_pb2.Struct()
-    struct.update(_jsonable(dict(data), 0))
-    return struct
+    """Plain data as a Struct; values JSON cannot hold become strings.
 
-
-def _jsonable(value: Any, depth: int) -> Any:
-    if depth > _MAX_DEPTH:
-        return str(value)
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int | float):
-        number = float(value)
-        return number if math.isfinite(number) else str(value)
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-        return [_jsonable(v, depth + 1) for v in items]
-    return str(value)
+    Parsed from `struct_wire`'s bytes: one encoder for JSON data, whether it goes out as bytes
+    (the hot replies) or inside a message built here.
+    """
+    return struct_pb2.Struct.FromString(struct_bytes(data))
 
 
 # -- requests -----------------------------------------------------------------------------------

@@ -3,9 +3,10 @@
 A tool's structured output goes out as a Struct on every applied call. Building the Struct
 message first (`Struct.update`) walks the data in Python and creates a message per value, which
 cost more than the simulator's whole call for a page of log lines; the wire format is simple
-enough to write directly, and a parsed result equals `convert.dict_to_struct` of the same data
-(a test holds the two together). Messages can then be assembled from serialized parts: protobuf
-parsers read concatenated fields as one message.
+enough to write directly. It is the service's one encoder of JSON data: `convert.dict_to_struct`
+parses these bytes when it needs a message (a test holds them to protobuf's own Struct of the
+same data). Messages can then be assembled from serialized parts: protobuf parsers read
+concatenated fields as one message.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _struct_body(data: Mapping[Any, Any], depth: int) -> bytes:
 
 
 def _value(value: Any, depth: int) -> bytes:
-    # The same mapping as `convert._jsonable`: too deep or not JSON becomes its str().
+    # Too deep, or not JSON (a set is sorted first, a tuple is a list): its str().
     if depth > _MAX_DEPTH:
         return _string(str(value))
     if type(value) is str:  # most values

@@ -5,7 +5,6 @@ internal exception; on a stream, the servicer's read of the next message fails a
 ends. This interceptor catches the parse error in the deserializer instead: a unary or
 server-streaming call ends with INVALID_ARGUMENT / INVALID_REQUEST, and on a Connect stream the
 message is refused in-band by the agent servicer (the stream goes on).
-Streams may also send responses they serialized themselves (bytes go out as they are).
 
 It also enforces the server's message limit (`Limits.max_message_bytes`) itself, so a request
 over it is refused like any other bad request, with RESOURCE_EXHAUSTED / MESSAGE_TOO_LARGE
@@ -67,19 +66,6 @@ else:
     _Interceptor = grpc.aio.ServerInterceptor
 
 
-def _bytes_as_they_are(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
-    # A stream may send a response it serialized once for many streams (the agent plane shares
-    # each applied call between a session's seats); those go out unchanged.
-    if serialize is None:
-        return None
-    encode = serialize
-
-    def serialize_unless_bytes(message: Any) -> bytes:
-        return message if type(message) is bytes else encode(message)
-
-    return serialize_unless_bytes
-
-
 MAX_CACHED_METHODS = 256
 """Wrapped handlers kept; a server registers a few dozen methods (unknown ones are not kept)."""
 
@@ -129,7 +115,7 @@ def _made_safe(handler: Handler, method: str, limit: int) -> Handler:
 
     if handler.stream_stream is not None:
         return grpc.stream_stream_rpc_method_handler(
-            handler.stream_stream, safe, _bytes_as_they_are(handler.response_serializer)
+            handler.stream_stream, safe, handler.response_serializer
         )
 
     if handler.unary_unary is not None:
