@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import random
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -13,7 +15,6 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
 
 from metasre.service import Limits, ServerConfig, build_server
-from metasre.service.codegen import PACKAGE_DIR, generate
 from metasre.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -212,21 +213,30 @@ async def test_sigterm_drains_a_real_server():
     assert "draining" in events and "stopped" in events
 
 
+def _generator() -> Any:
+    """protos/generate.py, the development tool (not in the package), loaded from its file."""
+    path = Path(__file__).resolve().parents[2] / "protos" / "generate.py"
+    spec = importlib.util.spec_from_file_location("metasre_protos_generate", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_generated_stubs_are_fresh(tmp_path: Path):
-    generated = generate(tmp_path)
+    generator = _generator()
+    generated = generator.generate(tmp_path)
     assert generated, "protoc wrote nothing"
     for path in generated:
-        committed = PACKAGE_DIR / path.name
-        assert committed.exists(), (
-            f"{path.name} is not committed; run python -m metasre.service.codegen"
-        )
+        committed = generator.PACKAGE_DIR / path.name
+        assert committed.exists(), f"{path.name} is not committed; run python protos/generate.py"
         assert committed.read_bytes() == path.read_bytes(), (
-            f"{path.name} is stale; run python -m metasre.service.codegen"
+            f"{path.name} is stale; run python protos/generate.py"
         )
     names = {p.name for p in generated}
     stale = {
         p.name
-        for p in PACKAGE_DIR.iterdir()
+        for p in generator.PACKAGE_DIR.iterdir()
         if p.name.endswith(("_pb2.py", "_pb2.pyi", "_pb2_grpc.py"))
     } - names
     assert not stale, f"stubs without a proto: {stale}"

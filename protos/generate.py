@@ -1,4 +1,6 @@
-"""Generate the metasre.v1 stubs beside the protos: ``python -m metasre.service.codegen``.
+"""Generate the metasre.v1 stubs beside the protos: ``python protos/generate.py``.
+
+A development tool, not part of the installed package (the runtime only needs the stubs).
 
 The one way the committed ``*_pb2.py``, ``*_pb2.pyi`` and ``*_pb2_grpc.py`` files are made; it
 needs the pinned grpcio-tools of the dev extras. A test regenerates into a temporary folder and
@@ -11,7 +13,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-PROTO_ROOT = Path(__file__).resolve().parent.parent / "protos"
+PROTO_ROOT = Path(__file__).resolve().parent
 """The include root: the protos live in PROTO_ROOT/metasre/v1, as their package says."""
 PACKAGE_DIR = PROTO_ROOT / "metasre" / "v1"
 GENERATED_SUFFIXES = ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
