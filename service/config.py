@@ -28,6 +28,10 @@ class Limits:
     """Messages a Connect stream holds for a reader that is not keeping up; past it, the stream
     stops reading the session's log (which holds every event anyway) until the reader catches
     up, so a slow reader costs no memory of its own."""
+    stream_buffer_bytes: int = 4 * 1024 * 1024
+    """Bytes of prebuilt messages (results, teammates' applied calls) a Connect stream holds
+    for a reader that is not keeping up, whichever of this and `stream_buffer_messages` comes
+    first: a few large reads fill it long before 256 messages would."""
     slow_reader_seconds: float = 60.0
     """Seconds a Connect stream's buffer may stay full before the stream is cut off
     (RESOURCE_EXHAUSTED, reason SLOW_READER); the seat stays its agent's for a resume."""
@@ -43,6 +47,7 @@ class Limits:
             "idle_seat_seconds",
             "turn_timeout_seconds",
             "stream_buffer_messages",
+            "stream_buffer_bytes",
             "slow_reader_seconds",
         ):
             if getattr(self, name) <= 0:

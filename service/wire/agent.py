@@ -215,9 +215,12 @@ class AgentStream:
         self._views = views if views is not None else SharedViews()
         self._context = context
         self._out: asyncio.Queue[Item] = asyncio.Queue()
-        """What the writer sends. The follower fills it only up to `stream_buffer_messages`
-        (`_make_room`); replies to requests are few per request, and a client that sends
-        requests without reading their replies is cut off past four times that."""
+        """What the writer sends. The follower fills it only up to `stream_buffer_messages` or
+        `stream_buffer_bytes` (`_make_room`); replies to requests are few per request, and a
+        client that sends requests without reading their replies is cut off past four times
+        the message limit."""
+        self._queued_bytes = 0
+        """Bytes of the prebuilt messages in `_out` (the large ones: results, applied calls)."""
         self._room = asyncio.Event()
         """Set by the writer when it takes from a full buffer."""
         self._ended = False
@@ -250,7 +253,9 @@ class AgentStream:
         try:
             while True:
                 item = await self._out.get()
-                if self._out.qsize() < self._limits.stream_buffer_messages:
+                if type(item) is bytes:
+                    self._queued_bytes -= len(item)
+                if not self._full():
                     self._room.set()
                 if item is None or self._ended:
                     finished = True
@@ -420,24 +425,40 @@ class AgentStream:
 
     def _slow_reader(self) -> SlowReaderError:
         return SlowReaderError(
-            f"this stream's client read nothing while {self._out.qsize()} messages waited for "
-            f"it (the limit is {self._limits.stream_buffer_messages} held for "
+            f"this stream's client read nothing while {self._out.qsize()} messages "
+            f"({self._queued_bytes} bytes) waited for it (the limits are "
+            f"{self._limits.stream_buffer_messages} messages or "
+            f"{self._limits.stream_buffer_bytes} bytes, held for "
             f"{self._limits.slow_reader_seconds:g} s); the seat is kept for its agent for "
             f"{self._limits.seat_grace_seconds:g} s: resume it with the resume token and "
             "read as you go",
             metadata={
                 "stream_buffer_messages": str(self._limits.stream_buffer_messages),
+                "stream_buffer_bytes": str(self._limits.stream_buffer_bytes),
                 "slow_reader_seconds": f"{self._limits.slow_reader_seconds:g}",
             },
         )
 
+    def _full(self) -> bool:
+        limits = self._limits
+        return (
+            self._out.qsize() >= limits.stream_buffer_messages
+            or self._queued_bytes >= limits.stream_buffer_bytes
+        )
+
+    def _enqueue(self, item: Response) -> None:
+        """Queue a log event's message for the writer, counting its bytes."""
+        if type(item) is bytes:
+            self._queued_bytes += len(item)
+        self._out.put_nowait(item)
+
     async def _make_room(self) -> None:
-        """Wait until the buffer is below its limit; cut the stream off if that takes too long."""
-        if self._out.qsize() < self._limits.stream_buffer_messages:
+        """Wait until the buffer is below its limits; cut the stream off if that takes too long."""
+        if not self._full():
             return
         try:
             async with asyncio.timeout(self._limits.slow_reader_seconds):
-                while self._out.qsize() >= self._limits.stream_buffer_messages:
+                while self._full():
                     self._room.clear()
                     await self._room.wait()
         except TimeoutError:
@@ -496,7 +517,7 @@ class AgentStream:
             if episode.tick == 0
             else convert.observation_pb(observation).SerializeToString()
         )
-        self._out.put_nowait(convert.joined_response_bytes(joined, data))
+        self._enqueue(convert.joined_response_bytes(joined, data))
         self._delivered = self._start = start
         self._follower = asyncio.create_task(self._follow(session, start))
 
@@ -553,7 +574,7 @@ class AgentStream:
                 await self._make_room()
                 if self._ended:
                     return
-                self._out.put_nowait(
+                self._enqueue(
                     convert.batch_response_bytes(
                         [m if isinstance(m, bytes) else m.SerializeToString() for m in messages],
                         last,
@@ -564,7 +585,7 @@ class AgentStream:
                     await self._make_room()
                     if self._ended:
                         return
-                    self._out.put_nowait(message)
+                    self._enqueue(message)
             self._delivered = run[-1].sequence
             self._progress.set()
         # The session is closed: its coordinator has answered every call it held (applied or

@@ -565,5 +565,6 @@ def limits_pb(limits: Limits) -> control_pb2.ServerLimits:
         seat_grace_seconds=limits.seat_grace_seconds,
         max_request_id_length=MAX_REQUEST_ID_LENGTH,
         stream_buffer_messages=limits.stream_buffer_messages,
+        stream_buffer_bytes=limits.stream_buffer_bytes,
         slow_reader_seconds=limits.slow_reader_seconds,
     )

@@ -157,6 +157,55 @@ async def test_a_stalled_reader_is_bounded_cut_off_and_can_resume():
         await a_channel.close()
 
 
+async def test_large_messages_are_bounded_by_bytes_before_the_message_count():
+    """Big reads (about 30 KB each) fill a 128 KB byte limit long before 10,000 messages."""
+    limit = 128 * 1024
+    limits = Limits(
+        stream_buffer_messages=10_000,
+        stream_buffer_bytes=limit,
+        slow_reader_seconds=0.5,
+        seat_grace_seconds=30,
+    )
+    async with serving(limits) as (server, channel):
+        control = control_pb2_grpc.ControlServiceStub(channel)
+        info = await control.GetServerInfo(control_pb2.GetServerInfoRequest())
+        assert info.limits.stream_buffer_bytes == limit
+        agent = agent_pb2_grpc.AgentServiceStub(channel)
+        created = await create(control, ("a", "b"))
+        sid = created.session.session_id
+        a_channel, a_call, a_requests = stalled(server.address)
+        a_requests.put_nowait(
+            agent_pb2.ConnectRequest(
+                join=agent_pb2.JoinSeat(session_id=sid, join_token=created.tokens[0].join_token)
+            )
+        )
+        await asyncio.wait_for(a_call.read(), TIMEOUT)
+        stop = asyncio.Event()
+        play = asyncio.create_task(
+            teammate_plays(control, agent, sid, created.tokens[1].join_token, stop)
+        )
+        most_bytes = most_messages = 0
+        try:
+            while await seat_connected(control, sid, 0):
+                for stream in streams_of(server):
+                    most_bytes = max(most_bytes, stream._queued_bytes)
+                    most_messages = max(most_messages, stream._out.qsize())
+                await asyncio.sleep(0.02)
+        finally:
+            stop.set()
+            await asyncio.wait_for(play, TIMEOUT)
+        assert 0 < most_bytes < limit + 64 * 1024  # the limit, and at most one message over
+        assert most_messages < 100
+        with pytest.raises(grpc.aio.AioRpcError) as cut:
+            while (await asyncio.wait_for(a_call.read(), TIMEOUT)) is not grpc.aio.EOF:
+                pass
+        status = rpc_status.from_call(cut.value)
+        assert status is not None
+        assert details(status)[0].metadata["stream_buffer_bytes"] == str(limit)
+        a_requests.put_nowait(None)
+        await a_channel.close()
+
+
 async def test_the_idle_limit_ends_a_silent_stalled_stream_whatever_is_queued():
     limits = Limits(
         stream_buffer_messages=10_000,  # never full: only the idle limit can end it

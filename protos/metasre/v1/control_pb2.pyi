@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ServerLimits(_message.Message):
-    __slots__ = ("max_sessions", "max_agents_per_session", "max_message_bytes", "idle_session_seconds", "idle_seat_seconds", "turn_timeout_seconds", "seat_grace_seconds", "max_request_id_length", "stream_buffer_messages", "slow_reader_seconds")
+    __slots__ = ("max_sessions", "max_agents_per_session", "max_message_bytes", "idle_session_seconds", "idle_seat_seconds", "turn_timeout_seconds", "seat_grace_seconds", "max_request_id_length", "stream_buffer_messages", "slow_reader_seconds", "stream_buffer_bytes")
     MAX_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     MAX_AGENTS_PER_SESSION_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -19,6 +19,7 @@ class ServerLimits(_message.Message):
     MAX_REQUEST_ID_LENGTH_FIELD_NUMBER: _ClassVar[int]
     STREAM_BUFFER_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     SLOW_READER_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    STREAM_BUFFER_BYTES_FIELD_NUMBER: _ClassVar[int]
     max_sessions: int
     max_agents_per_session: int
     max_message_bytes: int
@@ -29,7 +30,8 @@ class ServerLimits(_message.Message):
     max_request_id_length: int
     stream_buffer_messages: int
     slow_reader_seconds: float
-    def __init__(self, max_sessions: _Optional[int] = ..., max_agents_per_session: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., idle_session_seconds: _Optional[float] = ..., idle_seat_seconds: _Optional[float] = ..., turn_timeout_seconds: _Optional[float] = ..., seat_grace_seconds: _Optional[float] = ..., max_request_id_length: _Optional[int] = ..., stream_buffer_messages: _Optional[int] = ..., slow_reader_seconds: _Optional[float] = ...) -> None: ...
+    stream_buffer_bytes: int
+    def __init__(self, max_sessions: _Optional[int] = ..., max_agents_per_session: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., idle_session_seconds: _Optional[float] = ..., idle_seat_seconds: _Optional[float] = ..., turn_timeout_seconds: _Optional[float] = ..., seat_grace_seconds: _Optional[float] = ..., max_request_id_length: _Optional[int] = ..., stream_buffer_messages: _Optional[int] = ..., slow_reader_seconds: _Optional[float] = ..., stream_buffer_bytes: _Optional[int] = ...) -> None: ...
 
 class GetServerInfoRequest(_message.Message):
     __slots__ = ()
