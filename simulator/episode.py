@@ -26,7 +26,7 @@ from metasre.simulator.scenarios.registry import resolve
 from metasre.simulator.scenarios.spec import SolutionStep
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.tools import get_tool, validate_args
-from metasre.simulator.tools.base import ToolOutput
+from metasre.simulator.tools.base import Tool, ToolOutput
 from metasre.simulator.vfs import Workspace
 from metasre.simulator.world import World
 
@@ -80,6 +80,29 @@ class StepTarget(Protocol):
     def apply(self, agent_id: str, tool: str, args: Mapping[str, Any] | None = None) -> Any:
         """Apply one call."""
         ...
+
+
+def _check_effects(tool: Tool, output: ToolOutput) -> None:
+    """A tool's output carries the effects its traits declare, and only those.
+
+    The shaping prices and the grade judges what the effects say: a successful operation with
+    no `operation` effect would be free and unseen, a report with no `report` would not end the
+    episode. A tool that breaks this is a bug, refused here on every call rather than found by
+    an agent.
+
+    Raises:
+        RuntimeError: the output and the tool's traits disagree.
+    """
+    declared = (
+        ("operation", output.operation, tool.operates),
+        ("report", output.report, tool.ends_episode),
+        ("message", output.message, tool.sends_message),
+    )
+    for name, effect, wanted in declared:
+        if effect is not None and (not output.ok or not wanted):
+            raise RuntimeError(f"tool {tool.name} returned a {name} effect it does not declare")
+        if effect is None and output.ok and wanted:
+            raise RuntimeError(f"tool {tool.name} succeeded without its {name} effect")
 
 
 def play_steps(
@@ -306,6 +329,7 @@ class Episode:
         parsed = validate_args(spec_tool, args)
         self._agent = agent_id
         output = spec_tool.handler(self, parsed)
+        _check_effects(spec_tool, output)
         minutes = output.minutes if output.minutes is not None else spec_tool.minutes
         if self._round_start is None:
             self._clock = round(self._clock + minutes, 6)

@@ -140,11 +140,11 @@ class Coordinator:
             if not inflight.cancelled():
                 inflight.exception()
         for gathered in self.turns.gathered():
-            self._fail(gathered, error)
+            self.fail(gathered, error)
         while not self._queue.empty():
             pending = self._queue.get_nowait()
             if pending is not None:
-                self._fail(pending, error)
+                self.fail(pending, error)
         self._waiting.clear()
 
     async def reset(self, seed: int) -> None:
@@ -292,7 +292,7 @@ class Coordinator:
             while not self._stopping:
                 pending = await self._queue.get()
                 if pending is not None:
-                    self._fail(pending, EpisodeEndedError("the episode ended before this call"))
+                    self.fail(pending, EpisodeEndedError("the episode ended before this call"))
         except asyncio.CancelledError:
             raise
         except StoreUnavailableError as exc:
@@ -307,10 +307,6 @@ class Coordinator:
     def stopping(self) -> bool:
         """A stop has begun: the turn policy takes no further step."""
         return self._stopping
-
-    def fail(self, pending: Pending, error: Exception) -> None:
-        """Answer `pending` with `error` without applying it."""
-        self._fail(pending, error)
 
     async def next(self, timeout: float | None) -> Pending | TimedOut | None:
         """The next queued item, or `TIMED_OUT` after `timeout` seconds (None: no limit).
@@ -358,13 +354,13 @@ class Coordinator:
             await s.flush()
         except StoreUnavailableError as exc:
             for pending in batch:
-                self._fail(pending, StoreUnavailableError(str(exc)))
+                self.fail(pending, StoreUnavailableError(str(exc)))
             raise
         for pending, entry in zip(batch, entries, strict=True):
             if isinstance(entry, BaseException):
                 if not isinstance(entry, Exception):
                     raise entry
-                self._fail(pending, entry)
+                self.fail(pending, entry)
             elif not pending.future.done():
                 pending.future.set_result(entry)
         self._log.debug(
@@ -469,13 +465,14 @@ class Coordinator:
         while not self._queue.empty():
             pending = self._queue.get_nowait()
             if pending is not None:
-                self._fail(pending, StoreUnavailableError(str(error)))
+                self.fail(pending, StoreUnavailableError(str(error)))
         self._waiting.clear()
         self.session.close()
         if self._on_failed is not None:
             self._on_failed(self.session)
 
-    def _fail(self, pending: Pending, error: Exception) -> None:
+    def fail(self, pending: Pending, error: Exception) -> None:
+        """Answer `pending` with `error` without applying it (the turn policies use it too)."""
         if not pending.future.done():
             pending.future.set_exception(error)
 

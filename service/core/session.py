@@ -156,6 +156,13 @@ class Recorder(Protocol):
             StoreError: the store cannot be read.
         """
 
+    async def first_at(self, session_id: str, episode: int, tick: int) -> int | None:
+        """The sequence of a session's first committed entry at or after (episode, tick).
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+
 
 class Session:
     """One incident played by a fixed set of seats; reset starts a new episode in place.
@@ -456,9 +463,9 @@ class Session:
         """
         held = self._log[: self._durable]
         if self._recorder is not None and self._base and (not held or episode < held[0].episode):
-            for entry in await self._recorder.past(self.id, 0, self._base):
-                if (entry.episode, entry.tick) >= (episode, tick):
-                    return entry.sequence - 1
+            first = await self._recorder.first_at(self.id, episode, tick)
+            if first is not None and first <= self._base:
+                return first - 1
         for entry in held:
             if (entry.episode, entry.tick) >= (episode, tick):
                 return entry.sequence - 1

@@ -74,6 +74,10 @@ class StoreRecorder:
         )
         return [entry_of(r) for r in rows]
 
+    async def first_at(self, session_id: str, episode: int, tick: int) -> int | None:
+        """The sequence of a session's first committed entry at or after (episode, tick)."""
+        return await asyncio.to_thread(self.store.first_sequence, session_id, episode, tick)
+
 
 def session_config(spec: SessionSpec) -> dict[str, Any]:
     """Everything needed to rebuild the session `spec` describes (see `spec_from_config`)."""

@@ -409,6 +409,16 @@ class TrajectoryStore:
             ).fetchall()
         return [EventRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
 
+    def first_sequence(self, session_id: str, episode: int, tick: int) -> int | None:
+        """The sequence of the session's first stored event at or after (episode, tick)."""
+        with self._reader() as conn:
+            row = conn.execute(
+                "SELECT MIN(sequence) FROM events WHERE session_id = ?"
+                " AND (episode > ? OR (episode = ? AND tick >= ?))",
+                (session_id, episode, episode, tick),
+            ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
     def request(self, request_key: str) -> tuple[str, str] | None:
         """(session id, fingerprint) of the session a CreateSession request id made, or None."""
         with self._reader() as conn:

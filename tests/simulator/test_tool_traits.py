@@ -194,3 +194,53 @@ class _Recorder:
             return step
 
         episode.apply = recorded  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "forged"),
+    [
+        # An operation that forgets to say so would be free and unseen by the grade.
+        ("restart_service", None, {"operation": None}),
+        ("scale_service", None, {"operation": None}),
+        # A look that claims an operation, or a message, or a report.
+        ("read_logs", None, {"operation": "copy:restart_service"}),
+        ("get_alerts", None, {"message": "copy:send_message"}),
+        # A report that does not end the episode.
+        ("submit_report", None, {"report": None}),
+    ],
+)
+def test_an_output_that_disagrees_with_its_tool_s_traits_is_refused(
+    monkeypatch, tool, args, forged
+):
+    """Episode.apply checks every output against its tool's traits (not only these tests)."""
+    from dataclasses import replace
+
+    episode = Episode.make("meta-sre/payment-bad-deploy-v1", 0)
+    spec = episode.instance.spec
+    service = spec.ground_truth.service
+    samples = {
+        "restart_service": {"service": service},
+        "scale_service": {"service": service, "replicas": 4},
+        "read_logs": {"service": service},
+        "get_alerts": {},
+        "submit_report": dict(spec.solution[-1].args),
+        "send_message": {"text": "hi"},
+    }
+    # Real effects to borrow, from a real successful call of the named tool.
+    donor = Episode.make("meta-sre/payment-bad-deploy-v1", 0)
+    effects = {}
+    for name, value in forged.items():
+        if isinstance(value, str) and value.startswith("copy:"):
+            source = value.removeprefix("copy:")
+            effects[name] = getattr(donor.apply("d", source, samples[source]).output, name)
+        else:
+            effects[name] = value
+    real = TOOLS[tool]
+    lying = replace(real, handler=lambda ctx, parsed: replace(real.handler(ctx, parsed), **effects))
+    import metasre.simulator.episode as episode_module
+
+    monkeypatch.setattr(
+        episode_module, "get_tool", lambda name: lying if name == tool else TOOLS[name]
+    )
+    with pytest.raises(RuntimeError, match=tool):
+        episode.apply("a", tool, samples[tool])
