@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -61,6 +62,63 @@ def streams_of(server: MetasreServer) -> list[AgentStream]:
     return list(server._agents._streams)  # type: ignore[union-attr]
 
 
+@dataclass
+class Stalled:
+    """A seat whose client joined and then read nothing, while its teammate played on."""
+
+    joined: Any
+    call: Any
+    calls: int
+    token: str
+    """The stalled seat's join token."""
+    """The teammate's calls until the server let the stalled seat go."""
+
+
+@contextlib.asynccontextmanager
+async def stalled_seat(
+    server: MetasreServer, channel: grpc.aio.Channel, sample: Any = None
+) -> AsyncIterator[Stalled]:
+    """Seat "a" joins and stalls; "b" makes big reads until the server lets "a"'s seat go
+    (state, polled), calling `sample(streams)` at each look; the stalled call ends with it."""
+    control = control_pb2_grpc.ControlServiceStub(channel)
+    agent = agent_pb2_grpc.AgentServiceStub(channel)
+    created = await create(control, ("a", "b"))
+    sid = created.session.session_id
+    a_channel, a_call, a_requests = stalled(server.address)
+    a_requests.put_nowait(
+        agent_pb2.ConnectRequest(
+            join=agent_pb2.JoinSeat(session_id=sid, join_token=created.tokens[0].join_token)
+        )
+    )
+    joined = await asyncio.wait_for(a_call.read(), TIMEOUT)
+    stop = asyncio.Event()
+    play = asyncio.create_task(
+        teammate_plays(control, agent, sid, created.tokens[1].join_token, stop)
+    )
+    try:
+        while await seat_connected(control, sid, 0):
+            if sample is not None:
+                sample(streams_of(server))
+            assert not play.done(), play
+            await asyncio.sleep(0.02)
+    finally:
+        stop.set()
+        calls = await asyncio.wait_for(play, TIMEOUT)
+    try:
+        yield Stalled(joined, a_call, calls, created.tokens[0].join_token)
+    finally:
+        a_requests.put_nowait(None)
+        await a_channel.close()
+
+
+async def read_to_end(call: Any) -> grpc.aio.AioRpcError:
+    """What a stalled client reads at last: what was sent, then the status that ended it."""
+    with pytest.raises(grpc.aio.AioRpcError) as ended:
+        while (await asyncio.wait_for(call.read(), TIMEOUT)) is not grpc.aio.EOF:
+            pass
+    return ended.value
+
+
 async def teammate_plays(
     control: Any, agent: Any, sid: str, token: str, until: asyncio.Event
 ) -> int:
@@ -98,63 +156,42 @@ async def test_a_stalled_reader_is_bounded_cut_off_and_can_resume():
         seat_grace_seconds=30,
         idle_seat_seconds=600,
     )
-    async with serving(limits) as (server, channel):
-        control = control_pb2_grpc.ControlServiceStub(channel)
-        agent = agent_pb2_grpc.AgentServiceStub(channel)
-        created = await create(control, ("a", "b"))
-        sid = created.session.session_id
-        a_channel, a_call, a_requests = stalled(server.address)
-        a_requests.put_nowait(
-            agent_pb2.ConnectRequest(
-                join=agent_pb2.JoinSeat(session_id=sid, join_token=created.tokens[0].join_token)
-            )
-        )
-        joined = await asyncio.wait_for(a_call.read(), TIMEOUT)
-        resume_token = joined.joined.resume_token
-        assert await seat_connected(control, sid, 0)
+    largest = 0
 
-        stop = asyncio.Event()
-        play = asyncio.create_task(
-            teammate_plays(control, agent, sid, created.tokens[1].join_token, stop)
-        )
-        largest = 0
-        try:
-            # Until the server lets the seat go (state, polled): meanwhile the stalled stream's
-            # buffer never holds more than its limit and a few replies.
-            while await seat_connected(control, sid, 0):
-                for stream in streams_of(server):
-                    largest = max(largest, stream._out.qsize())
-                assert not play.done(), play
-                await asyncio.sleep(0.02)
-        finally:
-            stop.set()
-            calls = await asyncio.wait_for(play, TIMEOUT)
-        assert calls > BUFFER
+    def sample(streams: list[AgentStream]) -> None:
+        # Meanwhile the stalled stream's buffer never holds more than its limit and a reply.
+        nonlocal largest
+        largest = max([largest, *(stream._out.qsize() for stream in streams)])
+
+    async with (
+        serving(limits) as (server, channel),
+        stalled_seat(server, channel, sample) as seat,
+    ):
+        assert seat.calls > BUFFER
         assert largest <= BUFFER + 1
 
         # The seat is kept for its agent: the resume token takes it back at once.
         back = AgentClient(channel)
         back.send(
             agent_pb2.ConnectRequest(
-                resume=agent_pb2.ResumeSeat(session_id=sid, resume_token=resume_token)
+                resume=agent_pb2.ResumeSeat(
+                    session_id=seat.joined.joined.session.session_id,
+                    resume_token=seat.joined.joined.resume_token,
+                )
             )
         )
         await back.expect("joined")
         back.close()
 
         # The stalled client, reading at last, gets what was sent, then the reason it was cut.
-        with pytest.raises(grpc.aio.AioRpcError) as cut:
-            while (await asyncio.wait_for(a_call.read(), TIMEOUT)) is not grpc.aio.EOF:
-                pass
-        assert cut.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        status = rpc_status.from_call(cut.value)
+        cut = await read_to_end(seat.call)
+        assert cut.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        status = rpc_status.from_call(cut)
         assert status is not None
         info = details(status)[0]
         assert info.reason == "SLOW_READER"
         assert info.metadata["stream_buffer_messages"] == str(BUFFER)
-        assert "resume" in (cut.value.details() or "")
-        a_requests.put_nowait(None)
-        await a_channel.close()
+        assert "resume" in (cut.details() or "")
 
 
 async def test_large_messages_are_bounded_by_bytes_before_the_message_count():
@@ -166,44 +203,24 @@ async def test_large_messages_are_bounded_by_bytes_before_the_message_count():
         slow_reader_seconds=0.5,
         seat_grace_seconds=30,
     )
+    most_bytes = most_messages = 0
+
+    def sample(streams: list[AgentStream]) -> None:
+        nonlocal most_bytes, most_messages
+        for stream in streams:
+            most_bytes = max(most_bytes, stream._queued_bytes)
+            most_messages = max(most_messages, stream._out.qsize())
+
     async with serving(limits) as (server, channel):
         control = control_pb2_grpc.ControlServiceStub(channel)
         info = await control.GetServerInfo(control_pb2.GetServerInfoRequest())
         assert info.limits.stream_buffer_bytes == limit
-        agent = agent_pb2_grpc.AgentServiceStub(channel)
-        created = await create(control, ("a", "b"))
-        sid = created.session.session_id
-        a_channel, a_call, a_requests = stalled(server.address)
-        a_requests.put_nowait(
-            agent_pb2.ConnectRequest(
-                join=agent_pb2.JoinSeat(session_id=sid, join_token=created.tokens[0].join_token)
-            )
-        )
-        await asyncio.wait_for(a_call.read(), TIMEOUT)
-        stop = asyncio.Event()
-        play = asyncio.create_task(
-            teammate_plays(control, agent, sid, created.tokens[1].join_token, stop)
-        )
-        most_bytes = most_messages = 0
-        try:
-            while await seat_connected(control, sid, 0):
-                for stream in streams_of(server):
-                    most_bytes = max(most_bytes, stream._queued_bytes)
-                    most_messages = max(most_messages, stream._out.qsize())
-                await asyncio.sleep(0.02)
-        finally:
-            stop.set()
-            await asyncio.wait_for(play, TIMEOUT)
-        assert 0 < most_bytes < limit + 64 * 1024  # the limit, and at most one message over
-        assert most_messages < 100
-        with pytest.raises(grpc.aio.AioRpcError) as cut:
-            while (await asyncio.wait_for(a_call.read(), TIMEOUT)) is not grpc.aio.EOF:
-                pass
-        status = rpc_status.from_call(cut.value)
-        assert status is not None
-        assert details(status)[0].metadata["stream_buffer_bytes"] == str(limit)
-        a_requests.put_nowait(None)
-        await a_channel.close()
+        async with stalled_seat(server, channel, sample) as seat:
+            assert 0 < most_bytes < limit + 64 * 1024  # the limit, and at most one message over
+            assert most_messages < 100
+            status = rpc_status.from_call(await read_to_end(seat.call))
+            assert status is not None
+            assert details(status)[0].metadata["stream_buffer_bytes"] == str(limit)
 
 
 async def test_the_idle_limit_ends_a_silent_stalled_stream_whatever_is_queued():
@@ -212,37 +229,16 @@ async def test_the_idle_limit_ends_a_silent_stalled_stream_whatever_is_queued():
         slow_reader_seconds=600,
         idle_seat_seconds=0.6,
     )
-    async with serving(limits) as (server, channel):
-        control = control_pb2_grpc.ControlServiceStub(channel)
-        agent = agent_pb2_grpc.AgentServiceStub(channel)
-        created = await create(control, ("a", "b"))
-        sid = created.session.session_id
-        a_channel, a_call, a_requests = stalled(server.address)
-        a_requests.put_nowait(
-            agent_pb2.ConnectRequest(
-                join=agent_pb2.JoinSeat(session_id=sid, join_token=created.tokens[0].join_token)
-            )
-        )
-        await asyncio.wait_for(a_call.read(), TIMEOUT)
-        stop = asyncio.Event()
-        play = asyncio.create_task(
-            teammate_plays(control, agent, sid, created.tokens[1].join_token, stop)
-        )
-        try:
-            while await seat_connected(control, sid, 0):
-                await asyncio.sleep(0.02)
-        finally:
-            stop.set()
-            await asyncio.wait_for(play, TIMEOUT)
+    async with (
+        serving(limits) as (server, channel),
+        stalled_seat(server, channel) as seat,
+    ):
         # Freed, not kept: a join takes it at once.
         again = AgentClient(channel)
-        assert (await again.join(sid, created.tokens[0].join_token)).agent_id == "a"
+        sid = seat.joined.joined.session.session_id
+        assert (await again.join(sid, seat.token)).agent_id == "a"
         again.close()
-        with pytest.raises(grpc.aio.AioRpcError) as ended:
-            while (await asyncio.wait_for(a_call.read(), TIMEOUT)) is not grpc.aio.EOF:
-                pass
-        assert ended.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-        status = rpc_status.from_call(ended.value)
+        ended = await read_to_end(seat.call)
+        assert ended.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        status = rpc_status.from_call(ended)
         assert status is not None and details(status)[0].reason == "SEAT_IDLE"
-        a_requests.put_nowait(None)
-        await a_channel.close()
