@@ -11,7 +11,6 @@ import threading
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from metasre.agents.sync import SyncClient
 from metasre.agents.team_session import play_seated_team, team_seats
 from metasre.cli.connection import Connection
 from metasre.cli.errors import ExitCode, UsageError
@@ -97,10 +96,6 @@ class PlayByPlay:
             self.ended = event["ended"]
 
 
-def _team(client: SyncClient, session_id: str, tokens: Mapping[str, str]) -> None:
-    play_seated_team(client, session_id, tokens)
-
-
 REWARD_VS_GRADE = (
     "  reward = what an agent was paid: the sum of its per-step rewards (shaping as calls\n"
     "           applied, then its share of the grade), so it can pass 1\n"
@@ -158,7 +153,7 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
 
         def team() -> None:
             try:
-                _team(team_client, session.id, session.tokens)
+                play_seated_team(team_client, session.id, session.tokens)
                 result: BaseException | None = None
             except BaseException as exc:  # handed to the loop, raised there
                 result = exc

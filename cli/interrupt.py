@@ -38,10 +38,6 @@ class Interrupt:
         """True once the first Ctrl-C came."""
         return self._requested.is_set()
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the first Ctrl-C (or `timeout`); True if it came."""
-        return self._requested.wait(timeout)
-
     def on_interrupt(self, callback: Callable[[], object]) -> None:
         """Call `callback` at the first Ctrl-C (at once if it already came)."""
         self._callbacks.append(callback)

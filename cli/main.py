@@ -291,10 +291,26 @@ def _loadtest(args: argparse.Namespace) -> int:
     return loadtest(args)
 
 
+class _Version(argparse.Action):
+    """--version, reading the versions only when asked for.
+
+    Importing the service to know them cost every command, `--help` included, half a second.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, help="print the software and protocol versions"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from metasre.service import PROTOCOL_VERSION, SERVER_VERSION
+
+        print(f"metasre {SERVER_VERSION} (protocol {PROTOCOL_VERSION})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser."""
-    from metasre.service import PROTOCOL_VERSION, SERVER_VERSION
-
     parser = argparse.ArgumentParser(
         prog="metasre",
         description=DESCRIPTION,
@@ -308,11 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="logs on stderr: console, json, or auto (console on a terminal, else json)",
     )
-    parser.add_argument(
-        "--version",
-        action="version",
-        version=f"metasre {SERVER_VERSION} (protocol {PROTOCOL_VERSION})",
-    )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = add_command(sub, "scenarios", "list the registered incidents (ids, severity, title)")

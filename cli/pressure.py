@@ -26,9 +26,8 @@ from typing import Any
 
 import grpc
 from google.protobuf import struct_pb2
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 
+from metasre.agents.errors import from_rpc_error
 from metasre.cli.child_server import start_serve, stop_child
 from metasre.cli.connection import Connection
 from metasre.cli.interrupt import Interrupt
@@ -143,25 +142,10 @@ class OverloadReport:
         )
 
 
-def _retry_info(exc: grpc.aio.AioRpcError) -> float | None:
-    """The RetryInfo delay in seconds in the error's status details, if any."""
-    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
-    if status is None:
-        return None
-    for detail in status.details:
-        info = error_details_pb2.RetryInfo()
-        if detail.Unpack(info):
-            return info.retry_delay.seconds + info.retry_delay.nanos / 1e9
-    return None
-
-
 def _reason(exc: grpc.aio.AioRpcError) -> str:
-    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
-    for detail in status.details if status is not None else ():
-        info = error_details_pb2.ErrorInfo()
-        if detail.Unpack(info):
-            return f"{exc.code().name} {info.reason}"
-    return exc.code().name
+    """The code and ErrorInfo reason of a refusal, as the SDK reads its status details."""
+    error = from_rpc_error(exc)
+    return f"{error.code} {error.reason}".strip()
 
 
 async def overload(
@@ -194,9 +178,8 @@ async def overload(
             except grpc.aio.AioRpcError as exc:
                 no_ms.append((time.perf_counter() - started) * 1000)
                 report.refused += 1
-                kind = _reason(exc)
+                kind, delay = _reason(exc), from_rpc_error(exc).retry_delay
                 report.refusal_codes[kind] = report.refusal_codes.get(kind, 0) + 1
-                delay = _retry_info(exc)
                 if delay is not None:
                     report.refused_with_retry_info += 1
                     report.retry_delays_s.append(delay)
@@ -357,9 +340,10 @@ async def slow_reader(
                     timeout=60,
                 )
             except grpc.aio.AioRpcError as exc:
-                if "EPISODE_OVER" not in _reason(exc):
+                reason = _reason(exc)
+                if "EPISODE_OVER" not in reason:
                     report.refused += 1
-                    report.refusals[_reason(exc)] = report.refusals.get(_reason(exc), 0) + 1
+                    report.refusals[reason] = report.refusals.get(reason, 0) + 1
                     if report.refused > calls:
                         break  # the server refuses everything: nothing to measure
                     continue

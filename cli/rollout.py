@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     from metasre.agents.sync import SyncClient
 
 AGENTS = ("expert", "random", "team", "llm")
-REPORT_TOOL = "submit_report"
-"""The tool only the team's commander may call (enforced by the server's seat permissions)."""
 
 
 def add_parsers(sub: Any) -> None:

@@ -173,11 +173,19 @@ def shotgun_after_diagnosis(call: ToolCaller, observation: Mapping[str, Any]) ->
     _ShotgunExpert().play(call, observation)
 
 
+def _after(hint: str, prefix: str) -> str:
+    # A hint worded otherwise would leave this probe blind, and its ceiling could then never
+    # fail: it says so instead.
+    if not hint.startswith(prefix):
+        raise ValueError(f"the hint {hint!r} does not start with {prefix!r}; update this probe")
+    return hint.removeprefix(prefix).rstrip(".")
+
+
 def ask_every_hint(call: ToolCaller, observation: Mapping[str, Any]) -> None:
     """Ask all the hints, then do what they point at as well as it can be done blind."""
     hints = [str(call("ask_hint", {}).data.get("hint", "")) for _ in range(3)]
-    service = hints[1].removeprefix("The fault lives in ").rstrip(".") or _loudest(observation)
-    location = hints[2].removeprefix("Look at ").rstrip(".")
+    service = _after(hints[1], "The fault lives in ") or _loudest(observation)
+    location = _after(hints[2], "Look at ")
     kind, _, target = location.partition(":")
     if kind == "deployment":
         call("rollback_deployment", {"service": service})
