@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from .errors import HistoryError, PathOutsideTreeError
 from .paths import normalize_path
+from .scenarios.render import truthy
 
 __all__ = [
     "BlameLine",
@@ -36,6 +37,7 @@ _SHA = re.compile(r"^[0-9a-f]{12}$")
 _COMMIT_FOLDER = re.compile(r"^(\d+)-\S+$")
 _META_FILE = "commit.toml"
 _REQUIRED_META = ("author", "message", "minutes_ago")
+_OPTIONAL_META = ("deleted", "patch", "when")
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,7 +302,12 @@ def _identity(text: str) -> str:
     return text
 
 
-def load_history_dir(path: Path, render: Callable[[str], str] = _identity) -> list[Commit]:
+def load_history_dir(
+    path: Path,
+    render: Callable[[str], str] = _identity,
+    files: dict[str, str] | None = None,
+    parent: str | None = None,
+) -> list[Commit]:
     """Read a scenario's history folder into commits, oldest first.
 
     The folder holds one subfolder per commit, named "NN-slug" and ordered by NN. Each holds a
@@ -308,10 +315,18 @@ def load_history_dir(path: Path, render: Callable[[str], str] = _identity) -> li
     commit adds or changes, with full content, at any depth. __pycache__ folders and *.pyc files
     are skipped; loose files beside the commit folders are ignored.
 
+    A commit.toml may also say `when = "..."` (rendered; a false word such as "false" or ""
+    leaves the commit out for this seed) and list `[[patch]]` edits of files already in the
+    tree: `path`, `find` (text that must occur exactly once) and `replace`. A family states its
+    bug as such a patch, so the seed can choose which file and line it lands in.
+
     Args:
         path: The history folder.
         render: Applied to the text of every commit.toml and file before it is used, for the
             per-seed {{variable}} substitution.
+        files: The tree's files before this folder (path -> content), for patches; updated in
+            place as commits load. None: an empty tree.
+        parent: The sha the first commit follows, if this folder continues another history.
 
     Returns:
         The commits, chained by parent sha.
@@ -341,9 +356,17 @@ def load_history_dir(path: Path, render: Callable[[str], str] = _identity) -> li
                 f"{number}; give each commit its own number"
             )
     commits: list[Commit] = []
+    current = {} if files is None else files
     for _, _, folder in folders:
-        parent = commits[-1].sha if commits else None
-        commits.append(_load_commit(folder, parent, render))
+        commit = _load_commit(folder, commits[-1].sha if commits else parent, render, current)
+        if commit is None:
+            continue
+        commits.append(commit)
+        for changed, content in commit.changes.items():
+            if content is None:
+                current.pop(changed, None)
+            else:
+                current[changed] = content
     return commits
 
 
@@ -353,11 +376,19 @@ class _Meta:
     message: str
     minutes_ago: float
     deleted: tuple[str, ...]
+    patches: tuple[tuple[str, str, str], ...]
+    """(path, find, replace) edits of files already in the tree."""
+    wanted: bool
+    """False when the commit's `when` leaves it out for this seed."""
 
 
-def _load_commit(folder: Path, parent: str | None, render: Callable[[str], str]) -> Commit:
+def _load_commit(
+    folder: Path, parent: str | None, render: Callable[[str], str], tree: Mapping[str, str]
+) -> Commit | None:
     where = f"commit folder {str(folder)!r}"
     meta = _read_meta(folder, render)
+    if not meta.wanted:
+        return None
     changes: dict[str, str | None] = {}
     for directory, subdirs, files in os.walk(folder):
         subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
@@ -381,6 +412,21 @@ def _load_commit(folder: Path, parent: str | None, render: Callable[[str], str])
         if gone in changes:
             raise HistoryError(f"{where}: {gone!r} is both listed in deleted and present as a file")
         changes[gone] = None
+    for raw, find, replace in meta.patches:
+        try:
+            target = normalize_path(raw)
+        except PathOutsideTreeError as error:
+            raise HistoryError(f"{where}: bad path in patch: {error}") from error
+        text = changes.get(target) if target in changes else tree.get(target)
+        if text is None:
+            raise HistoryError(f"{where}: patch names {target!r}, which is not in the tree")
+        found = text.count(find)
+        if found != 1:
+            raise HistoryError(
+                f"{where}: patch of {target!r} must find its text exactly once, found it "
+                f"{found} times: {find[:80]!r}"
+            )
+        changes[target] = text.replace(find, replace)
     return make_commit(parent, meta.author, meta.message, meta.minutes_ago, changes)
 
 
@@ -396,11 +442,13 @@ def _read_meta(folder: Path, render: Callable[[str], str]) -> _Meta:
         meta = tomllib.loads(render(meta_file.read_bytes().decode("utf-8")))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise HistoryError(f"{where} is not valid UTF-8 TOML: {error}") from error
-    unknown = sorted(set(meta) - {*_REQUIRED_META, "deleted"})
+    unknown = sorted(set(meta) - {*_REQUIRED_META, *_OPTIONAL_META})
     if unknown:
         raise HistoryError(
-            f"{where}: unknown keys {unknown}; allowed: {[*_REQUIRED_META, 'deleted']}"
+            f"{where}: unknown keys {unknown}; allowed: {[*_REQUIRED_META, *_OPTIONAL_META]}"
         )
+    if "when" in meta and not truthy(meta["when"]):
+        return _Meta("", "", 0.0, (), (), wanted=False)
     missing = [key for key in _REQUIRED_META if key not in meta]
     if missing:
         raise HistoryError(f"{where}: missing {missing}; required: {list(_REQUIRED_META)}")
@@ -412,4 +460,21 @@ def _read_meta(folder: Path, render: Callable[[str], str]) -> _Meta:
         raise HistoryError(f"{where}: 'minutes_ago' must be a number, not {minutes_ago!r}")
     if not isinstance(deleted, list) or not all(isinstance(item, str) for item in deleted):
         raise HistoryError(f"{where}: 'deleted' must be a list of path strings")
-    return _Meta(author, message, float(minutes_ago), tuple(deleted))
+    patches = meta.get("patch", [])
+    if not isinstance(patches, list) or not all(
+        isinstance(p, dict)
+        and set(p) == {"path", "find", "replace"}
+        and all(isinstance(v, str) for v in p.values())
+        for p in patches
+    ):
+        raise HistoryError(
+            f"{where}: 'patch' must be a list of tables with string path, find and replace"
+        )
+    return _Meta(
+        author,
+        message,
+        float(minutes_ago),
+        tuple(deleted),
+        tuple((p["path"], p["find"], p["replace"]) for p in patches),
+        wanted=True,
+    )

@@ -70,6 +70,14 @@ def _deployment_versions(raw: dict[str, Any]) -> None:
             s["version"] = last[s["name"]]
 
 
+def _prune_dependencies(raw: dict[str, Any]) -> None:
+    """Drop dependency edges to services this seed's structure left out (`when` false)."""
+    present = {s["name"] for s in raw.get("services", [])}
+    for s in raw.get("services", []):
+        if "depends_on" in s:
+            s["depends_on"] = [d for d in s["depends_on"] if d in present]
+
+
 def read_scenario_id(folder: Path) -> str:
     """Return the id a scenario folder declares, without rendering it."""
     raw = _read_toml(folder / "scenario.toml")
@@ -77,6 +85,17 @@ def read_scenario_id(folder: Path) -> str:
     if not isinstance(sid, str):
         raise InvalidScenarioError(f"{folder / 'scenario.toml'} has no string 'id'")
     return sid
+
+
+def read_retired_ids(folder: Path) -> tuple[str, ...]:
+    """The older ids a scenario folder replaces (`retired = [...]`).
+
+    A request for one of them gets an error naming the folder's id.
+    """
+    retired = _read_toml(folder / "scenario.toml").get("retired", [])
+    if not isinstance(retired, list) or not all(isinstance(r, str) for r in retired):
+        raise InvalidScenarioError(f"{folder / 'scenario.toml'}: 'retired' must be a list of ids")
+    return tuple(retired)
 
 
 @lru_cache(maxsize=64)

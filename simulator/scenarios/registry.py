@@ -13,6 +13,7 @@ from metasre.simulator.scenarios.loader import (
     SCENARIOS_DIR,
     ScenarioInstance,
     load_instance,
+    read_retired_ids,
     read_scenario_id,
     rendered_instance,
 )
@@ -48,6 +49,12 @@ def _entries() -> dict[str, ScenarioEntry]:
     return found
 
 
+@lru_cache(maxsize=1)
+def _retired() -> dict[str, str]:
+    """Ids no longer served, each with the family that replaced it (its `retired = [...]`)."""
+    return {old: sid for sid, e in _entries().items() for old in read_retired_ids(e.folder)}
+
+
 def scenario_ids() -> list[str]:
     """Every registered id, sorted."""
     return sorted(_entries())
@@ -65,6 +72,13 @@ def resolve(scenario_id: str) -> ScenarioEntry:
     entries = _entries()
     if scenario_id in entries:
         return entries[scenario_id]
+    successor = _retired().get(scenario_id)
+    if successor is not None:
+        raise UnknownScenarioError(
+            f"scenario {scenario_id!r} was retired: it is now the family {successor!r}, whose "
+            f"seed chooses the incident's structure (where the fault lives, how it shows, what "
+            f"fixes it), not only its constants; ask for {successor!r}"
+        )
     wanted = scenario_id if "/" in scenario_id else None
     best: tuple[int, ScenarioEntry] | None = None
     for sid, entry in entries.items():
