@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from metasre.simulator.history import load_history_dir, make_commit
+from metasre.simulator.errors import HistoryError
+from metasre.simulator.history import Commit, load_history_dir
 from metasre.simulator.observation import Opening
 from metasre.simulator.scenarios.errors import InvalidScenarioError
-from metasre.simulator.scenarios.render import Renderer, draw_values
+from metasre.simulator.scenarios.render import Renderer, draw_values, draw_variants, drop_unwanted
 from metasre.simulator.scenarios.spec import ScenarioSpec
 from metasre.simulator.vfs import BaseTree
 
@@ -188,45 +189,69 @@ _BUILT_LOCK = threading.Lock()
 
 def _drawn(folder: Path, seed: int) -> tuple[dict[str, Any], _Key]:
     raw, _ = _raw(folder)
-    values = draw_values(str(raw.get("id")), seed, raw.get("variables", {}))
+    sid = str(raw.get("id"))
+    try:
+        values = draw_variants(sid, seed, raw.get("variants", {}))
+        values.update(draw_values(sid, seed, raw.get("variables", {})))
+    except ValueError as exc:
+        raise InvalidScenarioError(f"{folder.name}/scenario.toml: {exc}") from exc
     return values, tuple(sorted((k, repr(v)) for k, v in values.items()))
 
 
-def _build(folder: Path, key: _Key) -> _Parts:
-    raw, topo = _raw(folder)
+def load_spec(folder: Path, seed: int) -> ScenarioSpec:
+    """The scenario in `folder` rendered for `seed`, without its code tree (about 1 ms)."""
+    return _spec(folder, _drawn(folder, seed)[1])
+
+
+def _renderer(folder: Path, key: _Key) -> Renderer:
+    raw, _ = _raw(folder)
     drawn = dict(key)
-    variables = raw.get("variables", {})
+    choices = {**raw.get("variants", {}), **raw.get("variables", {})}
     # The key holds reprs; recover the chosen objects themselves from the choice lists.
-    values = {
-        name: next(c for c in variables[name] if repr(c) == drawn[name]) for name in variables
-    }
-    renderer = Renderer(values)
-    merged = {k: v for k, v in raw.items() if k != "variables"}
+    return Renderer(
+        {name: next(c for c in choices[name] if repr(c) == drawn[name]) for name in choices}
+    )
+
+
+@lru_cache(maxsize=1024)
+def _spec(folder: Path, key: _Key) -> ScenarioSpec:
+    raw, topo = _raw(folder)
+    renderer = _renderer(folder, key)
+    merged = {k: v for k, v in raw.items() if k not in ("variables", "variants", "retired")}
     if topo is not None:
         merged["services"] = _merge_services(topo.get("services", []), raw.get("services", []))
         merged["deployments"] = [*topo.get("deployments", []), *raw.get("deployments", [])]
         merged["migrations"] = [*topo.get("migrations", []), *raw.get("migrations", [])]
     try:
-        rendered = renderer.data(merged)
-        rendered["variables"] = variables
+        rendered = drop_unwanted(renderer.data(merged))
+        rendered["variables"] = raw.get("variables", {})
+        _prune_dependencies(rendered)
         _deployment_versions(rendered)
-        spec = ScenarioSpec.model_validate(rendered)
+        return ScenarioSpec.model_validate(rendered)
     except (ValidationError, ValueError) as exc:
         raise InvalidScenarioError(f"{folder.name}/scenario.toml: {exc}") from exc
 
-    commits = []
-    parent: str | None = None
+
+def _build(folder: Path, key: _Key) -> _Parts:
+    raw, topo = _raw(folder)
+    spec = _spec(folder, key)
+    renderer = _renderer(folder, key)
+
+    commits: list[Commit] = []
     history_dirs = []
     if topo is not None:
         history_dirs.append(TOPOLOGIES_DIR / str(raw["topology"]) / "history")
     history_dirs.append(folder / "history")
+    files: dict[str, str] = {}
     for hdir in history_dirs:
         if not hdir.is_dir():
             continue
-        for c in load_history_dir(hdir, renderer.text):
-            commit = make_commit(parent, c.author, c.message, c.minutes_ago, c.changes)
-            commits.append(commit)
-            parent = commit.sha
+        try:
+            commits += load_history_dir(
+                hdir, renderer.text, files, commits[-1].sha if commits else None
+            )
+        except (HistoryError, ValueError) as exc:
+            raise InvalidScenarioError(f"{folder.name}: {exc}") from exc
     if not commits:
         raise InvalidScenarioError(f"{folder.name} has no history: its code tree would be empty")
     tree = BaseTree.from_commits(commits)
