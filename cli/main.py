@@ -73,26 +73,32 @@ def _epilog() -> str:
 
 def _scenarios(args: argparse.Namespace) -> int:
     from metasre.simulator import resolve, scenario_ids
+    from metasre.simulator.scenarios.family import CATALOGUE_SEEDS, summarize
 
     rows = []
     for sid in scenario_ids():
-        spec = resolve(sid).instance(0).spec
+        entry = resolve(sid)
+        spec = entry.spec(0)
+        summary = summarize(entry)
         rows.append(
-            {
-                "id": sid,
-                "title": spec.title,
-                "severity": spec.severity,
-                "difficulty": spec.difficulty,
-                "sla_minutes": spec.sla_minutes,
-                "step_budget": spec.step_budget,
-                "seed_varies": list(spec.seed_varies),
-            }
+            summary.to_dict() | {"sla_minutes": spec.sla_minutes, "step_budget": spec.step_budget}
         )
     if args.json:
         print(json.dumps(rows, indent=2))
-    else:
-        for r in rows:
-            print(f"{r['id']:<42} {r['severity']} {r['difficulty']:<6} {r['title']}")
+        return ExitCode.OK
+    print(f"{'family':<40} {'sev':<3} {'truths':>6} {'difficulty (seeds)':<22} remedies")
+    for r in rows:
+        spread = " ".join(f"{d}:{n}" for d, n in r["difficulty"].items())
+        print(
+            f"{r['id']:<40} {r['severity']:<3} {r['ground_truths']:>6} {spread:<22} "
+            f"{', '.join(r['remediations'])}"
+        )
+    print(
+        f"{len(rows)} families; an instance is (family id, seed); truths = distinct ground truths "
+        f"(root service, location, lines, category, remediation) over seeds "
+        f"{CATALOGUE_SEEDS.start}-{CATALOGUE_SEEDS.stop - 1}; --json for titles and what each "
+        "seed varies"
+    )
     return ExitCode.OK
 
 
@@ -147,8 +153,8 @@ def _validate(args: argparse.Namespace) -> int:
     reports = []
     if not args.json:
         print(
-            f"{'scenario':<42} {'ref':>5} {'expert':>12} {'random':>7} {'probes':>7}"
-            f" {'shotgun':>7} {'hints':>6}",
+            f"{'family':<40} {'truths':>6} {'ref':>5} {'expert':>10} {'random':>6}"
+            f" {'wrong':>5} {'replay':>6} {'probes':>6} {'shotgun':>7} {'hints':>5}",
             flush=True,
         )
     done = 0
@@ -170,10 +176,13 @@ def _validate(args: argparse.Namespace) -> int:
                     for group in (PROBES, SHOTGUNS, HINTED)
                 ]
                 verdict = "cut short" if cut else "ok" if v.ok else "FAIL"
+                wrong = f"{max(v.wrong_fix):.2f}" if v.wrong_fix else "-"
+                replay = f"{v.replayed_resolved}/{v.replayed}"
                 print(
-                    f"{sid:<42} {min(v.reference, default=0):>5.2f} {expert:>12} "
-                    f"{statistics.fmean(v.random) if v.random else 0:>7.3f} {worst[0]:>7.3f}"
-                    f" {worst[1]:>7.3f} {worst[2]:>6.3f}  {verdict}",
+                    f"{sid:<40} {v.ground_truths:>6} {min(v.reference, default=0):>5.2f}"
+                    f" {expert:>10} {statistics.fmean(v.random) if v.random else 0:>6.3f}"
+                    f" {wrong:>5} {replay:>6} {worst[0]:>6.3f} {worst[1]:>7.3f}"
+                    f" {worst[2]:>5.3f}  {verdict}",
                     flush=True,
                 )
                 for f in v.failures:
@@ -185,8 +194,11 @@ def _validate(args: argparse.Namespace) -> int:
         return ExitCode.INTERRUPTED
     if not args.json and not failed:
         print(
-            f"all {len(ids)} scenarios valid over seeds {seeds_text(seeds)} "
-            f"(expert min/mean; random mean over seeds {seeds_text(args.random_seeds)})"
+            f"all {len(ids)} families valid over seeds {seeds_text(seeds)}: truths = distinct "
+            "ground truths over seeds 0-99; expert min/mean; random mean over seeds "
+            f"{seeds_text(args.random_seeds)}; wrong = the plausible wrong fix's best grade; "
+            "replay = other seeds the first seed's exact calls resolve; probes, shotgun, hints "
+            "= the best reward hack of each kind"
         )
     return ExitCode.FAILED if failed else ExitCode.OK
 
@@ -327,7 +339,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = add_command(sub, "scenarios", "list the registered incidents (ids, severity, title)")
+    p = add_command(
+        sub,
+        "scenarios",
+        "list the incident families: ids, distinct ground truths, difficulty spread, remedies",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_scenarios)
 
@@ -368,16 +384,19 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         "prove scenarios: the start fails, the reference and the expert pass, random and "
         "reward hacks fail",
-        "Prove each scenario is a fair incident, seed by seed, in process: the starting world "
-        "fails its FAIL_TO_PASS checks, the reference solution and the scripted expert pass, "
-        "a plausible wrong fix, the random agent and reward-hacking probes stay below their "
-        "ceilings. Exit 1 if any check fails.",
+        "Prove each family is fair, seed by seed, in process: it has at least 20 distinct "
+        "ground truths over seeds 0-99; on every seed checked the starting world fails its "
+        "FAIL_TO_PASS checks, the reference solution and the scripted expert (>= 0.9) pass, "
+        "a plausible wrong fix stays unresolved and 0.3 below, reward-hacking probes stay "
+        "below their ceilings; the random agent's mean is <= 0.05; and the first seed's exact "
+        "reference calls resolve at most 5% of the other seeds. Prints a table of these "
+        "figures. Exit 1 if any check fails.",
     )
     p.add_argument("ids", nargs="*", help="scenario ids or names (default: all)")
     p.add_argument(
         "--seeds",
         type=seed_list,
-        default="0-4",
+        default="0-49",
         metavar="SEEDS",
         help="seeds to check: 7, 0-4, 1,5,9",
     )

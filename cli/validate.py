@@ -14,10 +14,19 @@ from metasre.simulator.episode import StepTarget
 from metasre.simulator.episode import play_steps as _play_steps
 from metasre.simulator.replay import RecordedCall, replay
 from metasre.simulator.sandbox import TestRunner
+from metasre.simulator.scenarios.family import (
+    MIN_GROUND_TRUTHS,
+    GroundTruthKey,
+    ground_truth_key,
+    summarize,
+)
+from metasre.simulator.scenarios.registry import resolve
 from metasre.simulator.scenarios.spec import SolutionStep
 
 EXPERT_MIN = 0.9
-RANDOM_MAX_MEAN = 0.2
+RANDOM_MAX_MEAN = 0.05
+REPLAY_MAX_SHARE = 0.05
+"""Seed 0's exact reference calls may resolve at most this share of the other seeds checked."""
 PROBE_MAX = 0.2
 SHOTGUN_MAX = 0.3
 HINTED_MAX = 0.5
@@ -35,7 +44,13 @@ class ScenarioVerdict:
     random: list[float] = field(default_factory=list)
     wrong_fix: list[float] = field(default_factory=list)
     replayed_resolved: int = 0
-    """Seeds other than the first that seed 0's exact reference calls also resolve."""
+    """Seeds other than the first that the first seed's exact reference calls also resolve."""
+    replayed: int = 0
+    """Seeds the first seed's calls were replayed on."""
+    ground_truths: int = 0
+    """Distinct ground truths over the catalogue's seeds 0-99."""
+    distinct_checked: int = 0
+    """Distinct ground truths among the seeds checked."""
     probes: dict[str, list[float]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
@@ -56,6 +71,9 @@ class ScenarioVerdict:
             "random_mean": statistics.fmean(self.random) if self.random else 0.0,
             "wrong_fix_max": max(self.wrong_fix, default=None),
             "replayed_resolved": self.replayed_resolved,
+            "replayed": self.replayed,
+            "ground_truths": self.ground_truths,
+            "ground_truths_checked": self.distinct_checked,
             "probes_max": {k: max(v) for k, v in self.probes.items()},
             "failures": self.failures,
         }
@@ -109,6 +127,15 @@ def validate_scenario(
     true no further seed starts: the verdict covers the seeds checked (Ctrl-C).
     """
     verdict = ScenarioVerdict(scenario_id, [])
+    entry = resolve(scenario_id)
+    summary = summarize(entry)
+    verdict.ground_truths = summary.ground_truths
+    if summary.ground_truths < MIN_GROUND_TRUTHS:
+        verdict.failures.append(
+            f"{summary.ground_truths} distinct ground truths over seeds 0-99; a family needs "
+            f"{MIN_GROUND_TRUTHS}: let the seed choose the structure (see [variants])"
+        )
+    checked: set[GroundTruthKey] = set()
     first_calls: list[tuple[str, dict[str, Any]]] | None = None
     for seed in seeds:
         if stop is not None and stop():
@@ -125,6 +152,7 @@ def validate_scenario(
             continue
         g = ref.grade()
         verdict.reference.append(g.total)
+        checked.add(ground_truth_key(ref.instance.spec))
         for check in ref.guessable_checks():
             verdict.failures.append(
                 f"seed {seed}: FAIL_TO_PASS {check} expects a value code could return blind"
@@ -135,8 +163,9 @@ def validate_scenario(
             verdict.failures.append(f"seed {seed}: reference solution leaves {failing} failing")
         if first_calls is None:
             first_calls = calls
-        elif _replay_resolves(scenario_id, seed, first_calls, runner):
-            verdict.replayed_resolved += 1
+        else:
+            verdict.replayed += 1
+            verdict.replayed_resolved += _replay_resolves(scenario_id, seed, first_calls, runner)
 
         spec = ref.instance.spec
         if spec.wrong_fix:
@@ -172,10 +201,12 @@ def validate_scenario(
                         f"seed {seed}: probe {name} graded {total:.3f} > {ceiling}"
                     )
 
-    if len(seeds) >= 3 and verdict.replayed_resolved == len(seeds) - 1:
+    verdict.distinct_checked = len(checked)
+    if verdict.replayed >= 2 and verdict.replayed_resolved > REPLAY_MAX_SHARE * verdict.replayed:
         verdict.failures.append(
-            "seed 0's exact reference calls resolve every other seed: the seed does not vary "
-            "what a solver must find"
+            f"seed {verdict.seeds[0]}'s exact reference calls resolve {verdict.replayed_resolved}"
+            f" of the {verdict.replayed} other seeds checked (at most {REPLAY_MAX_SHARE:.0%}): "
+            "memorising one seed must not solve the others"
         )
     for seed in range(random_seeds) if isinstance(random_seeds, int) else random_seeds:
         if stop is not None and stop():

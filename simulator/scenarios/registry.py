@@ -13,10 +13,12 @@ from metasre.simulator.scenarios.loader import (
     SCENARIOS_DIR,
     ScenarioInstance,
     load_instance,
+    load_spec,
     read_retired_ids,
     read_scenario_id,
     rendered_instance,
 )
+from metasre.simulator.scenarios.spec import ScenarioSpec
 
 _VERSIONED = re.compile(r"^(?P<name>.+)-v(?P<version>[0-9]+)$")
 
@@ -32,6 +34,10 @@ class ScenarioEntry:
     def instance(self, seed: int) -> ScenarioInstance:
         """Render this scenario for `seed`."""
         return load_instance(self.folder, seed)
+
+    def spec(self, seed: int) -> ScenarioSpec:
+        """This scenario's spec for `seed`, without rendering its code tree (about 1 ms)."""
+        return load_spec(self.folder, seed)
 
     def rendered_instance(self, seed: int) -> ScenarioInstance | None:
         """`instance(seed)` if it is already rendered (about 0.1 ms), else None."""

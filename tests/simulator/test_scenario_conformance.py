@@ -3,26 +3,27 @@
 A new scenario folder is tested here as soon as it exists.
 """
 
-import statistics
-
 import pytest
 
-from metasre.agents.policies import PROBES, ExpertPolicy, RandomPolicy
-from metasre.cli.inprocess import EpisodeCaller
-from metasre.cli.validate import PROBE_MAX, WRONG_FIX_MARGIN, check_start, play_steps
-from metasre.simulator import Episode, resolve, scenario_ids
+from metasre.cli.validate import validate_scenario
+from metasre.simulator import resolve, scenario_ids
 from metasre.simulator.report import normalize_location
-
-SEEDS = (0, 1)
+from metasre.simulator.scenarios.family import MIN_GROUND_TRUTHS
 
 
 @pytest.mark.parametrize("scenario_id", scenario_ids())
 class TestScenarioConformance:
     def test_metadata_is_complete_and_the_answer_key_points_into_the_world(self, scenario_id):
+        """On a spread of seeds: each structure has its own answer key, so each is checked."""
         entry = resolve(scenario_id)
-        inst = entry.instance(0)
+        for seed in range(0, 100, 9):
+            self._answer_key_points_into_the_world(entry, seed)
+
+    @staticmethod
+    def _answer_key_points_into_the_world(entry, seed):
+        inst = entry.instance(seed)
         spec = inst.spec
-        assert spec.id == scenario_id and spec.seed_varies and spec.variables
+        assert spec.id == entry.id and spec.seed_varies
         truth = spec.ground_truth
         assert truth.service in {s.name for s in spec.services}
         location = normalize_location(truth.location)
@@ -39,47 +40,15 @@ class TestScenarioConformance:
             assert check.partition("::")[0] in inst.hidden_files, check
         assert not any(p.startswith("hidden/") for p in inst.tree.files)
 
-    @pytest.mark.parametrize("seed", SEEDS)
-    def test_the_start_is_broken_and_the_reference_solution_resolves_it(self, scenario_id, seed):
-        assert check_start(Episode.make(scenario_id, seed)) == []
-        ep = Episode.make(scenario_id, seed)
-        play_steps(ep, ep.instance.spec.solution)
-        grade = ep.grade()
-        assert grade.final and grade.resolved, grade
-
-    @pytest.mark.parametrize("seed", SEEDS)
-    def test_the_scripted_expert_solves_it_from_the_evidence(self, scenario_id, seed):
-        ep = Episode.make(scenario_id, seed)
-        ExpertPolicy().play(EpisodeCaller(ep), ep.observation().to_dict())
-        grade = ep.grade()
-        assert grade.total >= 0.9, [(c.name, c.value, c.detail) for c in grade.components]
-
-    @pytest.mark.parametrize("probe", sorted(PROBES))
-    def test_reward_hacking_probes_score_near_zero(self, scenario_id, probe):
-        ep = Episode.make(scenario_id, 0)
-        PROBES[probe](EpisodeCaller(ep, probe), ep.observation().to_dict())
-        grade = ep.grade()
-        assert not grade.resolved
-        assert grade.total <= PROBE_MAX, [(c.name, c.value, c.detail) for c in grade.components]
-
-    def test_the_random_agent_is_poor(self, scenario_id):
-        totals = []
-        for seed in range(8):
-            ep = Episode.make(scenario_id, seed)
-            RandomPolicy(seed).play(EpisodeCaller(ep, "random"), ep.observation().to_dict())
-            totals.append(ep.grade().total)
-        assert statistics.fmean(totals) <= 0.2, totals
-
-    def test_the_plausible_wrong_fix_visibly_fails(self, scenario_id):
-        spec = resolve(scenario_id).instance(0).spec
-        if not spec.wrong_fix:
-            pytest.skip(f"{scenario_id} declares no wrong_fix")
-        right = Episode.make(scenario_id, 0)
-        play_steps(right, spec.solution)
-        wrong = Episode.make(scenario_id, 0)
-        play_steps(wrong, spec.wrong_fix)
-        assert not wrong.grade().resolved
-        assert wrong.grade().total <= right.grade().total - WRONG_FIX_MARGIN
+    def test_the_family_validates_over_50_seeds(self, scenario_id):
+        """Exactly `metasre validate` on seeds 0-49: at least 20 distinct ground truths over
+        seeds 0-99; on every seed the start fails FAIL_TO_PASS, the reference and the expert
+        pass, the wrong fix and the reward hacks stay low; the random agent's mean is at most
+        0.05; seed 0's exact calls resolve at most 5% of seeds 1-49."""
+        verdict = validate_scenario(scenario_id, range(50), range(20))
+        assert verdict.ok, "\n".join(verdict.failures)
+        assert verdict.ground_truths >= MIN_GROUND_TRUTHS
+        assert verdict.replayed == 49 and verdict.replayed_resolved <= 2
 
     def test_seeds_change_the_instance(self, scenario_id):
         entry = resolve(scenario_id)
@@ -88,17 +57,3 @@ class TestScenarioConformance:
             for s in range(6)
         }
         assert len(rendered) > 1
-
-
-@pytest.mark.parametrize("scenario_id", scenario_ids())
-def test_seed_0_s_exact_calls_do_not_resolve_every_other_seed(scenario_id: str) -> None:
-    """Memorising one seed must not solve the others: what `metasre validate` checks, here so
-    that no change (a scenario's, or a tool's: `edit_lines` by `find` made exact calls portable
-    and showed pii-exposure solvable by switching DEBUG off alone) slips it past CI."""
-    from metasre.cli.validate import _replay_resolves
-
-    reference = Episode.make(scenario_id, 0)
-    calls = play_steps(reference, resolve(scenario_id).instance(0).spec.solution)
-    assert reference.grade().resolved
-    resolved = [_replay_resolves(scenario_id, seed, calls, None) for seed in range(1, 5)]
-    assert not all(resolved), f"seed 0's calls resolve seeds 1-4: {resolved}"
