@@ -262,6 +262,19 @@ class MetasreClient:
             )
         )
 
+    async def get_trajectory(self, session_id: str, episode: int = 0) -> list[dict[str, Any]]:
+        """One episode's log, the current one for 0.
+
+        Every applied call, reward, message, turn and the end, as plain data in the session's
+        serial order.
+        """
+        reply = await self._unary(
+            self._control.GetTrajectory,
+            control_pb2.GetTrajectoryRequest(session_id=session_id, episode=episode),
+            session=True,
+        )
+        return [to_dict(e) for e in reply.events]
+
     async def close_session(self, session_id: str) -> None:
         """Close a session and free its seats."""
         await self._unary(

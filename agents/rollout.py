@@ -75,6 +75,8 @@ class EpisodeResult:
     """Grade component name -> its score."""
     error: str = ""
     """Why the episode could not be played or graded (empty when it was)."""
+    details: Any = None
+    """What `run_rollout`'s `collect` read from the session before it closed, if asked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,11 +150,18 @@ def plan_episodes(
     return [EpisodeSpec(i, scenario_ids[s], seed) for i, (s, seed) in enumerate(pairs)]
 
 
-def solo_player(make_policy: Callable[[int], Policy], agent_id: str = "agent") -> EpisodePlayer:
-    """A player that seats one policy (made per episode from the seed) in its own session."""
+def solo_player(
+    make_policy: Callable[[int], Policy], agent_id: str = "agent", **session_options: Any
+) -> EpisodePlayer:
+    """A player that seats one policy (made per episode from the seed) in its own session.
+
+    `session_options`: more arguments of `create_session` (turn_policy, attribution, ...).
+    """
 
     def play(client: SyncClient, spec: EpisodeSpec) -> Played:
-        session = client.create_session(spec.scenario_id, seed=spec.seed, seats=[agent_id])
+        session = client.create_session(
+            spec.scenario_id, seed=spec.seed, seats=[agent_id], **session_options
+        )
         agent = client.agent(session.id, session.tokens[agent_id])
         try:
             make_policy(spec.seed).play(WireCaller(agent), agent.observation)
@@ -183,13 +192,16 @@ def run_rollout(
     on_result: Callable[[EpisodeResult], None] | None = None,
     close_sessions: bool = True,
     stop: Callable[[], bool] | None = None,
+    collect: Callable[[SyncClient, str], Any] | None = None,
 ) -> RolloutReport:
     """Play `plan` with up to `parallel` episodes at once and summarise it.
 
     An episode that fails (the server refuses, the policy raises) is recorded with its error and
     the rollout goes on. `on_result` is called from the calling thread, once per episode, in
     completion order. Once `stop()` is true no further episode starts: the report covers the
-    episodes that did (a Ctrl-C's partial table).
+    episodes that did (a Ctrl-C's partial table). `collect(client, session_id)` runs after the
+    grade and before the session closes (to read its trajectory); what it returns is the
+    result's `details`.
     """
     if parallel < 1:
         raise ValueError(f"parallel must be at least 1, got {parallel}")
@@ -199,7 +211,7 @@ def run_rollout(
         if stop is not None and stop():
             return None
         start = time.perf_counter()
-        session_id, steps, minutes = "", 0, 0.0
+        session_id, steps, minutes, details = "", 0, 0.0, None
         try:
             p = player(client, spec)
             session_id, steps, minutes = p.session_id, p.steps, p.minutes
@@ -207,6 +219,8 @@ def run_rollout(
             grade = answer.get("grade", {})
             graded = bool(grade.get("final"))
             error = "" if graded else "the episode did not end: its grade is provisional"
+            if collect is not None:
+                details = collect(client, session_id)
         except Exception as exc:  # one episode's failure is a row in the table, not a crash
             grade, graded, error = {}, False, f"{type(exc).__name__}: {exc}"
         finally:
@@ -231,6 +245,7 @@ def run_rollout(
                 str(c["name"]): float(c.get("score", 0.0)) for c in grade.get("components", ())
             },
             error=error,
+            details=details,
         )
 
     results: list[EpisodeResult] = []

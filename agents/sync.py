@@ -84,6 +84,14 @@ class SyncClient:
         """See `MetasreClient.get_grade`."""
         return self._loop.run(self.client.get_grade(session_id))
 
+    def get_trajectory(self, session_id: str, episode: int = 0) -> list[dict[str, Any]]:
+        """See `MetasreClient.get_trajectory`."""
+        return self._loop.run(self.client.get_trajectory(session_id, episode))
+
+    def list_scenarios(self) -> list[dict[str, Any]]:
+        """See `MetasreClient.list_scenarios`."""
+        return self._loop.run(self.client.list_scenarios())
+
     def list_tools(self) -> list[dict[str, Any]]:
         """See `MetasreClient.list_tools`."""
         return self._loop.run(self.client.list_tools())

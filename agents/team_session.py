@@ -38,15 +38,21 @@ def play_team_session(
     *,
     turn_policy: str = "FREE_FOR_ALL",
     tools: Sequence[str] | None = None,
+    **session_options: Any,
 ) -> TeamRun:
     """Create a session for the team, play one episode, hang up.
 
     `tools`: the server's tool names, if already known (asked for otherwise).
+    `session_options`: more arguments of `create_session` (attribution, reward_mode, ...).
     """
     if tools is None:
         tools = [str(t["name"]) for t in client.list_tools()]
     session = client.create_session(
-        scenario_id, seed=seed, seats=team_seats(tools), turn_policy=turn_policy
+        scenario_id,
+        seed=seed,
+        seats=team_seats(tools),
+        turn_policy=turn_policy,
+        **session_options,
     )
     return play_seated_team(client, session.id, session.tokens)
 

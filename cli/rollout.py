@@ -208,8 +208,11 @@ def make_player(agent: str, client: SyncClient, args: argparse.Namespace) -> Epi
     raise ValueError(f"unknown agent {agent!r}; choose from {', '.join(AGENTS)}")
 
 
-def team_player() -> EpisodePlayer:
-    """Seats the scripted team (commander, investigator, fixer); only the commander reports."""
+def team_player(**session_options: Any) -> EpisodePlayer:
+    """Seats the scripted team (commander, investigator, fixer); only the commander reports.
+
+    `session_options`: more arguments of `create_session` (turn_policy, attribution, ...).
+    """
     from metasre.agents.rollout import played
     from metasre.agents.team_session import play_team_session
 
@@ -224,7 +227,9 @@ def team_player() -> EpisodePlayer:
                 client,
                 tuple(str(t["name"]) for t in client.list_tools()),
             )
-        run = play_team_session(client, spec.scenario_id, spec.seed, tools=known[1])
+        run = play_team_session(
+            client, spec.scenario_id, spec.seed, tools=known[1], **session_options
+        )
         # The seat that saw the latest tick holds the episode's final step count.
         return max(
             (played(run.session_id, obs) for obs in run.observations.values()),

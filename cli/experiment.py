@@ -1,0 +1,418 @@
+"""`metasre experiment FILE`: compare teams over families and seeds.
+
+A grid of team compositions, turn policies and reward settings, played over families and seeds
+and compared with confidence intervals over instances.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import statistics
+import sys
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from metasre.agents.rollout import EpisodePlayer, EpisodeResult, EpisodeSpec, run_rollout
+from metasre.agents.sync import SyncClient
+from metasre.agents.teamwork import LOOK_KIND, EpisodeTeamwork, teamwork
+from metasre.cli.arguments import add_command, add_store_flags, positive_int, seed_list
+from metasre.cli.connection import Connection, add_connection_flags
+from metasre.cli.errors import ExitCode, OutputError, UsageError
+from metasre.cli.interrupt import Interrupt
+from metasre.cli.rollout import (
+    SessionLedger,
+    _progress,
+    ledger_client,
+    list_scenario_ids,
+    resolve_scenarios,
+    team_player,
+)
+from metasre.cli.serving import in_process, local_store
+
+TurnPolicy = Literal["FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"]
+Attribution = Literal["SHARED", "INDIVIDUAL", "MIXED", "DIFFERENCE"]
+RewardMode = Literal["DENSE", "SPARSE"]
+BOOTSTRAP_RESAMPLES = 2000
+CONFIDENCE = 0.95
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TeamSpec(_Strict):
+    """One team composition of the grid."""
+
+    name: str = Field(min_length=1, max_length=40)
+    agents: Literal["expert", "team", "random"]
+    """expert: the scripted expert alone on one seat; team: the scripted commander,
+    investigator and fixer on three seats; random: the random agent alone."""
+
+
+class ExperimentFile(_Strict):
+    """The grid an experiment file declares (TOML)."""
+
+    name: str = Field(min_length=1, max_length=80)
+    families: list[str] = Field(min_length=1)
+    """Family ids or names."""
+    seeds: list[int] = Field(min_length=1)
+    """A seed list like the command line's ("0-9", "1,5,9") or a TOML list of integers."""
+    repetitions: int = Field(1, ge=1, le=100)
+    """Episodes per (configuration, family, seed); the scripted agents are deterministic, so
+    more than one measures the server's interleavings, not the agents."""
+    teams: list[TeamSpec] = Field(min_length=1)
+    turn_policies: list[TurnPolicy] = Field(["FREE_FOR_ALL"], min_length=1)
+    attributions: list[Attribution] = Field(["SHARED"], min_length=1)
+    reward_modes: list[RewardMode] = Field(["DENSE"], min_length=1)
+    parallel: int = Field(4, ge=1, le=256)
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _seed_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return seed_list(value)
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("teams")
+    @classmethod
+    def _unique_teams(cls, value: list[TeamSpec]) -> list[TeamSpec]:
+        names = [t.name for t in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"team names must differ: {names}")
+        return value
+
+
+def read_experiment(path: Path) -> ExperimentFile:
+    """Parse and check an experiment file; a UsageError says what is wrong and where."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read the experiment file {path}: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not valid TOML: {exc}") from None
+    try:
+        return ExperimentFile.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(file)'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise UsageError(f"{path}: {problems}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Configuration:
+    """One cell of the grid: who plays, under which turn policy and reward settings."""
+
+    team: TeamSpec
+    turn_policy: str
+    attribution: str
+    reward_mode: str
+
+    @property
+    def label(self) -> str:
+        """A short name for tables."""
+        return f"{self.team.name} | {self.turn_policy} | {self.attribution} | {self.reward_mode}"
+
+    def player(self) -> EpisodePlayer:
+        """The episode player for this cell."""
+        from metasre.agents.policies import ExpertPolicy, RandomPolicy
+        from metasre.agents.rollout import solo_player
+
+        options = {
+            "turn_policy": self.turn_policy,
+            "attribution": self.attribution,
+            "reward_mode": self.reward_mode,
+        }
+        if self.team.agents == "team":
+            return team_player(**options)
+        if self.team.agents == "random":
+            return solo_player(RandomPolicy, "random", **options)
+        return solo_player(lambda seed: ExpertPolicy(), "expert", **options)
+
+
+def configurations(spec: ExperimentFile) -> list[Configuration]:
+    """Every cell of the grid, teams outermost."""
+    return [
+        Configuration(t, p, a, r)
+        for t, p, a, r in itertools.product(
+            spec.teams, spec.turn_policies, spec.attributions, spec.reward_modes
+        )
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A mean over seeds and its bootstrap confidence interval."""
+
+    mean: float
+    low: float
+    high: float
+    seeds: int
+
+    def text(self, digits: int = 2) -> str:
+        """`0.93 [0.88, 0.97]`."""
+        return f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+def over_seeds(
+    by_seed: Mapping[tuple[str, int], Sequence[float]], *, salt: str = ""
+) -> Estimate | None:
+    """Mean of the per-instance means, with a percentile bootstrap over instances.
+
+    An instance (family, seed) is the unit: repetitions of one are averaged first, so a
+    confidence interval says how the figure would move on other incidents, not on replays of
+    the same ones. The resampling is seeded, so a rerun prints the same interval.
+    """
+    means = [statistics.fmean(v) for _, v in sorted(by_seed.items()) if v]
+    if not means:
+        return None
+    rng = random.Random(f"experiment-bootstrap:{salt}")
+    boots = sorted(
+        statistics.fmean(rng.choices(means, k=len(means))) for _ in range(BOOTSTRAP_RESAMPLES)
+    )
+    tail = (1 - CONFIDENCE) / 2
+    return Estimate(
+        statistics.fmean(means),
+        boots[int(tail * (len(boots) - 1))],
+        boots[int((1 - tail) * (len(boots) - 1))],
+        len(means),
+    )
+
+
+METRICS: dict[str, Callable[[EpisodeTeamwork], float | None]] = {
+    "grade": lambda t: t.grade,
+    "resolved": lambda t: float(t.resolved),
+    "sla_met": lambda t: float(t.sla_met),
+    "mitigation_minutes": lambda t: t.mitigated_at,
+    "steps": lambda t: float(t.steps),
+    "messages_sent": lambda t: float(t.messages_sent),
+    "messages_received": lambda t: float(t.messages_received),
+    "redundant_looks": lambda t: float(t.redundant_looks),
+    "idle_turns": lambda t: float(t.idle_turns),
+}
+"""The figures compared per configuration; mitigation_minutes over mitigated episodes only."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigurationResult:
+    """One configuration's episodes and its figures."""
+
+    configuration: Configuration
+    episodes: int
+    failed: int
+    """Episodes that could not be played or graded."""
+    figures: Mapping[str, Estimate | None]
+    credit: Mapping[str, Estimate | None]
+    """Per seat: its reward under the configuration's attribution."""
+    rows: Sequence[Mapping[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the results file."""
+        c = self.configuration
+        return {
+            "team": c.team.name,
+            "agents": c.team.agents,
+            "turn_policy": c.turn_policy,
+            "attribution": c.attribution,
+            "reward_mode": c.reward_mode,
+            "episodes": self.episodes,
+            "failed": self.failed,
+            "figures": {k: asdict(v) if v else None for k, v in self.figures.items()},
+            "credit": {k: asdict(v) if v else None for k, v in self.credit.items()},
+            "episodes_detail": list(self.rows),
+        }
+
+
+def summarize(
+    configuration: Configuration, results: Sequence[EpisodeResult]
+) -> ConfigurationResult:
+    """The figures of one configuration's episodes, estimated over seeds."""
+    played = [(r, r.details) for r in results if isinstance(r.details, EpisodeTeamwork)]
+    figures: dict[str, Estimate | None] = {}
+    for name, read in METRICS.items():
+        values = [(r, read(t)) for r, t in played]
+        figures[name] = over_seeds(
+            _by_instance([(r, v) for r, v in values if v is not None]),
+            salt=f"{configuration.label}:{name}",
+        )
+    seats = sorted({s for _, t in played for s in t.credit})
+    credit = {
+        seat: over_seeds(
+            _by_instance([(r, t.credit.get(seat, 0.0)) for r, t in played]),
+            salt=f"{configuration.label}:credit:{seat}",
+        )
+        for seat in seats
+    }
+    rows = [
+        {
+            "family": r.scenario_id,
+            "seed": r.seed,
+            "session_id": r.session_id,
+            "error": r.error,
+            **(asdict(r.details) if isinstance(r.details, EpisodeTeamwork) else {}),
+        }
+        for r in results
+    ]
+    return ConfigurationResult(
+        configuration,
+        len(results),
+        sum(1 for r in results if not r.graded or not isinstance(r.details, EpisodeTeamwork)),
+        figures,
+        credit,
+        rows,
+    )
+
+
+def _by_instance(
+    pairs: Sequence[tuple[EpisodeResult, float]],
+) -> dict[tuple[str, int], list[float]]:
+    out: dict[tuple[str, int], list[float]] = {}
+    for r, value in pairs:
+        out.setdefault((r.scenario_id, r.seed), []).append(value)
+    return out
+
+
+def add_parser(sub: Any) -> None:
+    """Register `experiment` on the command line's subparsers."""
+    p = add_command(
+        sub,
+        "experiment",
+        "run a grid of teams, turn policies and reward settings; compare them over seeds",
+        "Run the grid an experiment file (TOML) declares: every team composition under every "
+        "turn policy, attribution mode and reward mode, over its families and seeds, on a "
+        "server started in process (or --target). Prints one row per configuration with 95% "
+        "bootstrap confidence intervals over instances (family, seed): grade, resolved and "
+        "SLA-met rates, minutes to mitigation, steps, messages sent and received, redundant "
+        "looks (the same look by two seats), idle turns, and each seat's credit; --out writes "
+        "all of it, per episode too, as JSON. Ctrl-C prints what finished (exit 130).",
+    )
+    p.add_argument("file", type=Path, help="the experiment file (see examples/)")
+    p.add_argument("--out", type=Path, help="write the results as JSON to this file")
+    p.add_argument("--parallel", type=positive_int, help="episodes at once (default: the file's)")
+    p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    add_connection_flags(p, local="start one in process, recording into --store")
+    add_store_flags(p, "a server started in process records every episode")
+    p.set_defaults(func=experiment_command)
+
+
+def experiment_command(args: argparse.Namespace) -> int:
+    """Run `metasre experiment`; 1 when an episode could not be played or graded."""
+    spec = read_experiment(args.file)
+    if args.out is not None and not args.out.parent.is_dir():
+        raise OutputError(f"cannot write {args.out}: its folder {args.out.parent} does not exist")
+    connection = Connection.from_args(args)
+    store = local_store(args, connection)
+    cells = configurations(spec)
+    parallel = args.parallel or spec.parallel
+    ledger = SessionLedger()
+    results: list[ConfigurationResult] = []
+    with (
+        Interrupt("no new episode starts; closing the sessions under way") as interrupt,
+        in_process(connection.target, store=store, max_sessions=max(256, 4 * parallel)) as address,
+        connection.sync_client(address, factory=ledger_client(ledger)) as client,
+    ):
+        interrupt.on_interrupt(ledger.close_all_soon)
+        try:
+            families = resolve_scenarios(spec.families, list_scenario_ids(client))
+        except LookupError as exc:
+            raise UsageError(f"{args.file}: {exc.args[0]}") from None
+        sla = {str(s["id"]): float(s.get("sla_minutes", 0.0)) for s in client.list_scenarios()}
+        looks = [str(t["name"]) for t in client.list_tools() if t.get("kind") == LOOK_KIND]
+
+        def collect(c: SyncClient, session_id: str) -> EpisodeTeamwork:
+            events = c.get_trajectory(session_id)
+            started = next((e["started"] for e in events if "started" in e), {})
+            family = str(started.get("observation", {}).get("scenario_id", ""))
+            return teamwork(events, sla_minutes=sla.get(family, 0.0), look_tools=looks)
+
+        plan = [
+            EpisodeSpec(i, family, seed)
+            for i, (family, seed, _) in enumerate(
+                itertools.product(families, spec.seeds, range(spec.repetitions))
+            )
+        ]
+        print(
+            f"experiment {spec.name!r}: {len(cells)} configurations x {len(plan)} episodes "
+            f"({len(families)} families, {len(spec.seeds)} seeds, {spec.repetitions} "
+            f"repetitions), parallel {parallel}, on "
+            f"{connection.target or f'a server in process at {address}'}",
+            file=sys.stderr,
+            flush=True,
+        )
+        with _progress(len(cells) * len(plan), "experiment", enabled=not args.no_progress) as tick:
+            for cell in cells:
+                if interrupt.requested:
+                    break
+                report = run_rollout(
+                    client,
+                    cell.player(),
+                    plan,
+                    parallel=parallel,
+                    agent=cell.label,
+                    on_result=tick,
+                    stop=lambda: interrupt.requested,
+                    collect=collect,
+                )
+                if report.results:
+                    results.append(summarize(cell, report.results))
+        ledger.wait_closed()
+    print_comparison(results)
+    if args.out is not None:
+        out = {
+            "experiment": spec.name,
+            "file": str(args.file),
+            "families": families,
+            "seeds": spec.seeds,
+            "repetitions": spec.repetitions,
+            "confidence": CONFIDENCE,
+            "interrupted": interrupt.requested,
+            "configurations": [r.to_dict() for r in results],
+        }
+        try:
+            args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"cannot write {args.out}: {exc.strerror}") from None
+        print(f"results in {args.out}", file=sys.stderr)
+    if interrupt.requested:
+        print(
+            f"interrupted: {len(results)} of {len(cells)} configurations have figures",
+            file=sys.stderr,
+        )
+        return ExitCode.INTERRUPTED
+    return ExitCode.FAILED if any(r.failed for r in results) else ExitCode.OK
+
+
+COLUMNS = (
+    ("grade", "grade", 2),
+    ("resolved", "resolved", 2),
+    ("sla_met", "SLA met", 2),
+    ("mitigation_minutes", "mitigated (min)", 1),
+    ("steps", "steps", 1),
+    ("messages_sent", "msgs sent", 1),
+    ("redundant_looks", "redundant", 1),
+    ("idle_turns", "idle turns", 1),
+)
+
+
+def print_comparison(results: Sequence[ConfigurationResult]) -> None:
+    """One block per configuration: each figure's mean and 95% interval over instances."""
+    for r in results:
+        print(f"{r.configuration.label}  ({r.episodes} episodes, {r.failed} failed)")
+        for key, title, digits in COLUMNS:
+            e = r.figures.get(key)
+            print(f"  {title:<18} {e.text(digits) if e else '-'}")
+        credit = ", ".join(f"{seat} {e.text()}" for seat, e in r.credit.items() if e)
+        print(f"  {'credit per seat':<18} {credit or '-'}")
+    print(f"means over instances (family, seed) with {CONFIDENCE:.0%} bootstrap intervals")
