@@ -4,10 +4,9 @@ Each probe calls the services' code on fixed inputs and returns what it observed
 data; it decides nothing. The grader runs the same probes on the reference solution's code and
 compares the observations there, so the expected values are written nowhere in this file.
 
-The incident is fixed operationally (roll payment-service back to {{release.good}}), so the code
-at HEAD must keep behaving: the gateway surfaces upstream failures as 502s, pods refuse to start
-on a failed migration, and the retry dedupe of {{release.bad}} (a wanted feature, merely shipped
-without its column) works in code.
+The incident is fixed operationally (roll {{fault.service}} back to {{fault.good}}), so the code
+at HEAD must keep behaving: the gateway surfaces upstream failures as 502s and routes charges,
+payment pods refuse to start on a failed migration, and checkout reserves stock end to end.
 """
 
 from contextlib import contextmanager
@@ -117,21 +116,6 @@ def payment_service_refuses_to_start_when_a_migration_fails():
         "exit_code": code,
         "served": len(served),
         "recorded": None if database is None else list(database.recorded),
-    }
-
-
-def retried_charge_is_not_billed_twice():
-    provider = SandboxProvider()
-    app = PaymentApp(InMemoryPaymentStore(), provider)
-    body = {**CHARGE, "{{missing_column}}": "order-5521-try"}
-    first = app.handle(Request("POST", "/v1/payments/charge", body))
-    retry = app.handle(Request("POST", "/v1/payments/charge", body))
-    return {
-        "first": first.status,
-        "retry": retry.status,
-        "same_payment": first.body.get("id") is not None
-        and retry.body.get("id") == first.body.get("id"),
-        "captures": len(provider.captures),
     }
 
 
