@@ -1,14 +1,14 @@
-"""Grader probes for meta-sre/migration-cascade-v1 (never shown to agents).
+"""Grader probes for meta-sre/migration-cascade-v2 (never shown to agents).
 
 Each probe calls the services' code on fixed inputs, or reads the migrations, and returns what
 it observed as plain data; it decides nothing. The grader runs the same probes on the reference
 solution's world and compares the observations there, so the expected values are written
 nowhere in this file.
 
-The incident is fixed operationally (roll back {{mig.bad}} on postgres), which
-the state checks prove. These PASS_TO_PASS probes read the code and the migrations as the
-running platform has them (a rolled-back migration's file is left out): the service tables,
-the foreign keys, the good migration {{mig.good}}, and the behaviour of each
+The incident is fixed operationally (roll back the bad migration on postgres), which the
+state checks prove. These PASS_TO_PASS probes read the code and the migrations as the running
+platform has them (a rolled-back migration's file is left out): the service tables, the
+foreign keys, the innocent migrations applied with the bad one, and the behaviour of each
 service (none may have been patched to swallow write errors or otherwise changed).
 """
 
@@ -26,7 +26,7 @@ TABLE_FK = re.compile(
 )
 COLUMN_FK = re.compile(r"REFERENCES (\w+) ?\((\w+)\)", re.I)
 
-GOOD_COLUMNS = {{mig.good_cols}}
+INNOCENT_FILES = {{fault.innocent_files}}
 
 
 def _schema():
@@ -81,14 +81,9 @@ def foreign_keys_still_resolve():
     return {"dangling": sorted(dangling)}
 
 
-def the_good_migration_is_kept():
-    tables = _schema()
+def innocent_migrations_are_kept():
     return {
-        "file_present": os.path.exists(os.path.join(MIGRATIONS, "{{mig.good}}.sql")),
-        "columns_present": sorted(
-            f"{table}.{column}" for table, column in GOOD_COLUMNS
-            if column in tables.get(table, {"columns": set()})["columns"]
-        ),
+        "files_present": [f for f in INNOCENT_FILES if os.path.exists(os.path.join(ROOT, f))],
     }
 
 
