@@ -45,10 +45,13 @@ class Fault:
         """When the fault was last cured, or None while it is active."""
         return None if self.active else self._events[-1].at_minute
 
-    def wants_active(self, world: World, code_checks_fail: bool) -> bool:
-        """Whether the world's current state keeps this fault alive."""
+    def wants_active(self, world: World, code_checks_fail: bool, at: float) -> bool:
+        """Whether the world's state at minute `at` keeps this fault alive."""
         spec, params = self.spec, self.spec.params
         svc = world.services[spec.service]
+        if spec.kind == "knob":
+            # Knobs can move with time alone (a disk filling, a certificate expiring).
+            return world.knobs.holds(spec.service, spec.condition, at)
         if spec.kind == "code":
             # Rolling back the release that shipped the bug takes the bad code out of service
             # even though the repository still has it.
@@ -65,7 +68,7 @@ class Fault:
 
     def update(self, world: World, code_checks_fail: bool, at: float) -> Transition | None:
         """Record the transition the world's state implies at minute `at`, if any."""
-        wants = self.wants_active(world, code_checks_fail)
+        wants = self.wants_active(world, code_checks_fail, at)
         if wants != self.active:
             transition: Transition = "on" if wants else "off"
             self._events.append(FaultEvent(at, transition))

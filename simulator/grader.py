@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from metasre.simulator.report import IncidentReport, locations_match
 from metasre.simulator.rewards import UNNEEDED_OPERATION, hint_price
-from metasre.simulator.scenarios.spec import ScenarioSpec, StateCheck
+from metasre.simulator.scenarios.spec import ScenarioSpec, StateCheck, remedy_steps
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.world import World
 
@@ -93,6 +93,8 @@ def check_state(check: StateCheck, world: World, telemetry: Telemetry, minute: i
         return any(m.id == check.migration for m in world.applied_migrations(check.service))
     if check.kind == "migration_absent":
         return all(m.id != check.migration for m in world.applied_migrations(check.service))
+    if check.kind == "knob_ok":
+        return not world.knobs.holds(check.service, check, minute)
     return svc.replicas >= (check.replicas or 0)
 
 
@@ -226,6 +228,8 @@ def grade(
 
 
 def _remediation_done(remediation: str, root: str, facts: EpisodeFacts) -> bool:
+    """Whether the team did what `remediation` takes on the root service: each of its steps."""
     if remediation == "code_fix":
         return root in facts.changed_services
-    return any(tool == remediation and service == root for tool, service, _ in facts.operations)
+    done = {tool for tool, service, _ in facts.operations if service == root}
+    return all(step & done for step in remedy_steps(remediation))

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from metasre.simulator.report import normalize_location
-from metasre.simulator.scenarios.spec import GroundTruth
+from metasre.simulator.scenarios.spec import GroundTruth, remedy_steps
 
 if TYPE_CHECKING:  # the tools import their prices from here
     from metasre.simulator.tools.base import Operation, ToolOutput
@@ -96,8 +96,8 @@ class Shaper:
     """Replicas the root service needs, when its remedy is a scale-up."""
     unneeded_operations: list[str] = field(default_factory=list)
     """Operations the incident did not need, for the grade's cost."""
-    remedied: bool = False
-    """The remedy operation was applied once already."""
+    remedied: set[int] = field(default_factory=set)
+    """Steps of the remedy (spec.remedy_steps) applied once already."""
     hints: int = 0
     """Hints asked so far: the one count the hint tool, the prices and the grade read."""
     debts: dict[int, str] = field(default_factory=dict)
@@ -152,16 +152,26 @@ class Shaper:
     def _unneeded(self, tool: str, op: Operation) -> str | None:
         """Why an operation was not needed, or None when it was the incident's remedy.
 
-        The remedy is named by its tool (the report's `remediation` vocabulary).
+        The remedy is named by its tool (the report's `remediation` vocabulary); a remedy of
+        several steps (spec.remedy_steps) needs one operation of each.
         """
         truth = self.truth
         service = op.service
-        if tool != truth.remediation or service != truth.service:
+        step = next(
+            (i for i, tools in enumerate(remedy_steps(truth.remediation)) if tool in tools), None
+        )
+        if step is None or service != truth.service:
             return f"{tool} on {service}: not the remedy of this incident"
         if op.migration is not None:
             wanted = normalize_location(truth.location).partition(":")[2]
             if op.migration != wanted:
                 return f"rolled back migration {op.migration}, which was not the bad one"
+        if op.knob is not None:
+            # A location naming a knob of the same kind ('config:<key>', 'flag:<name>') names
+            # the one knob whose change is the remedy.
+            wanted = truth.location.strip()
+            if wanted.partition(":")[0] == op.knob.partition(":")[0] and op.knob != wanted:
+                return f"{tool} changed {op.knob} on {service}, which was not the bad one"
         if op.replicas is not None and self.required_replicas is not None:
             ceiling = OVER_PROVISION_FACTOR * self.required_replicas + 1
             if op.replicas > ceiling:
@@ -169,7 +179,7 @@ class Shaper:
                     f"scaled {service} to {op.replicas} replicas, more than"
                     f" {ceiling}: over-provisioned"
                 )
-        if self.remedied:
+        if step in self.remedied:
             return f"{tool} on {service} again: the remedy was already applied"
-        self.remedied = True
+        self.remedied.add(step)
         return None

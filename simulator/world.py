@@ -1,10 +1,11 @@
-"""The operational state of the platform: releases, replicas, restarts and migrations."""
+"""The operational state of the platform: releases, replicas, restarts, migrations and knobs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from metasre.simulator.errors import OperationError
+from metasre.simulator.knobs import Knobs
 from metasre.simulator.scenarios.spec import ScenarioSpec
 
 
@@ -27,7 +28,9 @@ class WorldEvent:
     at_minute: float
     service: str
     kind: str
-    """deploy, rollback, restart, scale, migration_rollback, hotfix."""
+    """deploy, rollback, restart, scale, migration_rollback, hotfix; and the knobs' changes:
+    config, config_rollback, flag, certificate, clock_sync, disk_clean, message_skip,
+    cache_warm."""
     text: str
     by: str
 
@@ -93,9 +96,9 @@ class MigrationState:
 
 
 class World:
-    """Services, releases, replicas and migrations, changed only by operations."""
+    """Services, releases, replicas, migrations and knobs, changed only by operations."""
 
-    __slots__ = ("disruptions", "events", "migrations", "services")
+    __slots__ = ("disruptions", "events", "knobs", "migrations", "services")
 
     def __init__(self, spec: ScenarioSpec) -> None:
         self.services: dict[str, ServiceState] = {}
@@ -118,10 +121,27 @@ class World:
             for name, svc in self.services.items()
             for r in svc.releases
         ]
-        self.events.sort(key=lambda e: e.at_minute)
         self.disruptions: list[Disruption] = []
         """Outage windows operations caused: a cost in the world of every operation, on top
         of its price in the grade when the incident did not need it."""
+        self.knobs = Knobs(spec, self._record)
+        """Runtime settings: config, flags, certificates, clocks, disks, queues, caches."""
+        self.events.sort(key=lambda e: e.at_minute)
+
+    def _record(
+        self,
+        at: float,
+        service: str,
+        kind: str,
+        text: str,
+        by: str,
+        outage: tuple[str, int, float] | None,
+    ) -> None:
+        """Record a knob's change, and the outage it causes as (metric, minutes, delta)."""
+        self.events.append(WorldEvent(at, service, kind, text, by))
+        if outage is not None:
+            metric, minutes, delta = outage
+            self.disruptions.append(Disruption(service, at, minutes, metric, delta))
 
     def service(self, name: str) -> ServiceState:
         """Return the service called `name`.
@@ -173,6 +193,7 @@ class World:
         """Restart every replica of `name`."""
         svc = self.service(name)
         svc.restarts.append(at)
+        self.knobs.note_restart(name)
         self.disruptions.append(
             Disruption(name, at, RESTART_OUTAGE[0], "error_rate", RESTART_OUTAGE[1])
         )

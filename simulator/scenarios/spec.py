@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -21,6 +22,16 @@ Category = Literal[
     "bad_deployment",
     "capacity",
     "crash_loop",
+    "bad_config",
+    "feature_flag",
+    "expired_certificate",
+    "clock_skew",
+    "disk_full",
+    "consumer_lag",
+    "cache_stampede",
+    "retry_storm",
+    "slow_query",
+    "dependency_bump",
 ]
 """What kind of failure an incident is; the report's `category` field."""
 
@@ -33,12 +44,35 @@ CATEGORIES: tuple[Category, ...] = (
     "bad_deployment",
     "capacity",
     "crash_loop",
+    "bad_config",
+    "feature_flag",
+    "expired_certificate",
+    "clock_skew",
+    "disk_full",
+    "consumer_lag",
+    "cache_stampede",
+    "retry_storm",
+    "slow_query",
+    "dependency_bump",
 )
 
 Remediation = Literal[
-    "code_fix", "rollback_deployment", "rollback_migration", "restart_service", "scale_service"
+    "code_fix",
+    "rollback_deployment",
+    "rollback_migration",
+    "restart_service",
+    "scale_service",
+    "rollback_config",
+    "set_config",
+    "set_feature_flag",
+    "renew_certificate",
+    "sync_clock",
+    "clean_disk",
+    "skip_message",
+    "warm_cache",
 ]
-"""What resolves an incident; the report's `remediation` field."""
+"""What resolves an incident; the report's `remediation` field. Each is named like the tool
+that carries it out (see REMEDY_STEPS)."""
 
 REMEDIATIONS: tuple[Remediation, ...] = (
     "code_fix",
@@ -46,13 +80,198 @@ REMEDIATIONS: tuple[Remediation, ...] = (
     "rollback_migration",
     "restart_service",
     "scale_service",
+    "rollback_config",
+    "set_config",
+    "set_feature_flag",
+    "renew_certificate",
+    "sync_clock",
+    "clean_disk",
+    "skip_message",
+    "warm_cache",
 )
 
-FaultKind = Literal["code", "deployment", "migration", "capacity", "memory_leak", "crash_loop"]
+REMEDY_STEPS: dict[str, tuple[frozenset[str], ...]] = {
+    # Putting a config key back by hand is the same remedy as reverting its push.
+    "rollback_config": (frozenset({"rollback_config", "set_config"}),),
+    "set_config": (frozenset({"rollback_config", "set_config"}),),
+    # A disk filled by a log level: freeing the disk without fixing the level only buys time.
+    "clean_disk": (frozenset({"rollback_config", "set_config"}), frozenset({"clean_disk"})),
+}
+"""The operations a remediation takes on the root service, one of each step's tools per
+step, when that is not simply the tool of its own name. The shaping (which operations were
+needed) and the grader (was the claimed remediation done) both read it."""
+
+
+def remedy_steps(remediation: str) -> tuple[frozenset[str], ...]:
+    """The steps of `remediation`: each a set of tools any one of which carries it out."""
+    return REMEDY_STEPS.get(remediation, (frozenset({remediation}),))
+
+
+FaultKind = Literal[
+    "code", "deployment", "migration", "capacity", "memory_leak", "crash_loop", "knob"
+]
+
+ConfigValue = bool | int | float | str
+"""A runtime setting's value; a key keeps its type (an int key is not set to a string)."""
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def same_config_type(current: ConfigValue, new: ConfigValue) -> bool:
+    """Whether `new` may replace `current`: the same type.
+
+    An int is a fine float; a bool is not an int.
+    """
+    if isinstance(current, bool) or isinstance(new, bool):
+        return isinstance(current, bool) and isinstance(new, bool)
+    if isinstance(current, float):
+        return isinstance(new, (int, float))
+    return type(current) is type(new)
+
+
+# -- knobs: the runtime settings of services (see simulator/knobs.py) --------------------------
+
+KnobKind = Literal["config", "flag", "certificate", "clock", "disk", "queue", "cache"]
+KNOB_PREDICATES: dict[str, tuple[str, ...]] = {
+    "config": ("bad", "good", "above", "below"),
+    "flag": ("above", "below"),
+    "certificate": ("expired",),
+    "clock": ("above",),
+    "disk": ("above",),
+    "queue": ("poison", "above"),
+    "cache": ("cold",),
+}
+"""Per knob kind, the predicates a condition on it may use."""
+_NAMED_KNOBS = ("config", "flag", "certificate", "queue")
+"""Knob kinds that name one of several things (`config:<key>`); the others are one per
+service (`clock`, `disk`, `cache`)."""
+_PREDICATES = ("bad", "good", "above", "below", "expired", "poison", "cold")
+
+
+class KnobRef(NamedTuple):
+    """A parsed knob name: `config:http.timeout_ms` is ("config", "http.timeout_ms")."""
+
+    kind: KnobKind
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}" if self.name else self.kind
+
+
+def parse_knob(text: str) -> KnobRef:
+    """Parse a knob name: `config:<key>`, `flag:<name>`, `certificate:<name>`, `queue:<name>`.
+
+    Or `clock`, `disk`, `cache`: one of each per service.
+
+    Raises:
+        ValueError: the text is none of these; the message lists the forms.
+    """
+    kind, sep, name = text.partition(":")
+    forms = "config:<key>, flag:<name>, certificate:<name>, queue:<name>, clock, disk, cache"
+    if kind not in KNOB_PREDICATES:
+        raise ValueError(f"unknown knob {text!r}; knobs are {forms}")
+    if (kind in _NAMED_KNOBS) != bool(sep and name):
+        raise ValueError(f"knob {text!r} is malformed; knobs are {forms}")
+    return KnobRef(kind, name)  # type: ignore[arg-type]  # kind checked against the keys above
+
+
+class KnobCondition(_Strict):
+    """A predicate on one knob of a service.
+
+    A `knob` fault is active while it holds, and a `knob_ok` state check passes while it does
+    not.
+
+    Exactly one predicate, among those its knob's kind allows (KNOB_PREDICATES): `bad` (the
+    value is one of these), `good` (the value is none of these), `above`/`below` (a number:
+    config value, flag rollout percent, abs clock offset in seconds, disk used percent, queue
+    depth), `expired = true` (certificate), `poison = true` (the queue's head message),
+    `cold = true` (cache).
+    """
+
+    knob: str | None = None
+    bad: tuple[ConfigValue, ...] | None = None
+    good: tuple[ConfigValue, ...] | None = None
+    above: float | None = None
+    below: float | None = None
+    expired: Literal[True] | None = None
+    poison: Literal[True] | None = None
+    cold: Literal[True] | None = None
+
+    @model_validator(mode="after")
+    def _one_predicate(self) -> KnobCondition:
+        given = [p for p in _PREDICATES if getattr(self, p) is not None]
+        if self.knob is None:
+            if given:
+                raise ValueError(f"predicates {given} need a knob")
+            return self
+        ref = parse_knob(self.knob)
+        allowed = KNOB_PREDICATES[ref.kind]
+        if len(given) != 1 or given[0] not in allowed:
+            raise ValueError(
+                f"knob {self.knob!r} needs exactly one predicate of {list(allowed)}, got {given}"
+            )
+        return self
+
+    @property
+    def ref(self) -> KnobRef:
+        """The parsed knob; only on a condition that names one."""
+        assert self.knob is not None, "a condition without a knob has no reference"
+        return parse_knob(self.knob)
+
+    @property
+    def predicate(self) -> tuple[str, Any]:
+        """(name, value) of its one predicate."""
+        return next((p, getattr(self, p)) for p in _PREDICATES if getattr(self, p) is not None)
+
+
+class ConfigPushSpec(_Strict):
+    """A change of one config key, oldest first: the last push of a key is its current value."""
+
+    service: str
+    key: str
+    value: ConfigValue
+    minutes_ago: float = Field(ge=0)
+    by: str = Field("config-bot", max_length=64)
+    """Who pushed it."""
+
+
+class FlagSpec(_Strict):
+    """A feature flag and its rollout."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_.-]{0,63}$")
+    service: str
+    """The service that owns the flag (and reads it)."""
+    rollout_percent: float = Field(ge=0, le=100)
+    minutes_ago: float = Field(10_080.0, ge=0)
+    """When the rollout was last changed."""
+    by: str = Field("flag-bot", max_length=64)
+    description: str = Field("", max_length=300)
+
+
+class CertificateSpec(_Strict):
+    """A TLS certificate a service presents or trusts."""
+
+    service: str
+    name: str = Field(pattern=r"^[a-z][a-z0-9_.-]{0,63}$")
+    """What it is for: `ingress`, `client-to-payments`, `mtls-ca`."""
+    hostnames: tuple[str, ...] = ()
+    expires_in_minutes: float
+    """From the page; negative: expired that many minutes before it."""
+
+
+class QueueSpec(_Strict):
+    """A message queue and the service that consumes it."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_.-]{0,63}$")
+    service: str
+    """The consumer."""
+    depth: int = Field(0, ge=0)
+    """Messages waiting."""
+    poison: bool = False
+    """The head message makes the consumer fail, every time it is retried."""
+    head_message_id: str = Field("", max_length=64)
 
 
 class Baseline(_Strict):
@@ -89,6 +308,27 @@ class ServiceSpec(_Strict):
     """Healthy signal levels."""
     logs: tuple[str, ...] = ()
     """Routine log templates; `{n}` and `{ratio}` are filled with plausible numbers."""
+    config: dict[str, ConfigValue] = {}
+    """Runtime settings and their values before any `[[config_pushes]]` (which change them)."""
+    clock_offset_seconds: float = 0.0
+    """How far its clock runs from true time (negative: behind)."""
+    disk_used_pct: float = Field(40.0, ge=0, le=100)
+    """Disk in use at baseline: what cleaning the disk brings it back to. It fills while the
+    log level is DEBUG (knobs.DISK_FILL_PER_MINUTE)."""
+    cache_warm: bool = True
+    """Whether its cache is populated."""
+
+    @model_validator(mode="after")
+    def _config_keys(self) -> ServiceSpec:
+        bad = [k for k in self.config if not _CONFIG_KEY.match(k)]
+        if bad:
+            raise ValueError(
+                f"service {self.name!r}: config keys {bad} must match {_CONFIG_KEY.pattern}"
+            )
+        return self
+
+
+_CONFIG_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,127}$")
 
 
 class DeploymentSpec(_Strict):
@@ -126,6 +366,10 @@ class TerminalLine(_Strict):
     text: str
 
 
+def _condition(params: dict[str, Any]) -> KnobCondition:
+    return KnobCondition.model_validate(params)
+
+
 class FaultSpec(_Strict):
     """What is broken, how it shows, and what cures it."""
 
@@ -152,7 +396,16 @@ class FaultSpec(_Strict):
         missing = [p for p in needed if p not in self.params]
         if missing:
             raise ValueError(f"fault kind {self.kind!r} needs params {missing}")
+        if self.kind == "knob":
+            if "knob" not in self.params:
+                raise ValueError("fault kind 'knob' needs params ['knob'] and one predicate")
+            self.condition  # noqa: B018  # validates the params now, not mid-episode
         return self
+
+    @property
+    def condition(self) -> KnobCondition:
+        """A `knob` fault's params as a condition (the fault is active while it holds)."""
+        return _condition(dict(self.params))
 
 
 class AlertRule(_Strict):
@@ -185,17 +438,35 @@ class GroundTruth(_Strict):
     summary: str = ""
 
 
-class StateCheck(_Strict):
-    """A hidden check on the world's state rather than its code."""
+class StateCheck(KnobCondition):
+    """A hidden check on the world's state rather than its code.
+
+    A `knob_ok` check names a knob of `service` and a predicate, as a `knob` fault does, and
+    passes while the predicate does not hold.
+    """
 
     name: str
     kind: Literal[
-        "deployed_version", "healthy", "migration_applied", "migration_absent", "replicas_at_least"
+        "deployed_version",
+        "healthy",
+        "migration_applied",
+        "migration_absent",
+        "replicas_at_least",
+        "knob_ok",
     ]
     service: str
     version: str | None = None
     migration: str | None = None
     replicas: int | None = None
+
+    @model_validator(mode="after")
+    def _knob_for_knob_ok(self) -> StateCheck:
+        if (self.kind == "knob_ok") != (self.knob is not None):
+            raise ValueError(
+                f"state check {self.name!r}: a knob (and one predicate) goes with kind"
+                " 'knob_ok', and only with it"
+            )
+        return self
 
 
 class HiddenSpec(_Strict):
@@ -240,6 +511,11 @@ class ScenarioSpec(_Strict):
     services: tuple[ServiceSpec, ...] = ()
     deployments: tuple[DeploymentSpec, ...] = ()
     migrations: tuple[MigrationSpec, ...] = ()
+    config_pushes: tuple[ConfigPushSpec, ...] = ()
+    """Config changes, oldest first."""
+    flags: tuple[FlagSpec, ...] = ()
+    certificates: tuple[CertificateSpec, ...] = ()
+    queues: tuple[QueueSpec, ...] = ()
     faults: tuple[FaultSpec, ...] = Field(min_length=1)
     alerts: tuple[AlertRule, ...] = ()
     ground_truth: GroundTruth
@@ -280,6 +556,8 @@ class ScenarioSpec(_Strict):
             need(svc, "ground_truth")
         for c in self.hidden.state_checks:
             need(c.service, f"state check {c.name!r}")
+        if not problems:
+            problems += self._knob_problems()
         if not (self.hidden.fail_to_pass or self.hidden.state_checks):
             problems.append("hidden needs at least one fail_to_pass check or state check")
         # Imported here, not at the top: the tools read the metric names from this module.
@@ -298,6 +576,91 @@ class ScenarioSpec(_Strict):
             raise ValueError("; ".join(problems))
         return self
 
+    def _knob_problems(self) -> list[str]:
+        """What the knobs' declarations and the conditions naming knobs get wrong."""
+        problems: list[str] = []
+        services = {s.name: s for s in self.services}
+        config = {name: dict(s.config) for name, s in services.items()}
+
+        def need(service: str, where: str) -> bool:
+            if service not in services:
+                problems.append(f"{where} names unknown service {service!r}")
+                return False
+            return True
+
+        for p in self.config_pushes:
+            where = f"config push of {p.service}/{p.key}"
+            if not need(p.service, where):
+                continue
+            keys = config[p.service]
+            if p.key not in keys:
+                problems.append(
+                    f"{where}: {p.service} has no config key {p.key!r}; declare it in the"
+                    f" service's config (keys: {', '.join(sorted(keys)) or 'none'})"
+                )
+            elif not same_config_type(keys[p.key], p.value):
+                problems.append(
+                    f"{where}: value {p.value!r} is not a {type(keys[p.key]).__name__}"
+                    f" like {keys[p.key]!r}"
+                )
+        for kind, names in (
+            ("flag", [f.name for f in self.flags]),
+            ("queue", [q.name for q in self.queues]),
+            ("certificate", [f"{c.service}/{c.name}" for c in self.certificates]),
+        ):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                problems.append(f"{kind}s declared twice: {twice}")
+        for f in self.flags:
+            need(f.service, f"flag {f.name!r}")
+        for c in self.certificates:
+            need(c.service, f"certificate {c.name!r}")
+        for q in self.queues:
+            need(q.service, f"queue {q.name!r}")
+        conditions: list[tuple[str, str, KnobCondition]] = [
+            (f"fault on {f.service}", f.service, f.condition)
+            for f in self.faults
+            if f.kind == "knob"
+        ]
+        conditions += [
+            (f"state check {c.name!r}", c.service, c)
+            for c in self.hidden.state_checks
+            if c.kind == "knob_ok"
+        ]
+        for where, service, cond in conditions:
+            problem = self._unknown_knob(service, cond.ref)
+            if problem:
+                problems.append(f"{where}: {problem}")
+        return problems
+
+    def _unknown_knob(self, service: str, ref: KnobRef) -> str | None:
+        """Why `ref` names no knob of `service`, or None if it does."""
+        if ref.kind == "config":
+            keys = sorted(self.service(service).config)
+            if ref.name not in keys:
+                return (
+                    f"{service} has no config key {ref.name!r}; keys: {', '.join(keys) or 'none'}"
+                )
+        elif ref.kind == "flag":
+            flags = sorted(f.name for f in self.flags)
+            if ref.name not in flags:
+                return f"no flag {ref.name!r}; flags: {', '.join(flags) or 'none'}"
+        elif ref.kind == "certificate":
+            certs = sorted(c.name for c in self.certificates if c.service == service)
+            if ref.name not in certs:
+                return (
+                    f"{service} has no certificate {ref.name!r}; its certificates:"
+                    f" {', '.join(certs) or 'none'}"
+                )
+        elif ref.kind == "queue":
+            queues = sorted(q.name for q in self.queues if q.service == service)
+            if ref.name not in queues:
+                return (
+                    f"{service} consumes no queue {ref.name!r}; it consumes:"
+                    f" {', '.join(queues) or 'none'}"
+                )
+        return None
+
     def service(self, name: str) -> ServiceSpec:
         """Return the service called `name`; KeyError if there is none."""
         for s in self.services:
@@ -308,20 +671,30 @@ class ScenarioSpec(_Strict):
 
 __all__ = [
     "CATEGORIES",
+    "KNOB_PREDICATES",
     "METRICS",
     "REMEDIATIONS",
+    "REMEDY_STEPS",
     "AlertRule",
     "Baseline",
     "Category",
+    "CertificateSpec",
+    "ConfigPushSpec",
+    "ConfigValue",
     "DeploymentSpec",
     "ExpertSpec",
     "FaultKind",
     "FaultLog",
     "FaultSpec",
+    "FlagSpec",
     "GroundTruth",
     "HiddenSpec",
+    "KnobCondition",
+    "KnobKind",
+    "KnobRef",
     "Metric",
     "MigrationSpec",
+    "QueueSpec",
     "Remediation",
     "ScenarioSpec",
     "ServiceSpec",
@@ -329,4 +702,7 @@ __all__ = [
     "SolutionStep",
     "StateCheck",
     "TerminalLine",
+    "parse_knob",
+    "remedy_steps",
+    "same_config_type",
 ]

@@ -49,11 +49,19 @@ class Operation:
     """The migration rolled back: only the bad one is the incident's remedy."""
     replicas: int | None = None
     """The replica count set: far past what the incident needs is over-provisioning."""
+    knob: str | None = None
+    """The knob changed (`config:<key>`, `flag:<name>`, `certificate:<name>`,
+    `queue:<name>`, `clock`, `disk`, `cache`): only the bad one is the incident's remedy."""
 
     @property
     def target(self) -> str:
         """What the operation was asked to move to, as a shell shows it ('' for nothing)."""
-        return self.migration or self.release or (str(self.replicas) if self.replicas else "")
+        return (
+            self.migration
+            or self.release
+            or (str(self.replicas) if self.replicas else "")
+            or (self.knob or "")
+        )
 
 
 @dataclass(frozen=True, slots=True)

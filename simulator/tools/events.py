@@ -11,7 +11,21 @@ from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
 from metasre.simulator.tools.observe import unknown_service
 
 EventKind = Literal[
-    "deploy", "migration", "rollback", "migration_rollback", "restart", "scale", "hotfix"
+    "deploy",
+    "migration",
+    "rollback",
+    "migration_rollback",
+    "restart",
+    "scale",
+    "hotfix",
+    "config",
+    "config_rollback",
+    "flag",
+    "certificate",
+    "clock_sync",
+    "disk_clean",
+    "message_skip",
+    "cache_warm",
 ]
 
 
@@ -78,7 +92,9 @@ TOOLS = (
     Tool(
         "get_events",
         "List the platform's changes, oldest first: releases deployed, migrations applied, "
-        "and every rollback, restart, scale and hotfix since the page, with who made them. "
+        "config pushes and feature flag changes, and every operation since the page (rollback, "
+        "restart, scale, hotfix, config, certificate, clock, disk, queue, cache), with who "
+        "made them. "
         "Ask what changed just before the page: a release or a migration shortly before the "
         "first alert is a prime suspect.",
         GetEventsArgs,

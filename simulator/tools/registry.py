@@ -10,7 +10,16 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from metasre.simulator.errors import InvalidToolCallError, UnknownToolError
-from metasre.simulator.tools import events, files, git, observe, operations, team, testing
+from metasre.simulator.tools import (
+    events,
+    files,
+    git,
+    observe,
+    operations,
+    settings,
+    team,
+    testing,
+)
 from metasre.simulator.tools.base import Tool
 
 TOOLS: Mapping[str, Tool] = MappingProxyType(
@@ -23,6 +32,7 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
             *git.TOOLS,
             *testing.TOOLS,
             *operations.TOOLS,
+            *settings.TOOLS,
             *team.TOOLS,
         )
     }

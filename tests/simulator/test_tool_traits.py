@@ -122,9 +122,9 @@ QUICK_BEFORE_TRAITS = {
 """The service's quick-path list the `inline` trait replaced."""
 
 
-def test_the_inline_tools_are_the_quick_list_they_replaced_and_the_new_look():
+def test_the_inline_tools_are_the_quick_list_they_replaced_and_the_new_looks():
     inline = {t.name for t in TOOLS.values() if t.inline}
-    assert inline == QUICK_BEFORE_TRAITS | {"get_events"}
+    assert inline == QUICK_BEFORE_TRAITS | {"get_events", "get_config"}
 
 
 def test_the_traits_are_consistent():
