@@ -1,0 +1,17 @@
+"""accounts-api settings: customer accounts, addresses and sessions.
+
+DEFAULTS are the reviewed values (RUNBOOK.md has the ranges CI holds them to). The config
+service pushes live values over them at runtime, without a deploy: what the service runs with
+is in its config history (get_config), not in git. It calls identity-service.
+"""
+
+DEFAULTS = {
+    'cache.ttl_s': 300,
+    'identity-service.backoff_ms': 200,
+    'identity-service.host': 'identity-service.courier.svc.cluster.local',
+    'identity-service.jitter': True,
+    'identity-service.retries': 2,
+    'identity-service.timeout_ms': 500,
+    'log_level': 'INFO',
+    'log_sampling_pct': 10,
+}

@@ -1,0 +1,22 @@
+"""courier-api settings: the courier app's API: pings, offers, hand-offs.
+
+DEFAULTS are the reviewed values (RUNBOOK.md has the ranges CI holds them to). The config
+service pushes live values over them at runtime, without a deploy: what the service runs with
+is in its config history (get_config), not in git. It calls dispatch-service, geo-service.
+"""
+
+DEFAULTS = {
+    'cache.ttl_s': 300,
+    'dispatch-service.backoff_ms': 200,
+    'dispatch-service.host': 'dispatch-service.courier.svc.cluster.local',
+    'dispatch-service.jitter': True,
+    'dispatch-service.retries': 2,
+    'dispatch-service.timeout_ms': 1200,
+    'geo-service.backoff_ms': 200,
+    'geo-service.host': 'geo-service.courier.svc.cluster.local',
+    'geo-service.jitter': True,
+    'geo-service.retries': 2,
+    'geo-service.timeout_ms': 400,
+    'log_level': 'INFO',
+    'log_sampling_pct': 10,
+}

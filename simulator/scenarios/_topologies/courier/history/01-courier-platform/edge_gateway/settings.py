@@ -1,0 +1,38 @@
+"""edge-gateway settings: public HTTPS edge: auth check, routing, rate limiting.
+
+DEFAULTS are the reviewed values (RUNBOOK.md has the ranges CI holds them to). The config
+service pushes live values over them at runtime, without a deploy: what the service runs with
+is in its config history (get_config), not in git. It calls orders-api, catalog-api, accounts-api, courier-api, ratings-service.
+"""
+
+DEFAULTS = {
+    'accounts-api.backoff_ms': 100,
+    'accounts-api.host': 'accounts-api.courier.svc.cluster.local',
+    'accounts-api.jitter': True,
+    'accounts-api.retries': 2,
+    'accounts-api.timeout_ms': 700,
+    'cache.ttl_s': 300,
+    'catalog-api.backoff_ms': 100,
+    'catalog-api.host': 'catalog-api.courier.svc.cluster.local',
+    'catalog-api.jitter': True,
+    'catalog-api.retries': 2,
+    'catalog-api.timeout_ms': 900,
+    'courier-api.backoff_ms': 100,
+    'courier-api.host': 'courier-api.courier.svc.cluster.local',
+    'courier-api.jitter': True,
+    'courier-api.retries': 2,
+    'courier-api.timeout_ms': 800,
+    'log_level': 'INFO',
+    'log_sampling_pct': 10,
+    'orders-api.backoff_ms': 100,
+    'orders-api.host': 'orders-api.courier.svc.cluster.local',
+    'orders-api.jitter': True,
+    'orders-api.retries': 2,
+    'orders-api.timeout_ms': 1800,
+    'ratelimit.rps': 9000,
+    'ratings-service.backoff_ms': 100,
+    'ratings-service.host': 'ratings-service.courier.svc.cluster.local',
+    'ratings-service.jitter': True,
+    'ratings-service.retries': 2,
+    'ratings-service.timeout_ms': 600,
+}
