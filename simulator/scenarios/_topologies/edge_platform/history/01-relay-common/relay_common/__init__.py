@@ -1,0 +1,1 @@
+"""Checks every relay service shares: tokens, request signatures, TLS validity, flag buckets."""
