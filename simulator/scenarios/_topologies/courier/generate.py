@@ -373,63 +373,64 @@ def test_a_push_cannot_invent_keys_or_change_types():
 '''
 
 
-def write_history(root: Path) -> None:
-    """Write the platform's two commits under `root`/history (replacing what is there)."""
-    c1 = root / "history" / "01-courier-platform"
-    c2 = root / "history" / "02-retry-policy-runbook"
-    for d in (c1, c2):
-        if d.exists():
-            for p in sorted(d.rglob("*"), reverse=True):
-                p.unlink() if p.is_file() else p.rmdir()
-        d.mkdir(parents=True, exist_ok=True)
+COMMIT_1 = """\
+author = "amara@platform-team"
+message = \"\"\"courier monorepo: every service's settings, shared retries and loader
 
-    def put(base: Path, rel: str, text: str) -> None:
-        path = base / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+One package per Python service with its reviewed config defaults (settings.py);
+courier_common holds the client retry policy and the live-over-defaults loader.
+\"\"\"
+minutes_ago = 259200
+"""
 
-    put(
-        c1,
-        "commit.toml",
-        'author = "amara@platform-team"\n'
-        'message = """courier monorepo: every service\'s settings, shared retries and loader\n\n'
-        "One package per Python service with its reviewed config defaults (settings.py);\n"
-        "courier_common holds the client retry policy and the live-over-defaults loader.\n"
-        '"""\nminutes_ago = 259200\n',
-    )
-    put(c1, "README.md", README)
-    put(c1, "courier_common/__init__.py", '"""Shared by every courier service."""\n')
+COMMIT_2 = """\
+author = "jonas@sre-team"
+message = \"\"\"retries: jittered backoff, at most 2 retries by default; runbook
+
+Postmortem PM-311 (pricing-service brown-out): 3 retries without jitter from every
+orders-api replica turned a 2% error blip into 4x load. Default to 2 retries with
+jittered exponential backoff, and write down the ranges CI enforces.
+\"\"\"
+minutes_ago = 86400
+"""
+
+
+def history_files() -> dict[str, str]:
+    """The platform's two commits, as {path under history/: text}."""
+    c1, c2 = "01-courier-platform/", "02-retry-policy-runbook/"
     # The first policy: three retries without jitter (commit 02 is the postmortem's fix).
     first_retry = RETRY_PY.replace("    jitter: bool = True\n", "    jitter: bool = False\n")
-    put(
-        c1,
-        "courier_common/retry.py",
-        first_retry.replace("retries: int = 2\n", "retries: int = 3\n"),
-    )
-    put(c1, "courier_common/settings.py", SETTINGS_PY)
-    packages = []
-    for s in SERVICES:
-        if not s.code:
-            continue
-        packages.append(s.ident)
-        put(c1, f"{s.ident}/settings.py", service_settings(s))
+    packages = [s.ident for s in SERVICES if s.code]
     listed = value(packages).replace('"', "'")
-    put(c1, "tests/unit/test_settings.py", TEST_SETTINGS.format(packages=listed))
-    put(c1, "tests/unit/test_effective_settings.py", TEST_EFFECTIVE)
+    files = {
+        c1 + "commit.toml": COMMIT_1,
+        c1 + "README.md": README,
+        c1 + "courier_common/__init__.py": '"""Shared by every courier service."""\n',
+        c1 + "courier_common/retry.py": first_retry.replace(
+            "retries: int = 2\n", "retries: int = 3\n"
+        ),
+        c1 + "courier_common/settings.py": SETTINGS_PY,
+        **{f"{c1}{s.ident}/settings.py": service_settings(s) for s in SERVICES if s.code},
+        c1 + "tests/unit/test_settings.py": TEST_SETTINGS.format(packages=listed),
+        c1 + "tests/unit/test_effective_settings.py": TEST_EFFECTIVE,
+        c2 + "commit.toml": COMMIT_2,
+        c2 + "courier_common/retry.py": RETRY_PY,
+        c2 + "RUNBOOK.md": RUNBOOK,
+        c2 + "tests/unit/test_retry.py": TEST_RETRY,
+    }
+    return dict(sorted(files.items()))
 
-    put(
-        c2,
-        "commit.toml",
-        'author = "jonas@sre-team"\n'
-        'message = """retries: jittered backoff, at most 2 retries by default; runbook\n\n'
-        "Postmortem PM-311 (pricing-service brown-out): 3 retries without jitter from every\n"
-        "orders-api replica turned a 2% error blip into 4x load. Default to 2 retries with\n"
-        "jittered exponential backoff, and write down the ranges CI enforces.\n"
-        '"""\nminutes_ago = 86400\n',
-    )
-    put(c2, "courier_common/retry.py", RETRY_PY)
-    put(c2, "RUNBOOK.md", RUNBOOK)
-    put(c2, "tests/unit/test_retry.py", TEST_RETRY)
+
+def write_history(root: Path) -> None:
+    """Write history_files() under `root`/history, replacing what is there."""
+    history = root / "history"
+    if history.exists():
+        for p in sorted(history.rglob("*"), reverse=True):
+            p.unlink() if p.is_file() else p.rmdir()
+    for rel, text in history_files().items():
+        path = history / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
 
 
 def main() -> None:
