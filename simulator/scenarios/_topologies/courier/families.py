@@ -154,7 +154,23 @@ CONFIG_SITES = [
     ("payments-service", "region", "", "us-east-1"),
     ("orders-api", "region", "", "us-east-1"),
     ("ledger-service", "region", "", "eu-central-1"),
+    ("payments-service", "tls", "fraud-service", False),
+    ("orders-api", "tls", "payments-service", False),
+    ("courier-api", "tls", "dispatch-service", False),
 ]
+
+
+DIFFICULTY = {
+    # The root's own log names the key: the alerts point at it.
+    "timeout": "easy",
+    "ratelimit": "easy",
+    # The root's log blames a dependency (a database, a callee) that is healthy.
+    "pool": "medium",
+    "statement": "medium",
+    "tls": "medium",
+    "host": "hard",
+    "region": "hard",
+}
 
 
 def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random.Random) -> Site:
@@ -240,6 +256,19 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
             f"{service}'s own ratelimit.rps was pushed from {cfg[key]} to {bad}, far below its"
             " ordinary request rate, so it answers most requests with 429"
         )
+    elif mech == "tls":
+        key, cond = f"{arg}.tls", {"bad": [False]}
+        warn = [f"{arg} client speaks plain HTTP: {arg}.tls=false, but {arg} listens on HTTPS only"]
+        error = [
+            f"{arg} closed the connection: plain HTTP request sent to an HTTPS port"
+            f" ({arg}.tls=false); answering 502",
+        ]
+        eff = {"error_rate": 0.44, "p99_ms": 90.0}
+        title = f"{service} calls to {arg} rejected"
+        why = (
+            f"{service}'s {arg}.tls was pushed from true to false: it sends plain HTTP to"
+            f" {arg}, which listens on HTTPS only and drops every call"
+        )
     else:  # region
         key, cond = "region", {"good": ["eu-west-1"]}
         dep = {
@@ -316,7 +345,7 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
         "other": next(
             c for c in ("dispatch-service", "accounts-api", "payments-service") if c != service
         ),
-        "difficulty": ["easy", "medium", "hard"][i % 3] if mech != "host" else "medium",
+        "difficulty": DIFFICULTY[mech],
     }
 
 

@@ -43,8 +43,8 @@ HEADER = """\
 # edges. Every family on this platform has a `site` axis whose tables carry `on`.
 #
 # Runtime config (get_config): every service has log_level and log_sampling_pct; each Python
-# service has, per service it calls, <callee>.host, .timeout_ms, .retries, .backoff_ms and
-# .jitter, plus cache.ttl_s and a few keys of its own (db.pool_size, ratelimit.rps, region).
+# service has, per service it calls, <callee>.host, .timeout_ms, .retries, .backoff_ms, .jitter
+# and .tls, plus cache.ttl_s and a few keys of its own (db.pool_size, ratelimit.rps, region).
 # The reviewed defaults are in <package>/settings.py; pushes change the live values.
 """
 
@@ -113,6 +113,7 @@ Reviewed ranges (CI checks the defaults against them; pushes are not checked):
 | --- | --- | --- |
 | `<callee>.timeout_ms` | >= 100 | below that, healthy calls time out |
 | `<callee>.host` | `<callee>.courier.svc.cluster.local` | the production namespace |
+| `<callee>.tls` | `true` | every service listens on HTTPS only |
 | `<callee>.retries` | 0..3 | retries multiply the load on a struggling callee |
 | `<callee>.backoff_ms` | >= 50, with `jitter = true` | spread retries out in time |
 | `db.pool_size` | >= 8 | fewer connections than workers queues every request |
@@ -284,12 +285,14 @@ def test_retries_are_capped_and_spread_out():
                 assert value is True, f"{{name}} {{key}} = {{value}}"
 
 
-def test_clients_point_at_the_production_namespace():
+def test_clients_point_at_the_production_namespace_over_tls():
     for name, cfg in _defaults():
         for key, value in cfg.items():
             if key.endswith(".host"):
                 callee = key[: -len(".host")]
                 assert value == callee + ".courier.svc.cluster.local", f"{{name}} {{key}}"
+            if key.endswith(".tls"):
+                assert value is True, f"{{name}} {{key}}"
 
 
 def test_pools_limits_and_logging():

@@ -12,6 +12,7 @@ DEFAULTS = {
     'identity-service.jitter': True,
     'identity-service.retries': 2,
     'identity-service.timeout_ms': 500,
+    'identity-service.tls': True,
     'log_level': 'INFO',
     'log_sampling_pct': 10,
 }

@@ -14,9 +14,11 @@ DEFAULTS = {
     'menu-service.jitter': True,
     'menu-service.retries': 2,
     'menu-service.timeout_ms': 500,
+    'menu-service.tls': True,
     'search-service.backoff_ms': 200,
     'search-service.host': 'search-service.courier.svc.cluster.local',
     'search-service.jitter': True,
     'search-service.retries': 2,
     'search-service.timeout_ms': 700,
+    'search-service.tls': True,
 }

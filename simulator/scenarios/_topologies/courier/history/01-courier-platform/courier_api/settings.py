@@ -12,11 +12,13 @@ DEFAULTS = {
     'dispatch-service.jitter': True,
     'dispatch-service.retries': 2,
     'dispatch-service.timeout_ms': 1200,
+    'dispatch-service.tls': True,
     'geo-service.backoff_ms': 200,
     'geo-service.host': 'geo-service.courier.svc.cluster.local',
     'geo-service.jitter': True,
     'geo-service.retries': 2,
     'geo-service.timeout_ms': 400,
+    'geo-service.tls': True,
     'log_level': 'INFO',
     'log_sampling_pct': 10,
 }

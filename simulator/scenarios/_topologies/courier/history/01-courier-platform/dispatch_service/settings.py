@@ -12,11 +12,13 @@ DEFAULTS = {
     'eta-service.jitter': True,
     'eta-service.retries': 2,
     'eta-service.timeout_ms': 500,
+    'eta-service.tls': True,
     'geo-service.backoff_ms': 200,
     'geo-service.host': 'geo-service.courier.svc.cluster.local',
     'geo-service.jitter': True,
     'geo-service.retries': 2,
     'geo-service.timeout_ms': 400,
+    'geo-service.tls': True,
     'log_level': 'INFO',
     'log_sampling_pct': 10,
 }

@@ -12,6 +12,7 @@ DEFAULTS = {
     'geo-service.jitter': True,
     'geo-service.retries': 2,
     'geo-service.timeout_ms': 400,
+    'geo-service.tls': True,
     'log_level': 'INFO',
     'log_sampling_pct': 10,
 }

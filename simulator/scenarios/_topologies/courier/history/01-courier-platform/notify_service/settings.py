@@ -14,4 +14,5 @@ DEFAULTS = {
     'push-relay.jitter': True,
     'push-relay.retries': 2,
     'push-relay.timeout_ms': 2000,
+    'push-relay.tls': True,
 }

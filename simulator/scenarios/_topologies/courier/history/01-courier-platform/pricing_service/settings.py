@@ -12,6 +12,7 @@ DEFAULTS = {
     'geo-service.jitter': True,
     'geo-service.retries': 2,
     'geo-service.timeout_ms': 400,
+    'geo-service.tls': True,
     'log_level': 'INFO',
     'log_sampling_pct': 10,
     'promo-service.backoff_ms': 200,
@@ -19,5 +20,6 @@ DEFAULTS = {
     'promo-service.jitter': True,
     'promo-service.retries': 2,
     'promo-service.timeout_ms': 300,
+    'promo-service.tls': True,
     'ratelimit.rps': 5000,
 }

@@ -28,12 +28,14 @@ def test_retries_are_capped_and_spread_out():
                 assert value is True, f"{name} {key} = {value}"
 
 
-def test_clients_point_at_the_production_namespace():
+def test_clients_point_at_the_production_namespace_over_tls():
     for name, cfg in _defaults():
         for key, value in cfg.items():
             if key.endswith(".host"):
                 callee = key[: -len(".host")]
                 assert value == callee + ".courier.svc.cluster.local", f"{name} {key}"
+            if key.endswith(".tls"):
+                assert value is True, f"{name} {key}"
 
 
 def test_pools_limits_and_logging():
