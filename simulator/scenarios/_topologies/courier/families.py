@@ -352,9 +352,9 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
 # -- retry-storm ------------------------------------------------------------------------------
 
 BLIPS = {
-    "orders-api": "2% of order writes slow while orders-db vacuums table orders",
+    "orders-api": "2% of order writes slow while the orders table is vacuumed",
     "catalog-api": "1.5% of catalog pages slow: page cache cold on one pod",
-    "accounts-api": "2% of account reads slow: one session-cache replica resyncing",
+    "accounts-api": "2% of account reads slow: one cache replica resyncing",
     "courier-api": "3% of pings slow: batching window widened on one pod",
     "ratings-service": "2% of rating writes slow: index rebuild on ratings",
     "pricing-service": "2% of quotes slow: surge model reloading on one pod",
@@ -367,7 +367,7 @@ BLIPS = {
     "geo-service": "2% of lookups slow while shard geo-7 rebalances",
     "eta-service": "2% of predictions slow: model warm-up on a new pod",
     "promo-service": "1% of evaluations slow: campaign rules reloading",
-    "ledger-service": "1% of entries slow: ledger-db checkpoint",
+    "ledger-service": "1% of entries slow during a database checkpoint",
     "fraud-service": "2% of scores slow: feature fetch retries on one pod",
     "push-relay": "3% of pushes slow: APNs throttling one certificate",
 }
