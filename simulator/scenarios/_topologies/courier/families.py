@@ -21,6 +21,7 @@ from metasre.simulator.scenarios._topologies.courier.platform_data import (
     DOMAIN,
     SERVICES,
     app_deps,
+    callers_of,
     config_of,
     path_to_edge,
     upstream,
@@ -447,6 +448,10 @@ def retry_site(i: int, caller: str, dep: str, setting: str, bad: int, rng: rando
     }
     for c, e in symptom_effects(caller, present, 0.3, 2200).items():
         effects.setdefault(c, e)
+    # The dependency's other callers see its 503s too, without retrying them into a storm.
+    others = [c for c in callers_of(dep, present) if c != caller and c not in effects]
+    for c in others:
+        effects[c] = {"error_rate": 0.09, "p99_ms": 700.0}
     alerts = [
         *gateway_alert(caller),
         {
@@ -506,7 +511,11 @@ def retry_site(i: int, caller: str, dep: str, setting: str, bad: int, rng: rando
             caller, present, ["upstream {root} answered 503 to 27% of calls in the last minute"]
         ),
         "alerts": alerts,
-        "symptoms": [dep, *symptoms_of(caller, present)],
+        "symptoms": [dep, *symptoms_of(caller, present), *others],
+        "o1": others[0] if others else "",
+        "o1_lines": [f"upstream {dep} answered 503 to 9% of calls in the last minute"]
+        if others
+        else [],
         "blip": BLIPS[dep],
         "why": why,
         "scale_to": BY_NAME[dep].replicas * 3,
