@@ -161,7 +161,8 @@ class Shaper:
             (i for i, tools in enumerate(remedy_steps(truth.remediation)) if tool in tools), None
         )
         if step is None or service != truth.service:
-            return f"{tool} on {service}: not the remedy of this incident"
+            what = f" ({op.knob})" if op.knob else ""
+            return f"{tool}{what} on {service}: not the remedy of this incident"
         if op.migration is not None:
             wanted = normalize_location(truth.location).partition(":")[2]
             if op.migration != wanted:

@@ -63,7 +63,6 @@ Remediation = Literal[
     "restart_service",
     "scale_service",
     "rollback_config",
-    "set_config",
     "set_feature_flag",
     "renew_certificate",
     "sync_clock",
@@ -81,7 +80,6 @@ REMEDIATIONS: tuple[Remediation, ...] = (
     "restart_service",
     "scale_service",
     "rollback_config",
-    "set_config",
     "set_feature_flag",
     "renew_certificate",
     "sync_clock",
@@ -93,7 +91,6 @@ REMEDIATIONS: tuple[Remediation, ...] = (
 REMEDY_STEPS: dict[str, tuple[frozenset[str], ...]] = {
     # Putting a config key back by hand is the same remedy as reverting its push.
     "rollback_config": (frozenset({"rollback_config", "set_config"}),),
-    "set_config": (frozenset({"rollback_config", "set_config"}),),
     # A disk filled by a log level: freeing the disk without fixing the level only buys time.
     "clean_disk": (frozenset({"rollback_config", "set_config"}), frozenset({"clean_disk"})),
 }
