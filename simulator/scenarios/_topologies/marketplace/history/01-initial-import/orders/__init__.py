@@ -1,0 +1,1 @@
+"""orders: checkout, order history and shipment tracking on orders-db."""

@@ -1,0 +1,1 @@
+"""payouts: weekly seller payout statements from delivered orders on orders-db."""

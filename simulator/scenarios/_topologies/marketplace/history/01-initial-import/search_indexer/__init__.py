@@ -1,0 +1,1 @@
+"""search_indexer: consumes the listing-changes queue and writes search documents."""

@@ -1,0 +1,1 @@
+"""storefront: the web BFF; composes catalog, orders and reviews answers into pages."""
