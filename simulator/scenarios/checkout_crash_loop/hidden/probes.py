@@ -1,13 +1,13 @@
 """Grader probes for checkout-crash-loop (never shown to agents): all PASS_TO_PASS (the fix
-is a restart of {{stuck.service}}'s pods, not a code change).
+is operational: a restart of the stuck pods, or a rollback of a release that cannot start).
 
 Each probe calls the services' code on fixed inputs and returns what it observed as plain
 data; it decides nothing. The grader runs the same probes on the reference solution's code and
 compares the observations there, so the expected values are written nowhere in this file.
 
 What they look at: whether both services refuse to serve without a mongo-db primary and serve
-once they find it, whether {{stuck.other}} drops a stale primary hint and re-discovers the
-replica set, checkout's time budget for order-service, and whether the order path reserves
+once they find it, whether a service that caches the primary drops a stale hint and
+re-discovers the replica set (not asked of one whose stale hint is this seed's incident), checkout's time budget for order-service, and whether the order path reserves
 stock."""
 
 import importlib
@@ -128,9 +128,17 @@ def orders_serve_once_they_find_the_primary():
     return _started(code, served, written)
 
 
-def other_service_rediscovers_the_primary_after_an_election():
-    code, served, written, _ = _run_main("{{stuck.other_code_dir}}", _after_election, hint=STALE)
+def _rediscovers(package):
+    code, served, written, _ = _run_main(package, _after_election, hint=STALE)
     return {"exit_code": code, "served": len(served), "last_hint_written": list(written[-1:])}
+
+
+def inventory_rediscovers_the_primary_after_an_election():
+    return _rediscovers("inventory_service")
+
+
+def orders_rediscover_the_primary_after_an_election():
+    return _rediscovers("order_service")
 
 
 def checkout_gives_up_within_its_budget():

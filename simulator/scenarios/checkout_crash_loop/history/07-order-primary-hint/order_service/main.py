@@ -42,7 +42,36 @@ def mongo_uri() -> str:
     if hint:
         return f"mongodb://{hint}/?directConnection=true"
     return config.MONGO_URI
-{{stuck.ord_connect}}
+
+
+def _forget_hint() -> None:
+    if config.PRIMARY_HINT_FILE and os.path.exists(config.PRIMARY_HINT_FILE):
+        os.remove(config.PRIMARY_HINT_FILE)
+
+
+def _connect(pymongo):
+    """A client on the rs0 primary and the primary's host, or (None, why not).
+
+    A restarted container tries the primary named in the hint file first, which skips
+    replica-set discovery. If that member is unreachable or no longer the primary (there was an
+    election), the hint is dropped and the primary is discovered from the seed list.
+    """
+    why = "no mongo-db primary"
+    for uri in dict.fromkeys([mongo_uri(), config.MONGO_URI]):
+        client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=config.STARTUP_PRIMARY_WAIT_S * 1000)
+        try:
+            hello = client.admin.command("hello")
+        except pymongo.errors.ServerSelectionTimeoutError as exc:
+            why = f"no mongo-db primary after {config.STARTUP_PRIMARY_WAIT_S}s via {uri}: {exc}"
+        else:
+            if hello.get("isWritablePrimary"):
+                return client, str(hello.get("me"))
+            why = f"{hello.get('me')} is not the rs0 primary (via {uri})"
+        if uri != config.MONGO_URI:
+            log.warning("%s; forgetting the cached primary, re-discovering rs0", why)
+            _forget_hint()
+    return None, why
+
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
