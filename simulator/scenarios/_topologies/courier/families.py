@@ -113,6 +113,12 @@ def symptoms_of(root: str, present: set[str]) -> list[str]:
 # -- bad-config-push --------------------------------------------------------------------------
 
 OPS = {
+    "orders-api": "POST /v1/orders",
+    "catalog-api": "GET /v1/restaurants",
+    "courier-api": "POST /v1/courier/offers",
+    "ratings-service": "POST /v1/ratings",
+    "payments-service": "POST /v1/charges",
+    "notify-service": "POST /v1/notifications",
     "pricing-service": "POST /v1/quotes",
     "ledger-service": "POST /v1/entries",
     "eta-service": "POST /v1/eta",
@@ -185,8 +191,8 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
         key, cond = f"{arg}.timeout_ms", {"below": 100}
         op = OPS.get(arg, "POST /v1/call")
         warn = [
-            f"{rng.randint(38, 71)}% of calls to {arg} cut off by the client timeout:"
-            f" {arg}.timeout_ms={bad} while {arg} answers in {rng.randint(60, 140)} ms p50",
+            f"{rng.randint(38, 71)}% of calls to {arg} cut off by the client timeout: config"
+            f" value {arg}.timeout_ms={bad} while {arg} answers in {rng.randint(60, 140)} ms p50",
         ]
         error = [
             f"{op} to {arg} cancelled after {bad} ms (client timeout {arg}.timeout_ms={bad});"
@@ -201,8 +207,8 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
     elif mech == "pool":
         key, cond = "db.pool_size", {"below": 8}
         warn = [
-            f"request waited {rng.randint(900, 2400)} ms for a free {arg} connection:"
-            f" db.pool_size={bad}, {rng.randint(60, 190)} requests waiting",
+            f"request waited {rng.randint(900, 2400)} ms for a free {arg} connection: config"
+            f" value db.pool_size={bad}, {rng.randint(60, 190)} requests waiting",
         ]
         error = [
             f"gave up after 2500 ms waiting for a {arg} connection (db.pool_size={bad});"
@@ -217,11 +223,11 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
     elif mech == "statement":
         key, cond = "db.statement_timeout_ms", {"below": 1000}
         warn = [
-            f"{rng.randint(40, 80)}% of {arg} queries cancelled by db.statement_timeout_ms={bad}"
+            f"{arg} cancelled {rng.randint(40, 80)}% of queries after {bad} ms: config value"
+            f" db.statement_timeout_ms={bad}"
         ]
         error = [
-            f"{arg} query cancelled: canceling statement due to statement timeout"
-            f" (db.statement_timeout_ms={bad}); answering 500",
+            f"{arg} query cancelled after {bad} ms (db.statement_timeout_ms={bad}); answering 500",
         ]
         eff = {"error_rate": 0.38, "p99_ms": 150.0}
         title = f"{service} queries cancelled"
@@ -231,7 +237,7 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
         )
     elif mech == "host":
         key, cond = f"{arg}.host", {"good": [f"{arg}.{DOMAIN}"]}
-        warn = [f"{arg} client has no healthy endpoint: {arg}.host={bad}"]
+        warn = [f"{arg} client has no healthy endpoint: config value {arg}.host={bad}"]
         error = [
             f"cannot reach {arg} at {bad}:443 (getaddrinfo: Name or service not known);"
             f" {arg}.host={bad}",
@@ -245,8 +251,9 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
     elif mech == "ratelimit":
         key, cond = "ratelimit.rps", {"below": 1000}
         warn = [
-            f"admission limit hit: ratelimit.rps={bad}, rejected {rng.randint(3000, 9000)} of"
-            f" {rng.randint(9500, 14000)} requests with 429 in the last minute",
+            f"admission limit hit: config value ratelimit.rps={bad}, rejected"
+            f" {rng.randint(3000, 9000)} of {rng.randint(9500, 14000)} requests with 429 in the"
+            " last minute",
         ]
         error = [
             f"429 Too Many Requests to {rng.randint(55, 85)}% of callers (ratelimit.rps={bad})"
@@ -259,7 +266,10 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
         )
     elif mech == "tls":
         key, cond = f"{arg}.tls", {"bad": [False]}
-        warn = [f"{arg} client speaks plain HTTP: {arg}.tls=false, but {arg} listens on HTTPS only"]
+        warn = [
+            f"{arg} client speaks plain HTTP: config value {arg}.tls=false, but {arg} listens"
+            " on HTTPS only"
+        ]
         error = [
             f"{arg} closed the connection: plain HTTP request sent to an HTTPS port"
             f" ({arg}.tls=false); answering 502",
@@ -277,7 +287,10 @@ def config_site(i: int, service: str, mech: str, arg: str, bad: Any, rng: random
             "orders-api": "orders-db",
             "ledger-service": "ledger-db",
         }[service]
-        warn = [f"region={bad}, but {dep} serves eu-west-1 only: requests routed across regions"]
+        warn = [
+            f"config value region={bad}, but {dep} serves eu-west-1 only: requests routed"
+            " across regions"
+        ]
         error = [
             f"write rejected by {dep}: tenant courier-eu is not provisioned in {bad}"
             f" (region={bad}); answering 502",
@@ -392,7 +405,7 @@ def retry_sites() -> list[tuple[str, str, str, int]]:
         ("edge-gateway", "orders-api"),
         ("eta-service", "geo-service"),
     ]:
-        sites.append((c, d, "backoff_ms", 0))
+        sites.append((c, d, "retry_backoff_ms", 0))
     return sites
 
 
@@ -409,12 +422,12 @@ def retry_site(i: int, caller: str, dep: str, setting: str, bad: int, rng: rando
         else rng.choice([2.4, 2.6, 2.9])
     )
     attempts = (bad + 1) if setting == "retries" else int(str(cfg[f"{dep}.retries"])) + 1
-    backoff = cfg[f"{dep}.backoff_ms"] if setting == "retries" else 0
+    backoff = cfg[f"{dep}.retry_backoff_ms"] if setting == "retries" else 0
     share = rng.randint(72, 91)
     if setting == "retries":
         cond = {"above": 3}
         caller_warn = [
-            f"retrying {OPS.get(dep, 'call')} on {dep}: attempt {attempts}/{attempts}"
+            f"retrying {OPS.get(dep, 'call')} on {dep}: attempt {attempts} of {attempts}"
             f" after timeout ({key}={bad}, backoff {backoff} ms)",
         ]
         why = (
@@ -424,7 +437,7 @@ def retry_site(i: int, caller: str, dep: str, setting: str, bad: int, rng: rando
     else:
         cond = {"below": 50}
         caller_warn = [
-            f"retrying {OPS.get(dep, 'call')} on {dep} at once: attempt {attempts}/{attempts}"
+            f"retrying {OPS.get(dep, 'call')} on {dep} at once: attempt {attempts} of {attempts}"
             f" ({key}=0, no backoff, all replicas in lockstep)",
         ]
         why = (
@@ -435,8 +448,8 @@ def retry_site(i: int, caller: str, dep: str, setting: str, bad: int, rng: rando
         f"{OPS.get(dep, 'call')} to {dep} failed after {attempts} attempts; answering 503",
     ]
     dep_warn = [
-        f"inbound request rate {factor}x normal: {share}% of requests are retries"
-        f" (x-retry-attempt >= 1), most from {caller}",
+        f"retry storm: inbound request rate {factor}x normal, {share}% of requests are"
+        f" retries (x-retry-attempt >= 1), most from {caller}",
         f"{BLIPS[dep]}; retried requests pile up behind it",
     ]
     dep_error = [
@@ -520,7 +533,7 @@ def retry_site(i: int, caller: str, dep: str, setting: str, bad: int, rng: rando
         "why": why,
         "scale_to": BY_NAME[dep].replicas * 3,
         "dep_version": _bump(BY_NAME[dep].version),
-        "difficulty": "hard" if setting == "backoff_ms" else ["medium", "hard"][i % 2],
+        "difficulty": "hard" if setting == "retry_backoff_ms" else ["medium", "hard"][i % 2],
     }
 
 

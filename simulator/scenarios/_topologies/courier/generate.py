@@ -43,8 +43,9 @@ HEADER = """\
 # edges. Every family on this platform has a `site` axis whose tables carry `on`.
 #
 # Runtime config (get_config): every service has log_level and log_sampling_pct; each Python
-# service has, per service it calls, <callee>.host, .timeout_ms, .retries, .backoff_ms, .jitter
-# and .tls, plus cache.ttl_s and a few keys of its own (db.pool_size, ratelimit.rps, region).
+# service has, per service it calls, <callee>.host, .timeout_ms, .retries, .retry_backoff_ms,
+# .retry_jitter and .tls, plus cache.ttl_s and a few keys of its own (db.pool_size,
+# db.statement_timeout_ms, ratelimit.rps, region).
 # The reviewed defaults are in <package>/settings.py; pushes change the live values.
 """
 
@@ -115,7 +116,7 @@ Reviewed ranges (CI checks the defaults against them; pushes are not checked):
 | `<callee>.host` | `<callee>.courier.svc.cluster.local` | the production namespace |
 | `<callee>.tls` | `true` | every service listens on HTTPS only |
 | `<callee>.retries` | 0..3 | retries multiply the load on a struggling callee |
-| `<callee>.backoff_ms` | >= 50, with `jitter = true` | spread retries out in time |
+| `<callee>.retry_backoff_ms` | >= 50, and `.retry_jitter = true` | spread retries out in time |
 | `db.pool_size` | >= 8 | fewer connections than workers queues every request |
 | `db.statement_timeout_ms` | >= 1000 | below that, ordinary queries are cancelled |
 | `ratelimit.rps` | >= 1000 | the service's own admission limit |
@@ -139,8 +140,8 @@ only the time until the disk fills again.
 RETRY_PY = '''\
 """Client-side retries for service-to-service calls: capped attempts, exponential backoff, jitter.
 
-Every client builds its policy from its live config: `<callee>.retries`, `<callee>.backoff_ms`
-and `<callee>.jitter` (RUNBOOK.md, "Retries").
+Every client builds its policy from its live config: `<callee>.retries`,
+`<callee>.retry_backoff_ms` and `<callee>.retry_jitter` (RUNBOOK.md, "Retries").
 """
 
 from __future__ import annotations
@@ -174,8 +175,8 @@ class RetryPolicy:
         """The policy for `callee` from a service's live config."""
         return cls(
             retries=int(config.get(f"{callee}.retries", cls.retries)),
-            backoff_ms=int(config.get(f"{callee}.backoff_ms", cls.backoff_ms)),
-            jitter=bool(config.get(f"{callee}.jitter", cls.jitter)),
+            backoff_ms=int(config.get(f"{callee}.retry_backoff_ms", cls.backoff_ms)),
+            jitter=bool(config.get(f"{callee}.retry_jitter", cls.jitter)),
         )
 
     @property
@@ -279,9 +280,9 @@ def test_retries_are_capped_and_spread_out():
         for key, value in cfg.items():
             if key.endswith(".retries"):
                 assert 0 <= value <= 3, f"{{name}} {{key}} = {{value}}"
-            if key.endswith(".backoff_ms"):
+            if key.endswith(".retry_backoff_ms"):
                 assert value >= 50, f"{{name}} {{key}} = {{value}}"
-            if key.endswith(".jitter"):
+            if key.endswith(".retry_jitter"):
                 assert value is True, f"{{name}} {{key}} = {{value}}"
 
 
@@ -356,7 +357,11 @@ def test_call_with_retries_gives_up_after_the_last_attempt():
 
 
 def test_policy_reads_the_live_config():
-    cfg = {"geo-service.retries": 1, "geo-service.backoff_ms": 150, "geo-service.jitter": False}
+    cfg = {
+        "geo-service.retries": 1,
+        "geo-service.retry_backoff_ms": 150,
+        "geo-service.retry_jitter": False,
+    }
     assert RetryPolicy.from_config(cfg, "geo-service") == RetryPolicy(1, 150, False)
     assert RetryPolicy.from_config({}, "geo-service") == RetryPolicy()
 '''

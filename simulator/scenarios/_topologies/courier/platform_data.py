@@ -478,8 +478,8 @@ def config_of(s: Service) -> dict[str, object]:
             cfg[f"{d}.host"] = f"{d}.{DOMAIN}"
             cfg[f"{d}.timeout_ms"] = TIMEOUTS[d]
             cfg[f"{d}.retries"] = 2
-            cfg[f"{d}.backoff_ms"] = BACKOFF.get(s.name, 200)
-            cfg[f"{d}.jitter"] = True
+            cfg[f"{d}.retry_backoff_ms"] = BACKOFF.get(s.name, 200)
+            cfg[f"{d}.retry_jitter"] = True
             cfg[f"{d}.tls"] = True
     cfg.update(s.extra_config)
     return dict(sorted(cfg.items()))

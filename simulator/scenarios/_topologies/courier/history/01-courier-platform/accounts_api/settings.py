@@ -7,10 +7,10 @@ is in its config history (get_config), not in git. It calls identity-service.
 
 DEFAULTS = {
     'cache.ttl_s': 300,
-    'identity-service.backoff_ms': 200,
     'identity-service.host': 'identity-service.courier.svc.cluster.local',
-    'identity-service.jitter': True,
     'identity-service.retries': 2,
+    'identity-service.retry_backoff_ms': 200,
+    'identity-service.retry_jitter': True,
     'identity-service.timeout_ms': 500,
     'identity-service.tls': True,
     'log_level': 'INFO',

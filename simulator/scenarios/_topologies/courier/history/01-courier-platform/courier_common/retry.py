@@ -1,7 +1,7 @@
 """Client-side retries for service-to-service calls: capped attempts, exponential backoff, jitter.
 
-Every client builds its policy from its live config: `<callee>.retries`, `<callee>.backoff_ms`
-and `<callee>.jitter` (RUNBOOK.md, "Retries").
+Every client builds its policy from its live config: `<callee>.retries`,
+`<callee>.retry_backoff_ms` and `<callee>.retry_jitter` (RUNBOOK.md, "Retries").
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ class RetryPolicy:
         """The policy for `callee` from a service's live config."""
         return cls(
             retries=int(config.get(f"{callee}.retries", cls.retries)),
-            backoff_ms=int(config.get(f"{callee}.backoff_ms", cls.backoff_ms)),
-            jitter=bool(config.get(f"{callee}.jitter", cls.jitter)),
+            backoff_ms=int(config.get(f"{callee}.retry_backoff_ms", cls.backoff_ms)),
+            jitter=bool(config.get(f"{callee}.retry_jitter", cls.jitter)),
         )
 
     @property

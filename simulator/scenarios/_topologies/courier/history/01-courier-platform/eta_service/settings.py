@@ -7,10 +7,10 @@ is in its config history (get_config), not in git. It calls geo-service.
 
 DEFAULTS = {
     'cache.ttl_s': 300,
-    'geo-service.backoff_ms': 200,
     'geo-service.host': 'geo-service.courier.svc.cluster.local',
-    'geo-service.jitter': True,
     'geo-service.retries': 2,
+    'geo-service.retry_backoff_ms': 200,
+    'geo-service.retry_jitter': True,
     'geo-service.timeout_ms': 400,
     'geo-service.tls': True,
     'log_level': 'INFO',

@@ -9,10 +9,10 @@ DEFAULTS = {
     'cache.ttl_s': 300,
     'log_level': 'INFO',
     'log_sampling_pct': 10,
-    'push-relay.backoff_ms': 200,
     'push-relay.host': 'push-relay.courier.svc.cluster.local',
-    'push-relay.jitter': True,
     'push-relay.retries': 2,
+    'push-relay.retry_backoff_ms': 200,
+    'push-relay.retry_jitter': True,
     'push-relay.timeout_ms': 2000,
     'push-relay.tls': True,
 }

@@ -22,9 +22,9 @@ def test_retries_are_capped_and_spread_out():
         for key, value in cfg.items():
             if key.endswith(".retries"):
                 assert 0 <= value <= 3, f"{name} {key} = {value}"
-            if key.endswith(".backoff_ms"):
+            if key.endswith(".retry_backoff_ms"):
                 assert value >= 50, f"{name} {key} = {value}"
-            if key.endswith(".jitter"):
+            if key.endswith(".retry_jitter"):
                 assert value is True, f"{name} {key} = {value}"
 
 

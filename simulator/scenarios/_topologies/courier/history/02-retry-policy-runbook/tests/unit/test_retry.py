@@ -49,6 +49,10 @@ def test_call_with_retries_gives_up_after_the_last_attempt():
 
 
 def test_policy_reads_the_live_config():
-    cfg = {"geo-service.retries": 1, "geo-service.backoff_ms": 150, "geo-service.jitter": False}
+    cfg = {
+        "geo-service.retries": 1,
+        "geo-service.retry_backoff_ms": 150,
+        "geo-service.retry_jitter": False,
+    }
     assert RetryPolicy.from_config(cfg, "geo-service") == RetryPolicy(1, 150, False)
     assert RetryPolicy.from_config({}, "geo-service") == RetryPolicy()
