@@ -153,21 +153,22 @@ def mech_exec(s, c, b, g, p, r, why):
     )
 
 
-def mech_import(s, c, b, g, p, r, module, why):
+def mech_sharedlib(s, c, b, g, p, r, lib, why):
     return dict(
         down=True,
         logs=[
             {"service": s, "level": "FATAL", "lines": [
-                f"{s} {b} worker failed to start: ModuleNotFoundError: No module named"
-                f" '{module}' (added to {c}/requirements.in, but the image was built from the"
-                " old lock file)",
+                f"{s} {b} failed to start: error while loading shared libraries: {lib}: cannot"
+                f" open shared object file: No such file or directory (image {s}:{b} is built"
+                " on the slim base image)",
             ]},
-            {"service": s, "level": "WARN", "lines": crash_lines(s, b, p, r, 1)},
+            {"service": s, "level": "WARN", "lines": crash_lines(s, b, p, r, 127)},
         ],
         terminal=[f"kubectl get pods -l app={s}: {s}-{p}  0/1  CrashLoopBackOff  (restarts: 6)"],
-        change=f"{why} with {module}",
-        cause=(f"{s} {b} imports {module}, which its image does not contain (the lock file was"
-               " not regenerated), so every worker exits at start and crash-loops"),
+        change=f"{why}; build on the slim base image",
+        cause=(f"{s} {b} moved to the slim base image, which lacks {lib}; the interpreter's"
+               " extension cannot load it, so every container exits 127 at start and"
+               " crash-loops"),
         wrong="restart",
     )
 
@@ -213,7 +214,7 @@ MECHANISMS = {
     "env": mech_env,
     "image": mech_image,
     "exec": mech_exec,
-    "import": mech_import,
+    "sharedlib": mech_sharedlib,
     "schema": mech_schema,
     "endpoint": mech_endpoint,
 }
@@ -233,8 +234,8 @@ SITES = [
      dict(var="AUTH_JWKS_ROTATION_BUCKET", why="the signing key rotation bucket")),
     ("auth-service", "image", "v3.3.1", "v3.3.2", "nadia@identity-team",
      dict(tag="v3.3.2-rc1", why="argon2 parameters from config")),
-    ("auth-service", "import", "v3.2.2", "v3.2.3", "felix@identity-team",
-     dict(module="argon2", why="hash new passwords")),
+    ("auth-service", "sharedlib", "v3.2.2", "v3.2.3", "felix@identity-team",
+     dict(lib="libargon2.so.1", why="hash new passwords with argon2")),
     ("user-service", "env", "v1.10.1", "v1.11.0", "rosa@accounts-team",
      dict(var="USER_AVATAR_BUCKET", why="the avatar bucket")),
     ("user-service", "schema", "v1.10.2", "v1.10.3", "rosa@accounts-team",
@@ -248,8 +249,8 @@ SITES = [
      dict(var="NOTIFY_SMS_API_KEY", why="the SMS provider key")),
     ("notification-service", "image", "v0.9.1", "v0.9.2", "yuki@comms-team",
      dict(tag="0.9.2", why="batch SMTP sends")),
-    ("notification-service", "import", "v0.8.3", "v0.8.4", "hugo@comms-team",
-     dict(module="jinja2", why="render e-mail templates")),
+    ("notification-service", "sharedlib", "v0.8.3", "v0.8.4", "hugo@comms-team",
+     dict(lib="libxml2.so.2", why="inline CSS in e-mail templates")),
     ("checkout-service", "image", "v1.4.1", "v1.4.2", "amara@commerce-team",
      dict(tag="v1.4.2-amd64", why="idempotent checkout retries")),
     ("checkout-service", "exec", "v1.5.0", "v1.5.1", "tomas@commerce-team",
@@ -259,8 +260,8 @@ SITES = [
           why="place orders through the shared client")),
     ("order-service", "env", "v2.1.1", "v2.2.0", "kofi@commerce-team",
      dict(var="ORDERS_EVENTS_TOPIC", why="the order events topic")),
-    ("order-service", "import", "v2.2.1", "v2.2.2", "kofi@commerce-team",
-     dict(module="orjson", why="serialise order events")),
+    ("order-service", "sharedlib", "v2.2.1", "v2.2.2", "kofi@commerce-team",
+     dict(lib="libsnappy.so.1", why="compress order events")),
     ("order-service", "endpoint", "v2.1.2", "v2.1.3", "sara@commerce-team",
      dict(dep="inventory-service", old="/v1/stock/hold", new="/v1/stock/reserve",
           why="reserve stock through the shared client")),
@@ -301,6 +302,14 @@ PODS = ["7d9f4c6b8-x2klp", "5b8c7f9d4-q7wzn", "6f4d8b7c9-m3rtv", "8c5d7f6b9-t4hz
         "6b7c8d9f4-w8kpn", "9f6b5c8d7-r2jxq", "5d8f9b6c7-h6vmt"]
 
 
+def difficulty(service: str, mech: str) -> str:
+    """Easy: the failing service's own pods say what broke. Medium: they start and only some
+    calls fail, or the log blames a healthy dependency, or the page is two hops away."""
+    if mech in ("schema", "endpoint") or service in ("order-service", "inventory-service"):
+        return "medium"
+    return "easy"
+
+
 def table(index: int, site: tuple) -> dict:
     service, mech, good, bad, author, fields = site
     code_dir, tip, replicas, route = SHOP[service]
@@ -331,6 +340,7 @@ def table(index: int, site: tuple) -> dict:
         "service": service,
         "code_dir": code_dir,
         "mechanism": mech,
+        "difficulty": difficulty(service, mech),
         "good": good,
         "bad": bad,
         "author": author,
@@ -377,16 +387,21 @@ def toml_key(key: str) -> str:
     return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
 
 
-def main() -> None:
-    path = HERE / "scenario.toml"
-    head = path.read_text(encoding="utf-8").split(MARK)[0].rstrip("\n")
+def render(scenario_toml: str) -> str:
+    """`scenario_toml` with everything below MARK written afresh from SITES."""
+    head = scenario_toml.split(MARK)[0].rstrip("\n")
     out = [head, "", MARK, ""]
     for index, site in enumerate(SITES):
         out.append("[[variants.fault]]")
-        for key, value in table(index, site).items():
+        for key, value in table(index, (*site[:-1], dict(site[-1]))).items():
             out.append(f"{key} = {toml_value(value)}")
         out.append("")
-    path.write_text("\n".join(out), encoding="utf-8")
+    return "\n".join(out)
+
+
+def main() -> None:
+    path = HERE / "scenario.toml"
+    path.write_text(render(path.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -326,6 +326,7 @@ def table(index: int, site: tuple) -> dict:
         "service": service,
         "code_dir": code_dir or "",
         "mechanism": mech,
+        "difficulty": "easy" if mech == "surge" else "medium",
         "kind": m["kind"],
         "params": params,
         "boot": mech == "boot",
@@ -372,16 +373,21 @@ def toml_key(key: str) -> str:
     return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
 
 
-def main() -> None:
-    path = HERE / "scenario.toml"
-    head = path.read_text(encoding="utf-8").split(MARK)[0].rstrip("\n")
+def render(scenario_toml: str) -> str:
+    """`scenario_toml` with everything below MARK written afresh from SITES."""
+    head = scenario_toml.split(MARK)[0].rstrip("\n")
     out = [head, "", MARK, ""]
     for index, site in enumerate(SITES):
         out.append("[[variants.fault]]")
-        for key, value in table(index, (site[0], site[1], dict(site[2]))).items():
+        for key, value in table(index, (*site[:-1], dict(site[-1]))).items():
             out.append(f"{key} = {toml_value(value)}")
         out.append("")
-    path.write_text("\n".join(out), encoding="utf-8")
+    return "\n".join(out)
+
+
+def main() -> None:
+    path = HERE / "scenario.toml"
+    path.write_text(render(path.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 if __name__ == "__main__":
