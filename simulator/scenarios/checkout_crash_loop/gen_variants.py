@@ -403,6 +403,13 @@ def difficulty(service: str, stale: bool) -> str:
     return "hard" if stale and service in DEEP else "medium"
 
 
+def callers(chain: list[str]) -> str:
+    """The symptom services as prose."""
+    if not chain:
+        return "the customers, directly"
+    return chain[0] if len(chain) == 1 else ", ".join(chain[:-1]) + " and " + chain[-1]
+
+
 def table(index: int, site: tuple) -> dict:
     service, mech, fields = site
     code_dir, tip, replicas, emptydir = SHOP[service]
@@ -500,8 +507,9 @@ def table(index: int, site: tuple) -> dict:
         "terminal": [{"text": t} for t in m["terminal"]],
         "gateway_alert": service != "api-gateway",
         "symptoms": chain,
+        "callers": callers(chain),
         "truth": truth,
-        "cause": fill(m["cause"]),
+        "cause": fill(m["cause"][0].upper() + m["cause"][1:]),
         "fix_tool": fix["tool"],
         "fix_args": fix["args"],
         "done": done,

@@ -310,6 +310,13 @@ def difficulty(service: str, mech: str) -> str:
     return "easy"
 
 
+def callers(chain: list[str]) -> str:
+    """The symptom services as prose."""
+    if not chain:
+        return "the customers, directly"
+    return chain[0] if len(chain) == 1 else ", ".join(chain[:-1]) + " and " + chain[-1]
+
+
 def table(index: int, site: tuple) -> dict:
     service, mech, good, bad, author, fields = site
     code_dir, tip, replicas, route = SHOP[service]
@@ -363,6 +370,7 @@ def table(index: int, site: tuple) -> dict:
             for s in chain if s == "api-gateway"
         ],
         "symptoms": chain,
+        "callers": callers(chain),
         "blamed": [blamed] if blamed else [],
         "cause": m["cause"],
         "wrong": wrong,

@@ -261,6 +261,13 @@ PODS = ["6d8f7b9c5-k2vxm", "7c4b9d8f6-p9wqt", "5f9c6d7b8-r4ztn", "8b6c5d9f7-j3nq
         "9c7d6f5b8-v5lrx", "6f5b9c8d7-z8kdm"]
 
 
+def callers(chain: list[str]) -> str:
+    """The symptom services as prose."""
+    if not chain:
+        return "the customers, directly"
+    return chain[0] if len(chain) == 1 else ", ".join(chain[:-1]) + " and " + chain[-1]
+
+
 def table(index: int, site: tuple) -> dict:
     service, mech, fields = site
     code_dir, tip, replicas, limit, serves = SHOP[service]
@@ -345,8 +352,9 @@ def table(index: int, site: tuple) -> dict:
         "terminal": [{"text": t} for t in m["terminal"]],
         "gateway_alert": service != "api-gateway",
         "symptoms": chain,
+        "callers": callers(chain),
         "truth": truth,
-        "cause": fill(m["cause"]),
+        "cause": fill(m["cause"][0].upper() + m["cause"][1:]),
         "fix_tool": fix["tool"],
         "fix_args": fix["args"],
         "done": done,
