@@ -409,6 +409,20 @@ def retry_sites() -> list[tuple[str, str, str, int]]:
     return sites
 
 
+def calm_push(caller: str, dep: str, others: list[str], present: set[str]) -> Site:
+    """Where a harmless retry push goes: never on the caller or the dependency themselves."""
+    if others:
+        return {"calm_service": others[0], "calm_key": f"{dep}.retries"}
+    service, callee = next(
+        (s.name, d)
+        for s in SERVICES
+        if s.code and s.name not in (caller, dep) and s.name in present
+        for d in app_deps(s)
+        if d != dep and d in present
+    )
+    return {"calm_service": service, "calm_key": f"{callee}.retries"}
+
+
 def retry_site(i: int, caller: str, dep: str, setting: str, bad: int, rng: random.Random) -> Site:
     """The retry-storm site of `caller` retrying `dep` with `setting` pushed to `bad`."""
     cfg = config_of(BY_NAME[caller])
@@ -525,6 +539,9 @@ def retry_site(i: int, caller: str, dep: str, setting: str, bad: int, rng: rando
         ),
         "alerts": alerts,
         "symptoms": [dep, *symptoms_of(caller, present), *others],
+        # A harmless retry push elsewhere (3 retries: within the runbook): on the dependency's
+        # other caller if it has one, else on another service toward another callee.
+        **calm_push(caller, dep, others, present),
         "o1": others[0] if others else "",
         "o1_lines": [f"upstream {dep} answered 503 to 9% of calls in the last minute"]
         if others
