@@ -7,8 +7,68 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Ordered: the first category whose cue matches wins, so the specific beats the generic
-# (a stack trace also shows up in a leak or a bad deploy).
+# (a stack trace also shows up in a leak or a bad deploy). The knob categories come first: their
+# words are the most specific (an expired certificate or a full disk also raises errors), and none
+# of them occurs in the older incidents' logs, which keep their diagnosis. Authors write logs
+# with these words: simulator/scenarios/README.md, "Evidence vocabulary".
 CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "expired_certificate",
+        re.compile(
+            r"x509|certificate (has )?expired|expired certificate|certificate verify failed",
+            re.I,
+        ),
+    ),
+    (
+        "clock_skew",
+        re.compile(
+            r"clock (skew|offset|drift)|clock is (ahead|behind)|not yet valid|"
+            r"issued in the future|\bNTP\b",
+            re.I,
+        ),
+    ),
+    ("disk_full", re.compile(r"no space left on device|ENOSPC|disk (is )?full", re.I)),
+    (
+        "consumer_lag",
+        re.compile(
+            r"poison (message|pill)|consumer lag|lagging behind|dead[- ]letter|"
+            r"redelivered \d+ times|failed \d+ times",
+            re.I,
+        ),
+    ),
+    (
+        "cache_stampede",
+        re.compile(r"cache stampede|thundering herd|cache miss storm|cache is cold", re.I),
+    ),
+    (
+        "retry_storm",
+        re.compile(r"retry storm|retry amplification|attempt \d+ of \d+", re.I),
+    ),
+    ("feature_flag", re.compile(r"feature[ -]flag", re.I)),
+    (
+        "slow_query",
+        re.compile(
+            r"slow query|seq(uential)? scan|statement timeout|missing index|full table scan",
+            re.I,
+        ),
+    ),
+    (
+        "dependency_bump",
+        re.compile(
+            r"ImportError|ModuleNotFoundError|cannot import name|"
+            r"module '[\w.]+' has no attribute|"
+            r"(bump|upgrad)\w* (of )?[\w.-]+ (from|to) v?\d",
+            re.I,
+        ),
+    ),
+    (
+        "bad_config",
+        re.compile(
+            r"misconfigur|invalid config|config(uration)? (value|key|error|push|reload)|"
+            r"bad config",
+            re.I,
+        ),
+    ),
     (
         "security",
         re.compile(
@@ -29,7 +89,7 @@ CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "data_corruption",
         re.compile(
-            r"timestamp|clock skew|out of (the )?attribution window|"
+            r"timestamp|out of (the )?attribution window|"
             r"event time",
             re.I,
         ),
@@ -64,12 +124,19 @@ CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
 TRACE_FILE = re.compile(r"File \"(?P<path>[^\"]+\.py)\", line (?P<line>\d+)")
 MIGRATION_ID = re.compile(r"\b(\d{3,5}_[a-z0-9_]+)\b")
 TRAFFIC_FACTOR = re.compile(r"(\d+(?:\.\d+)?)\s*x\b")
+FLAG_NAME = re.compile(r"feature[ -]flag[ :='\"]+([a-z][a-z0-9_.-]*[a-z0-9])", re.I)
+"""A flag named in a log line (`feature flag new_checkout ...`)."""
+RETRY_KEY = re.compile(r"retr(y|ies)|attempt", re.I)
+"""Config keys that govern retries."""
+BUMP_COMMIT = re.compile(r"bump|upgrad|requirements|dependenc|lockfile|pin ", re.I)
+"""A commit message or file that changes a dependency's version."""
 
 SUITE_FOR = {
     "code_bug": "unit",
     "data_corruption": "integration",
     "resource_leak": "load",
     "security": "security",
+    "dependency_bump": "unit",
 }
 """The visible suite that exercises each kind of code fault."""
 

@@ -3,7 +3,9 @@
 It knows no answers. It reads the dependency graph, the alerts and the terminal, follows the
 failing services' logs toward the dependency they blame, decides the kind of failure from what the
 logs say, then applies the remedy for that kind: revert the suspicious commit and prove it with
-the matching test suite, roll back the bad release or migration, restart, or scale.
+the matching test suite, roll back the bad release or migration, restart, or scale; or, for a
+runtime setting, read `get_config` and put back what the evidence names (a config key, a flag,
+a certificate, a clock, a disk, a queue's head message, a cache).
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from typing import Any
 
 from metasre.agents.policies.base import ToolCaller, ToolReply
 from metasre.agents.policies.evidence import (
+    BUMP_COMMIT,
+    FLAG_NAME,
     MIGRATION_ID,
+    RETRY_KEY,
     SUITE_FOR,
     TRACE_FILE,
     TRAFFIC_FACTOR,
@@ -26,6 +31,7 @@ from metasre.agents.policies.evidence import (
 )
 
 _CODE_CATEGORIES = frozenset(SUITE_FOR)
+_MIGRATION_CATEGORIES = frozenset({"bad_migration", "slow_query"})
 
 
 @dataclass(slots=True)
@@ -47,6 +53,8 @@ class ExpertPolicy:
     def __init__(self, max_services: int = 8) -> None:
         self.max_services = max_services
         self.diagnosis: Diagnosis | None = None
+        self._services: list[str] = []
+        self._configs: dict[str, Mapping[str, Any]] = {}
 
     def play(self, call: ToolCaller, observation: Mapping[str, Any]) -> None:
         """Investigate, fix, verify, report."""
@@ -80,6 +88,7 @@ class ExpertPolicy:
     ) -> Diagnosis | None:
         """Follow the suspects' logs to the root cause; None if no evidence decides."""
         services = sorted(health)
+        self._services = services
         suspects: list[str] = []
         for line in terminal:  # the terminal names what on-call saw first
             suspects += [s for s in mentioned(line, services, "") if s not in suspects]
@@ -132,6 +141,10 @@ class ExpertPolicy:
 
     def remediate(self, call: ToolCaller, d: Diagnosis) -> None:
         """Apply the remedy for the diagnosed kind of failure; fills location and remediation."""
+        knob = getattr(self, f"_fix_{d.category}", None)
+        if knob is not None:
+            knob(call, d)
+            return
         info = call("describe_service", {"service": d.service}).data
         if d.category in _CODE_CATEGORIES:
             self._revert_suspicious_commit(call, d, info)
@@ -139,7 +152,7 @@ class ExpertPolicy:
             d.location = f"deployment:{d.service}@{info.get('version')}"
             d.remediation = "rollback_deployment"
             call("rollback_deployment", {"service": d.service})
-        elif d.category == "bad_migration":
+        elif d.category in _MIGRATION_CATEGORIES:
             applied = [m["id"] for m in info.get("migrations", ()) if m.get("applied")]
             # Prefer an applied migration that the evidence names; the newest applied otherwise.
             named = [*MIGRATION_ID.findall(d.cue), *MIGRATION_ID.findall(" ".join(d.evidence))]
@@ -152,14 +165,154 @@ class ExpertPolicy:
             d.remediation = "restart_service"
             call("restart_service", {"service": d.service})
         else:  # capacity
-            replicas = int(info.get("replicas") or 1)
-            factor = max([2.0, *(float(x) for x in TRAFFIC_FACTOR.findall(d.cue))])
-            d.location = f"service:{d.service}"
-            d.remediation = "scale_service"
-            call(
-                "scale_service",
-                {"service": d.service, "replicas": min(64, math.ceil(replicas * factor) + 1)},
+            self._scale(call, d, int(info.get("replicas") or 1))
+
+    def _scale(self, call: ToolCaller, d: Diagnosis, replicas: int) -> None:
+        factor = max([2.0, *(float(x) for x in TRAFFIC_FACTOR.findall(d.cue))])
+        d.location = f"service:{d.service}"
+        d.remediation = "scale_service"
+        call(
+            "scale_service",
+            {"service": d.service, "replicas": min(64, math.ceil(replicas * factor) + 1)},
+        )
+
+    # -- runtime settings: read get_config, put back what the evidence names ------------------
+
+    def _config(self, call: ToolCaller, service: str) -> Mapping[str, Any]:
+        """get_config of `service`, read once per episode."""
+        if service not in self._configs:
+            reply = call("get_config", {"service": service})
+            self._configs[service] = reply.data if reply.ok else {}
+        return self._configs[service]
+
+    def _candidates(self, call: ToolCaller, d: Diagnosis) -> list[str]:
+        """The diagnosed service, then the services its evidence names, in order of mention."""
+        if not self._services:  # a teammate diagnosed it: learn the platform's services
+            graph = _rows(call("check_dependencies", {}), "services")
+            self._services = sorted(str(r["service"]) for r in graph)
+        named: list[str] = []
+        for line in d.evidence:
+            named += [s for s in mentioned(line, self._services, d.service) if s not in named]
+        return [d.service, *named]
+
+    def _fix_bad_config(self, call: ToolCaller, d: Diagnosis) -> None:
+        """Put back the config push the logs name (by its key), else the newest one."""
+        self._revert_push(call, d, lambda key: True)
+
+    def _fix_retry_storm(self, call: ToolCaller, d: Diagnosis) -> None:
+        """Put back the retry setting of the service that retries (the one with a retry push)."""
+        self._revert_push(call, d, lambda key: RETRY_KEY.search(key) is not None)
+
+    def _revert_push(self, call: ToolCaller, d: Diagnosis, wanted: Any) -> None:
+        text = " ".join([d.cue, *d.evidence])
+        for service in self._candidates(call, d):
+            pushes = [
+                p
+                for p in self._config(call, service).get("pushes", ())
+                if not p.get("rollback") and wanted(str(p["key"]))
+            ]
+            if not pushes:
+                continue
+            # Newest first: the newest push of a key the evidence names, else the newest.
+            push = next((p for p in pushes if str(p["key"]) in text), pushes[0])
+            d.service, d.location, d.remediation = (
+                service,
+                f"config:{push['key']}",
+                "rollback_config",
             )
+            newest = self._config(call, service)["pushes"][0]
+            if newest is push:
+                call("rollback_config", {"service": service})
+            else:
+                call("set_config", {"service": service, "key": push["key"], "value": push["old"]})
+            return
+
+    def _fix_feature_flag(self, call: ToolCaller, d: Diagnosis) -> None:
+        """Turn off the flag the logs name (else the diagnosed service's newest-changed one)."""
+        text = " ".join([d.cue, *d.evidence])
+        named = FLAG_NAME.findall(text)
+        owned = sorted(
+            self._config(call, d.service).get("flags", ()),
+            key=lambda f: -float(f["changed_minute"]),
+        )
+        flag = next((str(f["name"]) for f in owned if str(f["name"]) in text), None)
+        flag = flag or (named[0] if named else (str(owned[0]["name"]) if owned else None))
+        d.remediation = "set_feature_flag"
+        if flag is None:
+            d.location = f"service:{d.service}"
+            return
+        reply = call("set_feature_flag", {"flag": flag, "rollout_percent": 0})
+        if reply.ok:
+            d.service = str(reply.data.get("service", d.service))
+        d.location = f"flag:{flag}"
+
+    def _fix_expired_certificate(self, call: ToolCaller, d: Diagnosis) -> None:
+        """Renew the expired certificate the logs name, on whichever service holds it."""
+        text = " ".join([d.cue, *d.evidence])
+        found: list[tuple[int, str, str]] = []
+        for rank, service in enumerate(self._candidates(call, d)):
+            for cert in self._config(call, service).get("certificates", ()):
+                if not cert.get("expired"):
+                    continue
+                named = str(cert["name"]) in text or any(h in text for h in cert["hostnames"])
+                found.append((0 if named else 1, service, str(cert["name"])))
+            if found and rank == 0:
+                break  # the diagnosed service's own expired certificate comes first
+        d.remediation = "renew_certificate"
+        if not found:
+            d.location = f"service:{d.service}"
+            return
+        _, d.service, name = min(found, key=lambda f: f[0])
+        d.location = f"certificate:{name}"
+        call("renew_certificate", {"service": d.service, "certificate": name})
+
+    def _fix_clock_skew(self, call: ToolCaller, d: Diagnosis) -> None:
+        """Sync the clock of the service (of those the evidence names) that is furthest off."""
+        offsets = {
+            s: abs(float(self._config(call, s).get("clock_offset_seconds", 0.0)))
+            for s in self._candidates(call, d)
+        }
+        skewed = max(offsets, key=lambda s: offsets[s])
+        d.service = skewed if offsets[skewed] > 0 else d.service
+        d.location, d.remediation = f"service:{d.service}", "sync_clock"
+        call("sync_clock", {"service": d.service})
+
+    def _fix_disk_full(self, call: ToolCaller, d: Diagnosis) -> None:
+        """Put the log level back to what it was before DEBUG, then free the disk."""
+        config = self._config(call, d.service)
+        debug = next(
+            (
+                p
+                for p in config.get("pushes", ())
+                if p["key"] == "log_level" and str(p["new"]).upper() == "DEBUG"
+            ),
+            None,
+        )
+        d.remediation = "clean_disk"
+        d.location = f"service:{d.service}"
+        if debug is not None and str(config["config"].get("log_level", "")).upper() == "DEBUG":
+            d.location = "config:log_level"
+            call("set_config", {"service": d.service, "key": "log_level", "value": debug["old"]})
+        call("clean_disk", {"service": d.service})
+
+    def _fix_consumer_lag(self, call: ToolCaller, d: Diagnosis) -> None:
+        """Dead-letter a poison head message the logs name; without one, add consumers."""
+        text = " ".join([d.cue, *d.evidence])
+        queues = list(self._config(call, d.service).get("queues", ()))
+        poison = "poison" in text.lower()
+        named = [q for q in queues if q.get("head_message_id") and q["head_message_id"] in text]
+        head = named or ([q for q in queues if str(q["name"]) in text] if poison else [])
+        if head:
+            queue = str(head[0]["name"])
+            d.location, d.remediation = f"queue:{queue}", "skip_message"
+            call("skip_message", {"queue": queue})
+            return
+        info = call("describe_service", {"service": d.service}).data
+        self._scale(call, d, int(info.get("replicas") or 1))
+
+    def _fix_cache_stampede(self, call: ToolCaller, d: Diagnosis) -> None:
+        d.location, d.remediation = f"service:{d.service}", "warm_cache"
+        call("warm_cache", {"service": d.service})
 
     def _revert_suspicious_commit(
         self, call: ToolCaller, d: Diagnosis, info: Mapping[str, Any]
@@ -167,7 +320,7 @@ class ExpertPolicy:
         d.remediation = "code_fix"
         code_dir = str(info.get("code_dir") or d.service)
         sha = None
-        trace = TRACE_FILE.search(d.cue)
+        trace = TRACE_FILE.search(d.cue) if d.category != "dependency_bump" else None
         if trace and trace.group("path").startswith(code_dir):
             blame = call(
                 "git_blame",
@@ -182,6 +335,10 @@ class ExpertPolicy:
         if sha is None:
             commits = _rows(call("git_log", {"path": code_dir, "limit": 5}), "commits")
             recent = [c for c in commits if float(c["minutes_ago"]) >= 0]
+            if d.category == "dependency_bump":
+                # The stack trace points at the caller; the change is the version bump.
+                bumps = [c for c in recent if BUMP_COMMIT.search(_commit_text(c))]
+                recent = bumps or recent
             sha = recent[0]["sha"] if recent else None
         if sha is None:
             return
@@ -238,6 +395,12 @@ class ExpertPolicy:
                 "summary": summary,
             },
         )
+
+
+def _commit_text(commit: Mapping[str, Any]) -> str:
+    """A git_log row's message and files, as one text to search."""
+    files = commit.get("files", ())
+    return " ".join([str(commit.get("message", "")), *(str(f) for f in files)])
 
 
 def _rows(reply: ToolReply, key: str) -> list[Mapping[str, Any]]:

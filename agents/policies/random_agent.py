@@ -26,6 +26,15 @@ _TOOLS = (
     "restart_service",
     "scale_service",
     "send_message",
+    "get_config",
+    "set_config",
+    "rollback_config",
+    "set_feature_flag",
+    "renew_certificate",
+    "sync_clock",
+    "clean_disk",
+    "skip_message",
+    "warm_cache",
 )
 _METRICS = ("cpu", "memory", "error_rate", "p99_ms", "queue_depth", "business")
 _SUITES = ("unit", "integration", "load", "security")
@@ -37,6 +46,9 @@ class RandomPolicy:
     def __init__(self, seed: int, max_calls: int = 15) -> None:
         self.rng = random.Random(seed)
         self.max_calls = max_calls
+        self.knobs: dict[str, list[Any]] = {"keys": [], "flags": [], "certs": [], "queues": []}
+        """Names the get_config replies showed: (service, key, value), flags, (service, cert),
+        queues; the knob operations draw from them (a made-up name where none was seen)."""
 
     def play(self, call: ToolCaller, observation: Mapping[str, Any]) -> None:
         """Make random calls, then file a random report."""
@@ -58,6 +70,8 @@ class RandomPolicy:
             reply = call(tool, self._args(tool, services, files))
             if reply.done:
                 return
+            if tool == "get_config" and reply.ok:
+                self._remember(reply.data)
         call(
             "submit_report",
             {
@@ -97,8 +111,35 @@ class RandomPolicy:
             "restart_service": {"service": service},
             "scale_service": {"service": service, "replicas": rng.randint(1, 8)},
             "send_message": {"text": "random"},
+            "get_config": {"service": service},
+            "rollback_config": {"service": service},
+            "sync_clock": {"service": service},
+            "clean_disk": {"service": service},
+            "warm_cache": {"service": service},
         }
-        return table[tool]
+        if tool in table:
+            return table[tool]
+        seen = self.knobs
+        if tool == "set_config":
+            owner, key, value = rng.choice(seen["keys"] or [(service, "log_level", "INFO")])
+            return {"service": owner, "key": key, "value": value}
+        if tool == "set_feature_flag":
+            flag = rng.choice(seen["flags"] or ["new_feature"])
+            return {"flag": flag, "rollout_percent": rng.choice((0, 50, 100))}
+        if tool == "renew_certificate":
+            owner, cert = rng.choice(seen["certs"] or [(service, "ingress")])
+            return {"service": owner, "certificate": cert}
+        return {"queue": rng.choice(seen["queues"] or ["orders"])}  # skip_message
+
+    def _remember(self, data: Mapping[str, Any]) -> None:
+        service = str(data.get("service", ""))
+        config = data.get("config") or {}
+        # A value it already has, or another key's: blind, like the rest of this baseline.
+        values = list(config.values())
+        self.knobs["keys"] += [(service, k, self.rng.choice(values)) for k in config]
+        self.knobs["flags"] += [str(f["name"]) for f in data.get("flags", ())]
+        self.knobs["certs"] += [(service, str(c["name"])) for c in data.get("certificates", ())]
+        self.knobs["queues"] += [str(q["name"]) for q in data.get("queues", ())]
 
 
 __all__ = [
