@@ -361,6 +361,8 @@ class AgentConnection:
         self.last_sequence = 0
         """The sequence number of the last event received: resume from here after a drop."""
         self.observation: dict[str, Any] = {}
+        self.session: dict[str, Any] = {}
+        """The session as it was when this seat joined (turn policy, turn holder, seats)."""
 
     async def __aenter__(self) -> AgentConnection:
         await self.join()
@@ -548,6 +550,7 @@ class AgentConnection:
             self.agent_id, self.role = joined.agent_id, joined.role
             self.resume_token = joined.resume_token
             self.observation = to_dict(joined.observation)
+            self.session = to_dict(joined.session)
             if not link.joined.done():
                 link.joined.set_result(to_dict(joined))
         elif kind == "result":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -146,15 +147,76 @@ class SyncAgent:
         self._loop.run(self.conn.close())
 
 
+Filler = Callable[[], tuple[str, dict[str, Any]] | None]
+"""What a seat does with a turn it holds while it waits for a teammate: a look it will want
+anyway, or None to let the turn go by."""
+
+
 class WireCaller:
-    """A TeamCaller over the wire: refusals come back as replies, never as exceptions."""
+    """A TeamCaller over the wire: refusals come back as replies, never as exceptions.
+
+    It takes turns as the session's policy says. Under ROUND_ROBIN a call waits until the seat
+    holds the turn; under SIMULTANEOUS, until a round opens that the seat has not called in
+    yet; under FREE_FOR_ALL it goes at once. While a seat waits for a teammate's message
+    (`wait_message`) with a `filler`, it spends the turns it holds on the filler's looks
+    instead of stalling the round or letting the turn time out; a later call of the same look
+    gets the filler's reply back without a second call.
+    """
 
     def __init__(self, agent: SyncAgent) -> None:
         self.agent = agent
         self.calls = 0
+        self._turns_used = -1
+        """How many TurnGranted this seat had seen when it last called (ROUND_ROBIN)."""
+        self._round_used = 0
+        """The latest round this seat had seen open when it last called (SIMULTANEOUS)."""
+        self._looked: dict[str, ToolReply] = {}
+
+    @property
+    def turn_policy(self) -> str:
+        """FREE_FOR_ALL, ROUND_ROBIN or SIMULTANEOUS."""
+        return str(self.agent.conn.session.get("turn_policy", "")).removeprefix("TURN_POLICY_")
+
+    def _holds_turn(self) -> bool:
+        conn = self.agent.conn
+        turns = conn.inbox.turns
+        policy = self.turn_policy
+        if policy == "ROUND_ROBIN":
+            holder = turns[-1].get("agent_id") if turns else conn.session.get("turn_agent_id")
+            return holder == conn.agent_id and len(turns) > self._turns_used
+        if policy == "SIMULTANEOUS":
+            # A seat joins into an open round; later rounds are announced on its stream.
+            latest = max((int(t.get("round", 0)) for t in turns), default=1)
+            return latest > self._round_used
+        return True
+
+    def _over(self) -> bool:
+        conn = self.agent.conn
+        return conn.inbox.episode_end is not None or conn.lost is not None
+
+    def _await_turn(self, deadline: float) -> bool:
+        """Block until this seat may call; False if the episode ends or `deadline` passes."""
+        while True:
+            seen = self.agent.news
+            if self._holds_turn():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0 or self._over():
+                return False
+            self.agent.wait_news(seen, left)
 
     def __call__(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
-        """Apply one call as this seat's agent."""
+        """Apply one call as this seat's agent, in its turn."""
+        known = self._looked.pop(_look_key(tool, args), None)
+        if known is not None:
+            return known
+        return self._send(tool, args)
+
+    def _send(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
+        self._await_turn(time.monotonic() + TURN_WAIT_SECONDS)
+        conn = self.agent.conn
+        self._turns_used = len(conn.inbox.turns)
+        self._round_used = max((int(t.get("round", 0)) for t in conn.inbox.turns), default=1)
         self.calls += 1
         try:
             r = self.agent.call(tool, args)
@@ -167,9 +229,16 @@ class WireCaller:
         return ToolReply(r.ok, r.text, r.data, r.done, r.error_code or None)
 
     def wait_message(
-        self, predicate: Callable[[Mapping[str, Any]], bool], timeout: float
+        self,
+        predicate: Callable[[Mapping[str, Any]], bool],
+        timeout: float,
+        filler: Filler | None = None,
     ) -> Mapping[str, Any] | None:
-        """The first received teammate message matching `predicate`, waiting up to `timeout`."""
+        """The first received teammate message matching `predicate`, waiting up to `timeout`.
+
+        Under ROUND_ROBIN and SIMULTANEOUS, each turn the seat holds meanwhile goes to the
+        `filler`'s next look (remembered for the seat's own later call of it).
+        """
         deadline = time.monotonic() + timeout
         while True:
             seen = self.agent.news
@@ -177,15 +246,31 @@ class WireCaller:
                 if predicate(message):
                     return message
             left = deadline - time.monotonic()
-            conn = self.agent.conn
             # An ended episode or stream sends nothing more: waiting out the timeout would
             # only delay the end (a closed session's team would linger for a minute).
-            if left <= 0 or conn.inbox.episode_end is not None or conn.lost is not None:
+            if left <= 0 or self._over():
                 return None
+            if filler is not None and self.turn_policy != "FREE_FOR_ALL" and self._holds_turn():
+                look = filler()
+                if look is not None:
+                    tool, args = look
+                    reply = self._send(tool, args)
+                    if reply.ok:
+                        self._looked[_look_key(tool, args)] = reply
+                    continue
             self.agent.wait_news(seen, left)
 
 
+TURN_WAIT_SECONDS = 120.0
+"""How long a call waits for its seat's turn before it is sent anyway (and refused)."""
+
+
+def _look_key(tool: str, args: Mapping[str, Any]) -> str:
+    return tool + json.dumps(dict(args), sort_keys=True, default=str)
+
+
 __all__ = [
+    "Filler",
     "LoopThread",
     "SyncAgent",
     "SyncClient",

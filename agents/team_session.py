@@ -10,6 +10,10 @@ from metasre.agents.policies.team import ROLES, play_team
 from metasre.agents.sync import SyncClient, WireCaller
 
 REPORT_TOOL = "submit_report"
+TEAM_TURN_TIMEOUT = 1.0
+"""Seconds a ROUND_ROBIN turn or SIMULTANEOUS round waits for a seat with nothing to do: a role
+that waits for a teammate and has no look left lets its turn go by in a second, not the
+server's default 30."""
 
 Seat = tuple[str, str] | tuple[str, str, list[str]]
 
@@ -47,6 +51,7 @@ def play_team_session(
     """
     if tools is None:
         tools = [str(t["name"]) for t in client.list_tools()]
+    session_options.setdefault("turn_timeout_seconds", TEAM_TURN_TIMEOUT)
     session = client.create_session(
         scenario_id,
         seed=seed,
@@ -78,6 +83,7 @@ def play_seated_team(client: SyncClient, session_id: str, tokens: Mapping[str, s
 
 __all__ = [
     "REPORT_TOOL",
+    "TEAM_TURN_TIMEOUT",
     "Seat",
     "TeamRun",
     "play_seated_team",

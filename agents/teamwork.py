@@ -10,12 +10,18 @@ stored or exported trajectory gives the same figures as a live one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 LOOK_KIND = "investigate"
 """The `kind` ListTools gives the tools that only look (logs, metrics, files, git, tests)."""
+
+MITIGATED = re.compile(r"\bmitigated at t\+(?P<minutes>\d+(?:\.\d+)?)")
+"""How the grade's `sla` component states when the incident was mitigated: the grader's own
+figure, the same under every attribution and reward mode (shaping rewards are not: DIFFERENCE
+and SPARSE pay nothing per call)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +81,6 @@ def teamwork(
     looks = frozenset(look_tools)
     calls: list[Mapping[str, Any]] = []
     turns: list[tuple[int, Mapping[str, Any]]] = []  # (position among calls, turn)
-    cured_at_tick: int | None = None
     messages: list[Mapping[str, Any]] = []
     ended: Mapping[str, Any] | None = None
     for event in events:
@@ -86,13 +91,6 @@ def teamwork(
             turns.append((len(calls), event["turn"]))
         elif kind == "message":
             messages.append(event["message"])
-        elif kind == "reward":
-            parts = event["reward"].get("components", {})
-            tick = int(event["reward"].get("tick", 0))
-            if "fault_returned" in parts:
-                cured_at_tick = None
-            elif "fault_cured" in parts and cured_at_tick is None:
-                cured_at_tick = tick
         elif kind == "ended":
             ended = event["ended"]
     credit = {str(k): float(v) for k, v in (ended or {}).get("agent_rewards", {}).items()}
@@ -116,9 +114,10 @@ def teamwork(
             if key in first_look and first_look[key] != agent:
                 redundant += 1
             first_look.setdefault(key, agent)
-    clock_at = {int(c.get("tick", 0)): float(c.get("clock", 0.0)) for c in calls}
-    mitigated = clock_at.get(cured_at_tick) if cured_at_tick is not None else None
     grade = (ended or {}).get("grade", {})
+    sla = next((c for c in grade.get("components", ()) if c.get("name") == "sla"), {})
+    found = MITIGATED.search(str(sla.get("detail", "")))
+    mitigated = float(found.group("minutes")) if found else None
     return EpisodeTeamwork(
         seats=seat_ids,
         grade=float(grade.get("total", 0.0)),
@@ -157,4 +156,4 @@ def _idle_turns(
     return idle
 
 
-__all__ = ["LOOK_KIND", "EpisodeTeamwork", "teamwork"]
+__all__ = ["LOOK_KIND", "MITIGATED", "EpisodeTeamwork", "teamwork"]

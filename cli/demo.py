@@ -11,7 +11,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from metasre.agents.team_session import play_seated_team, team_seats
+from metasre.agents.team_session import TEAM_TURN_TIMEOUT, play_seated_team, team_seats
 from metasre.cli.connection import Connection
 from metasre.cli.errors import ExitCode, UsageError
 from metasre.cli.interrupt import Interrupt
@@ -122,7 +122,11 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
         info = offered[scenario]
         seats = team_seats([str(t["name"]) for t in await client.list_tools()])
         session = await client.create_session(
-            scenario, seed=args.seed, seats=seats, turn_policy=args.policy
+            scenario,
+            seed=args.seed,
+            seats=seats,
+            turn_policy=args.policy,
+            turn_timeout_seconds=TEAM_TURN_TIMEOUT,
         )
         loop = asyncio.get_running_loop()
         interrupted = asyncio.Event()
@@ -183,8 +187,7 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
     g = grade["grade"]
     if not ended:
         out.write(
-            f"\nThe team stopped before the episode ended (the scripted team is written for "
-            f"FREE_FOR_ALL; under {args.policy} it can stall): provisional grade "
+            f"\nThe team stopped before the episode ended: provisional grade "
             f"{g.get('total', 0.0):.3f}\n"
         )
         return ExitCode.FAILED

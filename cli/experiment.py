@@ -73,6 +73,9 @@ class ExperimentFile(_Strict):
     attributions: list[Attribution] = Field(["SHARED"], min_length=1)
     reward_modes: list[RewardMode] = Field(["DENSE"], min_length=1)
     parallel: int = Field(4, ge=1, le=256)
+    turn_timeout_seconds: float = Field(1.0, gt=0, le=600)
+    """How long a ROUND_ROBIN turn or SIMULTANEOUS round waits for a seat that does not call
+    (real seconds; the simulated clock does not move while it waits)."""
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -119,6 +122,7 @@ class Configuration:
     turn_policy: str
     attribution: str
     reward_mode: str
+    turn_timeout_seconds: float = 1.0
 
     @property
     def label(self) -> str:
@@ -130,10 +134,11 @@ class Configuration:
         from metasre.agents.policies import ExpertPolicy, RandomPolicy
         from metasre.agents.rollout import solo_player
 
-        options = {
+        options: dict[str, Any] = {
             "turn_policy": self.turn_policy,
             "attribution": self.attribution,
             "reward_mode": self.reward_mode,
+            "turn_timeout_seconds": self.turn_timeout_seconds,
         }
         if self.team.agents == "team":
             return team_player(**options)
@@ -145,7 +150,7 @@ class Configuration:
 def configurations(spec: ExperimentFile) -> list[Configuration]:
     """Every cell of the grid, teams outermost."""
     return [
-        Configuration(t, p, a, r)
+        Configuration(t, p, a, r, spec.turn_timeout_seconds)
         for t, p, a, r in itertools.product(
             spec.teams, spec.turn_policies, spec.attributions, spec.reward_modes
         )

@@ -1,10 +1,14 @@
 """The scripted team: a commander, an investigator and a fixer who cooperate through messages.
 
-The commander triages (alerts, dependency graph) and tells the investigator where to look; the
-investigator follows the logs to the root cause and sends its diagnosis to the fixer and the
-commander; the fixer applies the remedy for that kind of failure, proves it, and says so; the
-commander then files the report. Each role holds its own seat and runs on its own thread, so
-under FREE_FOR_ALL their calls interleave as they would for three people.
+The commander triages from the page (alerts, the dashboard's health and dependencies) and hands
+the investigation over at once; the investigator follows the logs to the root cause and sends its
+diagnosis to the fixer and the commander; the fixer applies the remedy for that kind of failure,
+proves it, and says so; meanwhile the commander watches the diagnosed service's errors, then
+files the report. Each role holds its own seat and runs on its own thread. Under FREE_FOR_ALL
+their calls interleave as they would for three people; under ROUND_ROBIN and SIMULTANEOUS each
+call waits for its seat's turn, and a role waiting for a teammate spends its turns on the looks
+it will need anyway (the investigator reads the paged services' logs, the fixer describes them)
+instead of stalling the round.
 """
 
 from __future__ import annotations
@@ -22,14 +26,34 @@ WAIT_SECONDS = 60.0
 """How long a role waits for a teammate's message before giving up."""
 
 
+Look = tuple[str, dict[str, Any]]
+
+
 class TeamCaller(ToolCaller, Protocol):
     """A ToolCaller that can also wait for teammates' messages."""
 
     def wait_message(
-        self, predicate: Callable[[Mapping[str, Any]], bool], timeout: float
+        self,
+        predicate: Callable[[Mapping[str, Any]], bool],
+        timeout: float,
+        filler: Callable[[], Look | None] | None = None,
     ) -> Mapping[str, Any] | None:
-        """The first teammate message matching `predicate`, or None after `timeout` seconds."""
+        """The first teammate message matching `predicate`, or None after `timeout` seconds.
+
+        Turns the seat holds meanwhile (ROUND_ROBIN, SIMULTANEOUS) go to `filler`'s looks.
+        """
         ...
+
+
+def looks(items: list[Look]) -> Callable[[], Look | None]:
+    """A filler that takes `items` in order, then nothing."""
+    queue = list(items)
+    return lambda: queue.pop(0) if queue else None
+
+
+def _paged(observation: Mapping[str, Any]) -> list[str]:
+    """The services the pager names, in the order it names them."""
+    return list(dict.fromkeys(str(a["service"]) for a in observation.get("alerts", ())))
 
 
 def _say(call: ToolCaller, kind: str, body: Mapping[str, Any], to: list[str], note: str) -> None:
@@ -37,13 +61,15 @@ def _say(call: ToolCaller, kind: str, body: Mapping[str, Any], to: list[str], no
     call("send_message", {"text": f"{note}\n{kind} {json.dumps(body, sort_keys=True)}", "to": to})
 
 
-def _expect(call: TeamCaller, kind: str) -> dict[str, Any] | None:
+def _expect(
+    call: TeamCaller, kind: str, filler: Callable[[], Look | None] | None = None
+) -> dict[str, Any] | None:
     def matches(message: Mapping[str, Any]) -> bool:
         return any(
             line.startswith(f"{kind} ") for line in str(message.get("text", "")).splitlines()
         )
 
-    message = call.wait_message(matches, WAIT_SECONDS)
+    message = call.wait_message(matches, WAIT_SECONDS, filler)
     if message is None:
         return None
     for line in str(message["text"]).splitlines():
@@ -53,10 +79,32 @@ def _expect(call: TeamCaller, kind: str) -> dict[str, Any] | None:
     return None
 
 
+def _latest(call: TeamCaller, kind: str) -> dict[str, Any] | None:
+    """The body of the newest message of `kind` this seat received, without waiting."""
+    found = call.wait_message(
+        lambda m: any(line.startswith(f"{kind} ") for line in str(m.get("text", "")).splitlines()),
+        0.0,
+    )
+    if found is None:
+        return None
+    for line in str(found["text"]).splitlines():
+        if line.startswith(f"{kind} "):
+            body: dict[str, Any] = json.loads(line[len(kind) + 1 :])
+            return body
+    return None
+
+
 def commander(call: TeamCaller, observation: Mapping[str, Any], ids: Mapping[str, str]) -> None:
     """Triage, hand the investigation over, wait for the fix, file the report."""
-    graph = [r for r in call("check_dependencies", {}).data.get("services", ())]
-    alerts = [a for a in call("get_alerts", {}).data.get("alerts", ())]
+    # The page already shows the dashboard (health, dependencies) and the alerts: hand the
+    # investigation over at once, so that nobody waits on the commander's own reads.
+    graph = [
+        {"service": r["name"], "health": r["health"], "depends_on": list(r["depends_on"])}
+        for r in observation.get("services", ())
+    ] or list(call("check_dependencies", {}).data.get("services", ()))
+    alerts = list(observation.get("alerts", ())) or list(
+        call("get_alerts", {}).data.get("alerts", ())
+    )
     _say(
         call,
         "TRIAGE",
@@ -68,7 +116,15 @@ def commander(call: TeamCaller, observation: Mapping[str, Any], ids: Mapping[str
         [ids["investigator"]],
         f"Paged: {len(alerts)} alerts firing. Investigator, find the cause.",
     )
-    fixed = _expect(call, "FIXED")
+
+    # While the fixer works, watch the diagnosed service's errors (once a diagnosis is in).
+    def watch() -> Look | None:
+        found = _latest(call, "DIAGNOSIS")
+        if not found or not found.get("service"):
+            return None
+        return ("query_metrics", {"service": found["service"], "metric": "error_rate"})
+
+    fixed = _expect(call, "FIXED", watch)
     if fixed is None:
         return
     ExpertPolicy.report(call, Diagnosis(**fixed))
@@ -76,7 +132,18 @@ def commander(call: TeamCaller, observation: Mapping[str, Any], ids: Mapping[str
 
 def investigator(call: TeamCaller, observation: Mapping[str, Any], ids: Mapping[str, str]) -> None:
     """Follow the evidence from the commander's triage to a diagnosis, and share it."""
-    triage = _expect(call, "TRIAGE")
+    # Before the triage arrives, read the logs of the services the pager names: the first
+    # places the diagnosis will look (the same calls, so it does not read them twice).
+    triage = _expect(
+        call,
+        "TRIAGE",
+        looks(
+            [
+                ("read_logs", {"service": s, "level": "WARN", "lines": 80})
+                for s in _paged(observation)
+            ]
+        ),
+    )
     if triage is None:
         return
     health = {r["service"]: r["health"] for r in triage["graph"]}
@@ -102,7 +169,13 @@ def investigator(call: TeamCaller, observation: Mapping[str, Any], ids: Mapping[
 
 def fixer(call: TeamCaller, observation: Mapping[str, Any], ids: Mapping[str, str]) -> None:
     """Apply the remedy the diagnosis calls for, verify it, and report back."""
-    diagnosis = _expect(call, "DIAGNOSIS")
+    # Before the diagnosis arrives, learn the paged services (their releases, migrations,
+    # replicas): the remedy starts from describe_service on the root.
+    diagnosis = _expect(
+        call,
+        "DIAGNOSIS",
+        looks([("describe_service", {"service": s}) for s in _paged(observation)]),
+    )
     if not diagnosis:
         return
     d = Diagnosis(**diagnosis)

@@ -1,6 +1,7 @@
 """The scripted team over the wire: three seats, real messages, the expert's grade."""
 
 import asyncio
+import json
 
 import pytest
 
@@ -51,3 +52,43 @@ async def test_only_the_commander_may_file_the_report(server):
             return "OK"
 
     assert await asyncio.to_thread(refused_report) == "FAILED_PRECONDITION"
+
+
+def play_under(address: str, scenario: str, seed: int, policy: str) -> tuple[dict, list]:
+    with SyncClient(address) as client:
+        run = play_team_session(client, scenario, seed, turn_policy=policy)
+        return client.get_grade(run.session_id), client.get_trajectory(run.session_id)
+
+
+@pytest.mark.parametrize("policy", ["ROUND_ROBIN", "SIMULTANEOUS"])
+@pytest.mark.parametrize(
+    "scenario", ["ad-ranking-crash", "payment-bad-deploy", "migration-cascade"]
+)
+async def test_the_team_takes_turns_and_waiting_roles_read_instead_of_stalling(
+    server, scenario, policy
+):
+    grade, log = await asyncio.to_thread(play_under, server.address, scenario, 1, policy)
+    assert grade["grade"]["total"] >= 0.9, grade
+    calls = [e["applied"] for e in log if "applied" in e]
+    # The first turn of each seat is used: the investigator and the fixer, who wait for a
+    # teammate, read the paged services meanwhile instead of letting the turn time out.
+    first = {}
+    for c in calls:
+        first.setdefault(c["agent_id"], c["tool"])
+    assert first == {
+        "commander": "send_message",
+        "investigator": "read_logs",
+        "fixer": "describe_service",
+    }
+    if policy == "SIMULTANEOUS":
+        round_one = calls[:3]
+        assert {c["agent_id"] for c in round_one} == {"commander", "investigator", "fixer"}
+        # a round costs its longest call, not the sum
+        assert round_one[-1]["clock"] == max(c["minutes"] for c in round_one)
+    # what a seat read while waiting is not read again by the same seat
+    looks = [
+        (c["agent_id"], c["tool"], json.dumps(c["args"], sort_keys=True))
+        for c in calls
+        if c["tool"] in ("read_logs", "describe_service")
+    ]
+    assert len(looks) == len(set(looks))

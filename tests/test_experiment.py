@@ -1,0 +1,136 @@
+"""`metasre experiment`: a grid file run for real (a subprocess, a server in process), its
+figures, and its refusals of bad files."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GRID = """
+name = "smoke"
+families = ["ad-ranking-crash"]
+seeds = "0-1"
+turn_policies = ["FREE_FOR_ALL", "SIMULTANEOUS"]
+attributions = ["SHARED", "DIFFERENCE"]
+parallel = 4
+turn_timeout_seconds = 0.5
+
+[[teams]]
+name = "solo"
+agents = "expert"
+
+[[teams]]
+name = "team"
+agents = "team"
+"""
+
+
+def metasre(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "metasre.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_a_grid_runs_and_compares_its_configurations(tmp_path: Path) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID)
+    out_file = tmp_path / "results.json"
+    out = metasre("experiment", str(grid), "--out", str(out_file), "--no-store", "--no-progress")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    results = json.loads(out_file.read_text())
+    cells = {(c["team"], c["turn_policy"], c["attribution"]): c for c in results["configurations"]}
+    assert len(cells) == 8 and all(c["episodes"] == 2 and not c["failed"] for c in cells.values())
+    for (team, policy, attribution), c in cells.items():
+        f = c["figures"]
+        # every figure is a mean over instances with an interval around it
+        for name in ("grade", "resolved", "sla_met", "steps", "mitigation_minutes"):
+            e = f[name]
+            assert e is not None and e["seeds"] == 2, (team, policy, attribution, name)
+            assert e["low"] <= e["mean"] <= e["high"]
+        assert f["grade"]["mean"] >= 0.9 and f["resolved"]["mean"] == 1.0
+        # mitigation is read from the grade, so it exists under every attribution
+        assert 0 < f["mitigation_minutes"]["mean"] <= 30 and f["sla_met"]["mean"] == 1.0
+        if team == "solo":
+            assert f["messages_sent"]["mean"] == 0 and set(c["credit"]) == {"expert"}
+        else:
+            # the three roles hand over in messages, each received by its addressees
+            assert f["messages_sent"]["mean"] >= 3 and f["messages_received"]["mean"] >= 4
+            assert set(c["credit"]) == {"commander", "investigator", "fixer"}
+        if policy == "FREE_FOR_ALL":
+            assert f["idle_turns"]["mean"] == 0
+        rows = c["episodes_detail"]
+        assert {r["seed"] for r in rows} == {0, 1} and all(r["ended"] for r in rows)
+    # DIFFERENCE credits seats by what each changed; SHARED gives each the same
+    shared = cells[("team", "FREE_FOR_ALL", "SHARED")]["credit"]
+    assert len({round(v["mean"], 6) for v in shared.values()}) == 1
+    difference = cells[("team", "FREE_FOR_ALL", "DIFFERENCE")]["credit"]
+    assert len({round(v["mean"], 6) for v in difference.values()}) > 1
+    # the table on stdout names every configuration
+    for team, policy, attribution in cells:
+        assert f"{team} | {policy} | {attribution}" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (
+            'name = "x"\nfamilies = []\nseeds = "0"\n[[teams]]\nname = "a"\nagents = "expert"\n',
+            "families",
+        ),
+        (
+            'name = "x"\nfamilies = ["ad-ranking-crash"]\nseeds = "9-1"\n[[teams]]\nname = "a"\n'
+            'agents = "expert"\n',
+            "seeds",
+        ),
+        (
+            'name = "x"\nfamilies = ["ad-ranking-crash"]\nseeds = "0"\n[[teams]]\nname = "a"\n'
+            'agents = "robot"\n',
+            "teams.0.agents",
+        ),
+        (
+            'name = "x"\nfamilies = ["ad-ranking-crash"]\nseeds = "0"\nturn_policies = ["RR"]\n'
+            '[[teams]]\nname = "a"\nagents = "expert"\n',
+            "turn_policies",
+        ),
+        (
+            'name = "x"\nfamilies = ["ad-ranking-crash"]\nseeds = "0"\ncolour = "red"\n'
+            '[[teams]]\nname = "a"\nagents = "expert"\n',
+            "colour",
+        ),
+        (
+            'name = "x"\nfamilies = ["no-such-family"]\nseeds = "0"\n[[teams]]\nname = "a"\n'
+            'agents = "expert"\n',
+            "no-such-family",
+        ),
+        ("name = \n", "not valid TOML"),
+    ],
+)
+def test_a_bad_file_is_one_clear_line_and_exit_2(tmp_path: Path, text: str, says: str) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(text)
+    out = metasre("experiment", str(grid), "--no-store", "--no-progress", timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert says in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_missing_file_or_output_folder_is_named(tmp_path: Path) -> None:
+    out = metasre("experiment", str(tmp_path / "nope.toml"), "--no-store", timeout=60)
+    assert out.returncode == 2 and "nope.toml" in out.stderr and "Traceback" not in out.stderr
+    grid = tmp_path / "grid.toml"
+    grid.write_text(GRID)
+    out = metasre(
+        "experiment",
+        str(grid),
+        "--out",
+        str(tmp_path / "no" / "r.json"),
+        "--no-store",
+        timeout=60,
+    )
+    assert out.returncode == 7 and "does not exist" in out.stderr
