@@ -541,8 +541,8 @@ def tool_pb(tool: Tool) -> common_pb2.ToolSpec:
 
 
 def scenario_pb(entry: ScenarioEntry) -> common_pb2.ScenarioSummary:
-    """A ScenarioSummary message (the scenario rendered with seed 0)."""
-    spec = entry.instance(0).spec
+    """A ScenarioSummary message (the family's spec for seed 0, without its code tree)."""
+    spec = entry.spec(0)
     return common_pb2.ScenarioSummary(
         id=entry.id,
         title=spec.title,
