@@ -245,8 +245,8 @@ SITES = [
     ("redis-cache", "surge", dict(factor=2.4, source="session keys of the mobile app v5"
                                   " relaunch")),
     ("checkout-service", "surge", dict(factor=2.6, source="the Black Friday preview sale")),
-    ("auth-service", "surge", dict(factor=2.2, source="a credential-stuffing wave against"
-                                   " POST /v1/auth/login")),
+    ("auth-service", "surge", dict(factor=2.2, source="the TV campaign's sign-up and login"
+                                   " spike")),
     ("inventory-service", "boot", dict(what="loads the whole warehouse slotting map",
                                        peak="657Mi", good="v1.5.1", bad="v1.5.2",
                                        author="sara@commerce-team")),
