@@ -19,7 +19,6 @@ from metasre.simulator.errors import OperationError
 from metasre.simulator.scenarios.spec import (
     ConfigValue,
     KnobCondition,
-    KnobRef,
     ScenarioSpec,
     same_config_type,
 )
@@ -213,9 +212,8 @@ class Knobs:
         The spec proved the knob exists (ScenarioSpec); a value that compares with nothing (a
         string against `above`) does not hold.
         """
-        ref = condition.ref
         predicate, wanted = condition.predicate
-        value = self._value(service, ref, predicate, minute)
+        value = self.value(service, condition, minute)
         if predicate == "bad":
             return any(_equal(value, v) for v in wanted)
         if predicate == "good":
@@ -227,8 +225,9 @@ class Knobs:
         bound = float(wanted)
         return value > bound if predicate == "above" else value < bound
 
-    def _value(self, service: str, ref: KnobRef, predicate: str, minute: float) -> ConfigValue:
-        """The value a condition on `ref` compares (see KnobCondition)."""
+    def value(self, service: str, condition: KnobCondition, minute: float) -> ConfigValue:
+        """The value `condition` compares on a knob of `service` at `minute` (KnobCondition)."""
+        ref, predicate = condition.ref, condition.predicate[0]
         svc = self.services[service]
         if ref.kind == "config":
             return svc.config[ref.name]

@@ -628,6 +628,30 @@ class ScenarioSpec(_Strict):
             problem = self._unknown_knob(service, cond.ref)
             if problem:
                 problems.append(f"{where}: {problem}")
+        if not problems:
+            problems += self._knob_faults_hold()
+        return problems
+
+    def _knob_faults_hold(self) -> list[str]:
+        """Problems with `knob` faults whose condition does not hold at the page.
+
+        A fault starts active; one whose condition did not hold would be 'cured' by the first
+        call, whatever it was.
+        """
+        # Imported here: the knobs read their declarations from this module.
+        from metasre.simulator.knobs import Knobs
+
+        knobs = Knobs(self, lambda *event: None)
+        problems = []
+        for f in self.faults:
+            if f.kind == "knob" and not knobs.holds(f.service, f.condition, 0.0):
+                predicate, value = f.condition.predicate
+                wanted = list(value) if isinstance(value, tuple) else value
+                problems.append(
+                    f"fault on {f.service}: {f.condition.knob} does not hold {predicate} = "
+                    f"{wanted!r} at the page (now {knobs.value(f.service, f.condition, 0.0)!r});"
+                    " check the pushes, their order and minutes_ago"
+                )
         return problems
 
     def _unknown_knob(self, service: str, ref: KnobRef) -> str | None:

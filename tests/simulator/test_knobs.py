@@ -493,3 +493,15 @@ def test_a_knob_ok_check_needs_its_knob_and_only_it_has_one():
         StateCheck(name="x", kind="knob_ok", service="s")
     with pytest.raises(ValidationError, match="goes with kind 'knob_ok'"):
         StateCheck(name="x", kind="healthy", service="s", knob="cache", cold=True)
+
+
+def test_a_knob_fault_must_hold_at_the_page(tmp_path):
+    with pytest.raises(Exception, match="does not hold bad = \\[5\\] at the page \\(now 10\\)"):
+        knob_episode(
+            tmp_path,
+            fault={"knob": "config:http.timeout_ms", "bad": [5]},
+            truth=CASES["bad_config"]["truth"],
+            state_checks=[{"name": "x", "kind": "healthy", "service": "checkout"}],
+            logs=["x"],
+            push_value=10,
+        )
