@@ -1,0 +1,68 @@
+"""The edge platform's knob families (clock-skew, feature-flag-rollout, tls-cert-expiry) are
+their data, and each structure's evidence leads from the page to the knob that is off.
+
+Their tables are written by each family's `_generate.py`; a table edited by hand, or a
+generator changed without re-running it, fails here. Then, structure by structure (the first
+cycle of the main axis meets each once): the service that pages depends on the root (or is it),
+the root's own knob is the only one off, and the plausible wrong knob resolves nothing.
+"""
+
+import importlib
+
+import pytest
+
+from metasre.simulator import Episode, resolve
+
+FAMILIES = {
+    "clock_skew": "meta-sre/clock-skew-v1",
+}
+
+
+def _generator(folder):
+    return importlib.import_module(f"metasre.simulator.scenarios.{folder}._generate")
+
+
+def _first_cycle(scenario_id):
+    entry = resolve(scenario_id)
+    n = len(_generator(entry.folder.name).tables())
+    return [(seed, entry.instance(seed)) for seed in range(n)]
+
+
+@pytest.mark.parametrize("folder", sorted(FAMILIES))
+def test_scenario_toml_is_its_head_and_generated_tables(folder):
+    gen = _generator(folder)
+    path = gen.HERE / "scenario.toml"
+    assert path.read_text(encoding="utf-8") == gen.text(), (
+        f"regenerate: python simulator/scenarios/{folder}/_generate.py"
+    )
+
+
+@pytest.mark.parametrize("folder", sorted(FAMILIES))
+def test_every_structure_has_its_own_root_and_knob(folder):
+    keys = {
+        (t["service"], t.get("flag") or t.get("cert") or "clock")
+        for t in _generator(folder).tables()
+    }
+    assert len(keys) == len(_generator(folder).tables()) >= 24
+
+
+def test_clock_skew_only_the_root_drifts_and_its_observer_calls_it():
+    for seed, inst in _first_cycle(FAMILIES["clock_skew"]):
+        spec, fault = inst.spec, inst.values["fault"]
+        root = spec.ground_truth.service
+        off = {s.name: s.clock_offset_seconds for s in spec.services if s.clock_offset_seconds}
+        assert off == {root: fault["offset"]}, seed
+        # Beyond the 300 s signature window ahead, beyond the 900 s token lifetime behind.
+        assert fault["offset"] > 300 or fault["offset"] < -900, seed
+        assert root in spec.service(fault["observer"]).depends_on, seed
+        assert root != fault["observer"] and fault["bystander"] not in (root, fault["observer"])
+
+
+def test_clock_skew_syncing_the_service_that_logs_the_errors_resolves_nothing():
+    for seed in range(3):
+        ep = Episode.make(FAMILIES["clock_skew"], seed)
+        observer = ep.instance.values["fault"]["observer"]
+        ep.apply("sre", "sync_clock", {"service": observer})
+        assert not ep.grade().resolved, seed
+        ep.apply("sre", "sync_clock", {"service": ep.instance.spec.ground_truth.service})
+        assert ep.grade().fail_to_pass and all(ep.grade().fail_to_pass.values()), seed
