@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from metasre.agents.policies.evidence import categorise
 from metasre.simulator import Episode
 from metasre.simulator.scenarios.registry import resolve
 
@@ -37,3 +38,16 @@ def test_one_replica_short_of_the_need_does_not_resolve():
         enough = Episode.make(FAMILY, seed)
         enough.apply("a", "scale_service", {"service": service, "replicas": need})
         assert enough.grade().resolved
+
+
+def test_the_saturated_service_s_own_lines_read_as_capacity():
+    """No source's wording trips another category's cue (a 'sequential scan' reads as a slow
+    query): the expert, and a reader, must see a saturated service."""
+    entry = resolve(FAMILY)
+    for seed in range(63):
+        spec = entry.spec(seed)
+        root = spec.ground_truth.service
+        lines = [
+            ln for f in spec.faults for log in f.logs if log.service == root for ln in log.lines
+        ]
+        assert categorise(lines)[0] == "capacity", (seed, lines)

@@ -321,7 +321,7 @@ SOURCES = [
             "postgres-db",
             "batch",
             2.3,
-            "analytics-weekly-cohorts running 40 parallel sequential scans on the read replicas",
+            "analytics-weekly-cohorts running 40 parallel cohort queries over two years of payments on the read replicas",
             "cron: analytics-weekly-cohorts started 15 min ago (40 workers)",
             "the weekly analytics cohort job on the read replicas",
         ),
