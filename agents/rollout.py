@@ -4,7 +4,7 @@ Sync policies play on worker threads; every worker's calls go through one `SyncC
 event-loop thread, one channel), so a rollout costs one connection however wide it runs:
 
     with SyncClient("127.0.0.1:50051") as client:
-        plan = plan_episodes(["meta-sre/payment-bad-deploy-v1"], seeds=range(10), episodes=20)
+        plan = plan_episodes(["meta-sre/payment-bad-deploy-v2"], seeds=range(10), episodes=20)
         report = run_rollout(client, solo_player(lambda seed: ExpertPolicy()), plan, parallel=8)
     print(report.summaries[0].success_rate)
 """

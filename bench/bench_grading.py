@@ -33,8 +33,8 @@ BASELINE = "d03eaf9"
 """The last commit before hermetic grading."""
 PACKAGES = {"simulator": "simulator", "agents": "agents", "cli": "cli", "service": "service"}
 CODE_SCENARIOS = (
-    "meta-sre/ad-ranking-crash-v1",
-    "meta-sre/timestamp-corruption-v1",
+    "meta-sre/ad-ranking-crash-v2",
+    "meta-sre/timestamp-corruption-v2",
     "meta-sre/db-connection-leak-v1",
     "meta-sre/pii-exposure-v1",
 )
@@ -57,7 +57,7 @@ def resolve_find(ep, step):
     return args
 
 def unit(i):
-    ep = Episode.make("meta-sre/ad-ranking-crash-v1", 0)
+    ep = Episode.make("meta-sre/ad-ranking-crash-v2", 0)
     ep.apply("b", "edit_lines", {"path": "capi_pipeline/__init__.py", "action": "insert",
                                   "start_line": 1, "content": f"# bench {i}"})
     start = time.perf_counter()

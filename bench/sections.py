@@ -12,7 +12,7 @@ from bench.common import Row, ServerProcess, echo_connection, median, pct
 from metasre.agents.client import AgentConnection, MetasreClient
 from metasre.agents.errors import ClientError
 
-CHEAP_SCENARIO = "meta-sre/migration-cascade-v1"  # 40 steps: 13 calls per agent of 3
+CHEAP_SCENARIO = "meta-sre/migration-cascade-v2"  # 40 steps: 13 calls per agent of 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,8 +358,8 @@ async def reset(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
 # -- 3. test runs ---------------------------------------------------------------------------------
 
 SUITE_SCENARIOS = {
-    "unit": "meta-sre/ad-ranking-crash-v1",
-    "integration": "meta-sre/checkout-crash-loop-v1",
+    "unit": "meta-sre/ad-ranking-crash-v2",
+    "integration": "meta-sre/checkout-crash-loop-v2",
     "load": "meta-sre/db-connection-leak-v1",
     "security": "meta-sre/pii-exposure-v1",
 }

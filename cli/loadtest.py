@@ -48,10 +48,10 @@ from metasre.cli.interrupt import Interrupt
 from metasre.cli.pressure import rss_mb
 
 SCENARIOS = (
-    "meta-sre/payment-bad-deploy-v1",
-    "meta-sre/ad-ranking-crash-v1",
-    "meta-sre/user-service-oom-v1",
-    "meta-sre/migration-cascade-v1",
+    "meta-sre/payment-bad-deploy-v2",
+    "meta-sre/ad-ranking-crash-v2",
+    "meta-sre/user-service-oom-v2",
+    "meta-sre/migration-cascade-v2",
 )
 EXPECTED = {"INVALID_ARGUMENTS", "UNKNOWN_TOOL", "TOKEN_INVALID", "EPISODE_OVER"}
 """Reasons of the refusals the bad requests ask for."""

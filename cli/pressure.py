@@ -33,7 +33,7 @@ from metasre.cli.connection import Connection
 from metasre.cli.interrupt import Interrupt
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
-SCENARIO = "meta-sre/payment-bad-deploy-v1"
+SCENARIO = "meta-sre/payment-bad-deploy-v2"
 
 
 def rss_mb(pid: int) -> float:

@@ -7,7 +7,7 @@
 // - a code bug: the logs show a Python traceback: git_blame the innermost frame's line,
 //   git_show that commit, revert its hunks with edit_lines, run_tests, submit_report.
 //
-//   node agents/node/agent.js --target 127.0.0.1:50051 --scenario meta-sre/ad-ranking-crash-v1 \
+//   node agents/node/agent.js --target 127.0.0.1:50051 --scenario meta-sre/ad-ranking-crash-v2 \
 //     --seed 7 [--min-grade 0.9] [--admin-token T]
 //   METASRE_JOIN_TOKEN=T node agents/node/agent.js --target ... --session ID \
 //     [--wait-teammate-calls N]

@@ -173,7 +173,7 @@ def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> S
     if not request.scenario_id:
         raise InvalidRequestError(
             "scenario_id is empty; ListScenarios shows the ids",
-            (("scenario_id", "a scenario id, e.g. meta-sre/payment-bad-deploy-v1"),),
+            (("scenario_id", "a scenario id, e.g. meta-sre/payment-bad-deploy-v2"),),
         )
     policy = _POLICY.get(request.turn_policy)
     if policy is None:

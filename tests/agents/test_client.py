@@ -9,7 +9,7 @@ from metasre.agents.policies import ExpertPolicy
 from metasre.agents.sync import SyncClient, WireCaller
 from metasre.simulator import scenario_ids
 
-PAY = "meta-sre/payment-bad-deploy-v1"
+PAY = "meta-sre/payment-bad-deploy-v2"
 
 
 async def test_a_session_round_trip_with_pushed_events(server):

@@ -25,7 +25,7 @@ from metasre.agents.llm import (
 from metasre.agents.policies import ToolReply
 from metasre.agents.sync import SyncClient, WireCaller
 
-PAY = "meta-sre/payment-bad-deploy-v1"
+PAY = "meta-sre/payment-bad-deploy-v2"
 Script = Callable[[dict[str, Any]], dict[str, Any]]
 
 

@@ -23,7 +23,7 @@ from metasre.v1 import (
     watch_pb2_grpc,
 )
 
-PAY = "meta-sre/payment-bad-deploy-v1"
+PAY = "meta-sre/payment-bad-deploy-v2"
 
 
 def json_dict(message: Any) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from metasre.agents.retry import RetryPolicy
 from metasre.cli.child_server import start_serve
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
 
-PAY = "meta-sre/payment-bad-deploy-v1"
+PAY = "meta-sre/payment-bad-deploy-v2"
 TIMEOUT = 60.0
 FAST = RetryPolicy(initial_backoff=0.01, max_backoff=0.05, handover_timeout=TIMEOUT)
 

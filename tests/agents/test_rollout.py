@@ -68,7 +68,7 @@ def test_the_table_names_every_scenario_and_the_total(capsys):
 
 
 async def test_the_random_baseline_over_the_wire_is_graded_and_fails(server):
-    plan = plan_episodes(["meta-sre/payment-bad-deploy-v1", "meta-sre/ad-ranking-crash-v1"], [0, 1])
+    plan = plan_episodes(["meta-sre/payment-bad-deploy-v2", "meta-sre/ad-ranking-crash-v2"], [0, 1])
 
     def run() -> RolloutReport:
         with SyncClient(server.address) as client:
@@ -79,8 +79,8 @@ async def test_the_random_baseline_over_the_wire_is_graded_and_fails(server):
     assert all(r.graded for r in report.results), [r.error for r in report.results]
     assert report.total.success_rate == 0.0 and report.total.grade_mean < 0.5
     assert [s.scenario_id for s in report.summaries] == [
-        "meta-sre/payment-bad-deploy-v1",
-        "meta-sre/ad-ranking-crash-v1",
+        "meta-sre/payment-bad-deploy-v2",
+        "meta-sre/ad-ranking-crash-v2",
         "TOTAL",
     ]
 
@@ -107,7 +107,7 @@ def test_plans_cover_every_scenario_before_repeating_a_seed():
 
 
 def test_scenarios_resolve_by_id_name_or_all():
-    offered = ["meta-sre/payment-bad-deploy-v1", "meta-sre/ad-ranking-crash-v1"]
+    offered = ["meta-sre/payment-bad-deploy-v2", "meta-sre/ad-ranking-crash-v2"]
     assert resolve_scenarios(None, offered) == offered
     assert resolve_scenarios(["all"], offered) == offered
     assert resolve_scenarios(["ad-ranking-crash", offered[0]], offered) == offered[::-1]
@@ -126,7 +126,7 @@ def test_the_command_refuses_bad_input_with_exit_code_2():
 async def test_the_team_rolls_out_with_three_seats_per_episode(server):
     from metasre.cli.rollout import team_player
 
-    plan = plan_episodes(["meta-sre/payment-bad-deploy-v1", "meta-sre/user-service-oom-v1"], [3])
+    plan = plan_episodes(["meta-sre/payment-bad-deploy-v2", "meta-sre/user-service-oom-v2"], [3])
 
     def run() -> RolloutReport:
         with SyncClient(server.address) as client:

@@ -22,7 +22,7 @@ import pytest
 from metasre.agents import ClientError, ConnectionLostError, MetasreClient
 from metasre.cli.child_server import start_serve
 
-PAY = "meta-sre/payment-bad-deploy-v1"
+PAY = "meta-sre/payment-bad-deploy-v2"
 TIMEOUT = 60.0
 FAST_RECONNECT = (
     ("grpc.initial_reconnect_backoff_ms", 100),

@@ -10,7 +10,7 @@ from metasre.agents.sync import SyncClient
 from metasre.agents.team_session import play_team_session, team_seats
 from metasre.simulator import scenario_ids
 
-PAY = "meta-sre/payment-bad-deploy-v1"
+PAY = "meta-sre/payment-bad-deploy-v2"
 
 
 def play(address: str, scenario: str, seed: int) -> tuple[dict, list]:

@@ -10,8 +10,8 @@ from metasre.simulator import resolve
 
 from .conftest import NodeAgent, NodeRun, expert_grade, run_node
 
-AD = "meta-sre/ad-ranking-crash-v1"
-PAY = "meta-sre/payment-bad-deploy-v1"
+AD = "meta-sre/ad-ranking-crash-v2"
+PAY = "meta-sre/payment-bad-deploy-v2"
 
 
 @pytest.mark.parametrize(

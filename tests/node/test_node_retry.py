@@ -203,7 +203,7 @@ async def test_a_killed_server_is_a_lost_stream(node, tmp_path: Path):
             control = control_pb2_grpc.ControlServiceStub(channel)
             created = await control.CreateSession(
                 control_pb2.CreateSessionRequest(
-                    scenario_id="meta-sre/payment-bad-deploy-v1",
+                    scenario_id="meta-sre/payment-bad-deploy-v2",
                     seats=[common_pb2.SeatConfig(agent_id="a")],
                 )
             )

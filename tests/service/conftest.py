@@ -18,8 +18,8 @@ from metasre.service.server import MetasreServer, prepare_sandbox
 from metasre.simulator import resolve
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
-PAY = "meta-sre/payment-bad-deploy-v1"
-AD = "meta-sre/ad-ranking-crash-v1"
+PAY = "meta-sre/payment-bad-deploy-v2"
+AD = "meta-sre/ad-ranking-crash-v2"
 TIMEOUT = 20.0
 """Upper bound on any single wait in these tests; a hang fails instead of blocking CI."""
 

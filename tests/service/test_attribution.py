@@ -158,7 +158,7 @@ async def test_breaking_and_fixing_earns_no_seat_anything_over_the_wire(server) 
     from metasre.agents import MetasreClient
     from metasre.simulator import resolve
 
-    oom = "meta-sre/user-service-oom-v1"
+    oom = "meta-sre/user-service-oom-v2"
     spec = resolve(oom).instance(0).spec
     need = next(c.replicas for c in spec.hidden.state_checks if c.replicas)
     up = {"service": "user-service", "replicas": need}
@@ -203,7 +203,7 @@ async def test_a_riders_insertions_earn_no_difference_credit(server, ride: str) 
     replaces), the rider's credit is ~0 and the fixer's the whole grade."""
     from metasre.agents import MetasreClient
 
-    ad = "meta-sre/ad-ranking-crash-v1"
+    ad = "meta-sre/ad-ranking-crash-v2"
     ranker = "ad_ranking/ranker.py"
     solution = Episode.make(ad, 0).instance.spec.solution
     edit, report = dict(solution[0].args), dict(solution[1].args)

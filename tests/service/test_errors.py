@@ -247,7 +247,7 @@ async def test_every_number_of_create_session_is_bounded(
         assert "-1.0" not in err.value.details()
 
 
-PAY_ID = "meta-sre/payment-bad-deploy-v1"
+PAY_ID = "meta-sre/payment-bad-deploy-v2"
 
 
 async def test_what_does_not_exist_is_an_error_not_silence(channel, control) -> None:

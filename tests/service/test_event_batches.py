@@ -137,7 +137,7 @@ async def test_the_sdk_hears_the_same_with_and_without_batches(server):
         inboxes = []
         for batch in (True, False):
             session = await client.create_session(
-                "meta-sre/payment-bad-deploy-v1", seats=["a", "b"]
+                "meta-sre/payment-bad-deploy-v2", seats=["a", "b"]
             )
             a = client.agent(session.id, session.tokens["a"], batch_events=batch)
             b = client.agent(session.id, session.tokens["b"], batch_events=batch)

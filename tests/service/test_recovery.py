@@ -37,7 +37,7 @@ from metasre.v1 import control_pb2, control_pb2_grpc
 from .conftest import AD, PAY, TIMEOUT
 from .serve_process import ServeProcess, metasre_serve
 
-OOM = "meta-sre/user-service-oom-v1"
+OOM = "meta-sre/user-service-oom-v2"
 FAST_RECONNECT = (
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.min_reconnect_backoff_ms", 100),

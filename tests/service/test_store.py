@@ -14,7 +14,7 @@ from metasre.service.store.sqlite import EventRow, SessionRow, StoreError, Traje
 
 
 def session(sid: str = "s1") -> SessionRow:
-    return SessionRow(sid, "meta-sre/ad-ranking-crash-v1", 7, {"seats": ["a", "b"]}, 1.0, None)
+    return SessionRow(sid, "meta-sre/ad-ranking-crash-v2", 7, {"seats": ["a", "b"]}, 1.0, None)
 
 
 def event(sid: str, seq: int) -> EventRow:
@@ -33,7 +33,7 @@ def test_sessions_and_events_round_trip(tmp_path):
     try:
         (row,) = reopened.sessions()
         assert row == SessionRow(
-            "s1", "meta-sre/ad-ranking-crash-v1", 7, {"seats": ["a", "b"]}, 1.0, 9.0
+            "s1", "meta-sre/ad-ranking-crash-v2", 7, {"seats": ["a", "b"]}, 1.0, 9.0
         )
         assert [e.sequence for e in reopened.events("s1", after_sequence=1)] == [2, 3]
         assert reopened.events("s1")[0].payload == {"tool": "get_alerts", "n": 1}

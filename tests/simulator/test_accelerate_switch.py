@@ -15,8 +15,8 @@ import pytest
 from metasre.simulator import Episode, sandbox
 
 SUITES = {
-    "unit": "meta-sre/ad-ranking-crash-v1",
-    "integration": "meta-sre/checkout-crash-loop-v1",
+    "unit": "meta-sre/ad-ranking-crash-v2",
+    "integration": "meta-sre/checkout-crash-loop-v2",
     "load": "meta-sre/db-connection-leak-v1",
     "security": "meta-sre/pii-exposure-v1",
 }

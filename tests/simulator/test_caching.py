@@ -310,7 +310,7 @@ def test_a_log_tail_is_the_end_of_the_filtered_window_whatever_the_memo_holds(bu
 @pytest.mark.parametrize("slots", [4096, 40])
 def test_memoised_signal_values_match_fresh_ones_in_any_order(slots, monkeypatch):
     monkeypatch.setattr(telemetry_module, "_SLOTS", slots)
-    ep = Episode.make("meta-sre/auth-traffic-spike-v1", 0)
+    ep = Episode.make("meta-sre/auth-traffic-spike-v2", 0)
     spec = ep.instance.spec
     rng = random.Random(7)
     # A few signals, so that most probes land on a memoised row.

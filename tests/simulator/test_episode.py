@@ -4,8 +4,8 @@ import pytest
 
 from metasre.simulator import Episode, EpisodeOverError, EpisodePhase, InvalidToolCallError
 
-AD = "meta-sre/ad-ranking-crash-v1"
-PAY = "meta-sre/payment-bad-deploy-v1"
+AD = "meta-sre/ad-ranking-crash-v2"
+PAY = "meta-sre/payment-bad-deploy-v2"
 
 
 @pytest.fixture

@@ -95,10 +95,10 @@ def test_canonical_json_and_blind_guesses() -> None:
 @pytest.mark.parametrize(
     "scenario",
     [
-        "meta-sre/ad-ranking-crash-v1",
+        "meta-sre/ad-ranking-crash-v2",
         "meta-sre/db-connection-leak-v1",
         "meta-sre/pii-exposure-v1",
-        "meta-sre/timestamp-corruption-v1",
+        "meta-sre/timestamp-corruption-v2",
     ],
 )
 def test_code_checks_flip_with_the_reference_fix_and_no_f2p_is_guessable(scenario: str) -> None:

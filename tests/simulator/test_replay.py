@@ -7,7 +7,7 @@ from typing import Any
 from metasre.simulator import Episode
 from metasre.simulator.replay import RecordedCall, patch_of, replay
 
-AD = "meta-sre/ad-ranking-crash-v1"
+AD = "meta-sre/ad-ranking-crash-v2"
 RANKER = "ad_ranking/ranker.py"
 
 

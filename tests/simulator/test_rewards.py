@@ -118,7 +118,7 @@ def test_skipping_the_investigation_never_outscores_investigating(scenario: str)
 # -- shaping is potential-based, and no seat gains from a cycle (findings 4 and the design) --
 
 _FAULT_PARTS = ("fault_cured", "fault_returned", "fault_repaired", "fault_relapsed")
-OOM = "meta-sre/user-service-oom-v1"
+OOM = "meta-sre/user-service-oom-v2"
 
 
 def _fault_shaping(step: object) -> dict[str, float]:
@@ -189,7 +189,7 @@ def test_breaking_and_fixing_over_and_over_earns_neither_seat_anything() -> None
 @pytest.mark.parametrize(("tool", "minutes"), [("restart_service", 1), ("rollback_deployment", 2)])
 def test_an_operation_costs_in_the_world_too(tool: str, minutes: int) -> None:
     """Restarting or rolling back a healthy service is an outage window of its own."""
-    ep = Episode.make("meta-sre/payment-bad-deploy-v1", 0)
+    ep = Episode.make("meta-sre/payment-bad-deploy-v2", 0)
     healthy = "inventory-service"
     before = ep.telemetry.value(healthy, "error_rate", ep.minute)
     at = ep.clock

@@ -215,7 +215,7 @@ def test_an_output_that_disagrees_with_its_tool_s_traits_is_refused(
     """Episode.apply checks every output against its tool's traits (not only these tests)."""
     from dataclasses import replace
 
-    episode = Episode.make("meta-sre/payment-bad-deploy-v1", 0)
+    episode = Episode.make("meta-sre/payment-bad-deploy-v2", 0)
     spec = episode.instance.spec
     service = spec.ground_truth.service
     samples = {
@@ -227,7 +227,7 @@ def test_an_output_that_disagrees_with_its_tool_s_traits_is_refused(
         "send_message": {"text": "hi"},
     }
     # Real effects to borrow, from a real successful call of the named tool.
-    donor = Episode.make("meta-sre/payment-bad-deploy-v1", 0)
+    donor = Episode.make("meta-sre/payment-bad-deploy-v2", 0)
     effects = {}
     for name, value in forged.items():
         if isinstance(value, str) and value.startswith("copy:"):
