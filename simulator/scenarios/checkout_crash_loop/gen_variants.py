@@ -159,9 +159,8 @@ def stale_redis(s, pod, r, ed):
     return dict(
         logs=[
             {"service": s, "level": "FATAL", "lines": [
-                "READONLY You can't write against a read only replica: the cached sentinel"
-                f" master redis-cache-1:6379 ({cached}, written before the partition) is a"
-                " replica now; exiting",
+                f"the cached sentinel master redis-cache-1:6379 ({cached}) refuses writes:"
+                " READONLY You can't write against a read only replica.; exiting",
             ]},
             backoff(s, pod, r, 1),
             {"service": "redis-cache", "level": "INFO", "lines": [
@@ -184,9 +183,8 @@ def stale_postgres(s, pod, r, ed):
     return dict(
         logs=[
             {"service": s, "level": "FATAL", "lines": [
-                "cannot execute INSERT in a read-only transaction: the cached primary"
-                f" postgres-db-0 ({cached}) is a standby since the partition; stale connection"
-                " target, exiting",
+                f"the cached primary postgres-db-0 ({cached}) refuses writes: cannot execute"
+                " INSERT in a read-only transaction; stale connection target, exiting",
             ]},
             backoff(s, pod, r, 1),
             {"service": "postgres-db", "level": "INFO", "lines": [
@@ -209,9 +207,8 @@ def stale_lock(s, pod, r, ed, worker):
     return dict(
         logs=[
             {"service": s, "level": "FATAL", "lines": [
-                f"{worker} lock {lock} is held by pid 7 since the network partition (the"
-                " container was killed mid-drain and never released it); refusing to run a"
-                " second worker, exiting",
+                f"{worker} lock {lock} is held by pid 7; refusing to run a second worker,"
+                " exiting",
             ]},
             backoff(s, pod, r, 3),
         ],
@@ -230,8 +227,7 @@ def stale_snapshot(s, pod, r, ed, snapshot):
     return dict(
         logs=[
             {"service": s, "level": "FATAL", "lines": [
-                f"local snapshot {path} is torn (checksum mismatch in block 4117; written when"
-                " the node lost its network during the partition); exiting rather than serving"
+                f"local snapshot {path} is torn (checksum mismatch); exiting rather than serving"
                 " from it",
             ]},
             backoff(s, pod, r, 1),
@@ -310,6 +306,17 @@ def bad_migration(s, pod, r, ed, migration, missing, error, why):
         change=f"{why} (migration {migration})",
     )
 
+
+# The start-up modules (history/12-17) that keep a pod's discovery in its emptyDir: each
+# exists only in the seeds where it is what went stale.
+MODULES = {
+    "auth": ("auth-service", "redis"),
+    "notification": ("notification-service", "redis"),
+    "user": ("user-service", "postgres"),
+    "payment": ("payment-service", "postgres"),
+    "checkout": ("checkout-service", "lock"),
+    "gateway": ("api-gateway", "snapshot"),
+}
 
 STALE = {"mongo": stale_mongo, "redis": stale_redis, "postgres": stale_postgres,
          "lock": stale_lock, "snapshot": stale_snapshot}
@@ -492,6 +499,7 @@ def table(index: int, site: tuple) -> dict:
         "deploy_bad": f"version: {bad}\nimage: registry.shop.internal/{service}:{bad}",
         "code_release": bool(code_dir) and not stale,
         "change": m.get("change", ""),
+        **{f"module_{name}": (service, mech) == site for name, site in MODULES.items()},
         "inv_direct": mech == "mongo" and service == "inventory-service",
         "ord_direct": mech == "mongo" and service == "order-service",
         "with_cart": present["cart-service"],
