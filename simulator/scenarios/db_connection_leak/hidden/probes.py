@@ -1,62 +1,120 @@
-"""Grader probes for meta-sre/db-connection-leak-v1 (never shown to agents).
+"""Grader probes for meta-sre/db-connection-leak-v2 (never shown to agents).
 
 Each probe calls the services' code on fixed inputs and returns what it observed as plain
 data; it decides nothing. The grader runs the same probes on the reference solution's code and
 compares the observations there, so the expected values are written nowhere in this file.
 
-FAIL_TO_PASS: what each repository call answers and how many pooled connections are still out
-after it, on every path (found, not found, duplicate, unknown message) and when a query raises;
-what a peak-hour mix through the real handlers gets from a bounded pool of {{pool.size}}.
-PASS_TO_PASS: what the repository and the API answer, the pool's bound, masked profiles.
+One probe per pooled call walks every path of that call (found, not found, duplicate, already
+done, unknown, a query that fails, the same call once the database answers again) and observes
+what it returns or raises and how many connections are still checked out after it; one probe
+per module runs a peak-hour mix of its calls against a bounded pool of {{pool.size}}. The seed's
+leaking call and its module are FAIL_TO_PASS; every other call and module is PASS_TO_PASS, with
+the API's status codes, the masked profiles and the pool's bound.
 """
 
 import asyncio
 import json
 
-from whatsapp_sync import ConnectionPool, MessageRepository, PoolExhausted, SyncApi, UnknownMessage
-from whatsapp_sync import repository
+from whatsapp_sync import ConnectionPool, MessageRepository, PoolExhausted, SyncApi
+from whatsapp_sync import optouts, outbox, repository, templates
 
 POOL_SIZE = {{pool.size}}
-USER = {"user_id": "u-1", "display_name": "Padaria Sol", "phone": "+55 11 91234 5678",
-        "email": "caixa@padariasol.example", "locale": "pt_BR", "opted_in": True}
+
+
+class StatementTimeout(RuntimeError):
+    """What the driver raises when postgres cancels a statement."""
+
+
+def _db():
+    return {
+        "users": {"u-1": {"user_id": "u-1", "display_name": "Padaria Sol",
+                          "phone": "+55 11 91234 5678", "email": "caixa@padariasol.example",
+                          "locale": "pt_BR", "opted_in": True}},
+        "messages": {"m-1": {"message_id": "m-1", "status": "delivered"},
+                     "m-seed": {"message_id": "m-seed", "status": "received"}},
+        "templates": {
+            ("promo", "en_US"): {"name": "promo", "locale": "en_US", "body": "Hi {{1}}",
+                                 "status": "approved"},
+            ("promo", "pt_BR"): {"name": "promo", "locale": "pt_BR", "body": "Oi {{1}}",
+                                 "status": "pending"},
+            ("draft", "en_US"): {"name": "draft", "locale": "en_US", "body": "Soon",
+                                 "status": "pending"},
+        },
+        "optouts": {"u-stop": {"user_id": "u-stop", "opted_out_at": 5, "reason": "STOP"}},
+        "outbox": {
+            "o-sent": {"message_id": "o-sent", "user_id": "u-1", "state": "sent", "attempts": 0},
+            "o-dead": {"message_id": "o-dead", "user_id": "u-1", "state": "dead", "attempts": 3},
+            "o-1": {"message_id": "o-1", "user_id": "u-1", "state": "queued", "attempts": 0},
+        },
+    }
 
 
 class _Conn:
-    """Serves the repository's queries from dicts; one event-loop turn per query."""
+    """Serves every table from dicts; a first argument "slow-..." times the statement out."""
 
-    def __init__(self, db, fail=False):
-        self.db, self.fail = db, fail
+    def __init__(self, db):
+        self.db = db
 
     async def fetch_one(self, query, *args):
         await asyncio.sleep(0)
-        if self.fail:
-            raise RuntimeError("canceling statement due to statement timeout")
-        table = self.db["users"] if query == repository.SELECT_USER else self.db["messages"]
-        row = table.get(args[0])
+        if str(args[0]).startswith("slow-"):
+            raise StatementTimeout("canceling statement due to statement timeout")
+        db = self.db
+        if query == templates.SELECT_TEMPLATE:
+            row = db["templates"].get((args[0], args[1]))
+        elif query == optouts.SELECT_OPT_OUT:
+            row = db["optouts"].get(args[0])
+        elif query == outbox.SELECT_OUTBOX:
+            row = db["outbox"].get(args[0])
+        elif query == repository.SELECT_USER:
+            row = db["users"].get(args[0])
+        elif query == repository.SELECT_MESSAGE:
+            row = db["messages"].get(args[0])
+        else:
+            db["unexpected_queries"] = db.get("unexpected_queries", 0) + 1
+            row = None
         return dict(row) if row is not None else None
 
     async def execute(self, query, *args):
         await asyncio.sleep(0)
-        if self.fail:
-            raise RuntimeError("canceling statement due to statement timeout")
-        if query == repository.INSERT_MESSAGE:
-            self.db["messages"][args[0]] = {"message_id": args[0], "status": "received"}
+        if str(args[0]).startswith("slow-"):
+            raise StatementTimeout("canceling statement due to statement timeout")
+        db = self.db
+        if query == templates.INSERT_TEMPLATE:
+            db["templates"][(args[0], args[1])] = {"name": args[0], "locale": args[1],
+                                                   "body": args[2], "status": "pending"}
+        elif query == templates.APPROVE_TEMPLATE:
+            db["templates"][(args[0], args[1])]["status"] = "approved"
+        elif query == optouts.INSERT_OPT_OUT:
+            db["optouts"][args[0]] = {"user_id": args[0], "opted_out_at": args[1],
+                                      "reason": args[2]}
+        elif query == optouts.DELETE_OPT_OUT:
+            db["optouts"].pop(args[0], None)
+        elif query == outbox.INSERT_OUTBOX:
+            db["outbox"][args[0]] = {"message_id": args[0], "user_id": args[1],
+                                     "state": "queued", "attempts": 0}
+        elif query == outbox.MARK_SENT:
+            db["outbox"][args[0]]["state"] = "sent"
+        elif query == outbox.RECORD_FAILURE:
+            db["outbox"][args[0]].update(attempts=args[1], state=args[2])
+        elif query == repository.INSERT_MESSAGE:
+            db["messages"][args[0]] = {"message_id": args[0], "status": "received"}
         elif query == repository.UPDATE_STATUS:
-            self.db["messages"][args[0]]["status"] = args[1]
+            db["messages"][args[0]]["status"] = args[1]
         else:
-            self.db["unexpected_queries"] = self.db.get("unexpected_queries", 0) + 1
+            db["unexpected_queries"] = db.get("unexpected_queries", 0) + 1
         return 1
 
 
 class _CountingPool:
     """Unbounded; counts what is checked out, and counts (and ignores) double releases."""
 
-    def __init__(self, db, fail=False):
-        self.db, self.fail, self.out, self.double_releases = db, fail, 0, 0
+    def __init__(self, db):
+        self.db, self.out, self.double_releases = db, 0, 0
 
     async def acquire(self):
         self.out += 1
-        return _Conn(self.db, self.fail)
+        return _Conn(self.db)
 
     async def release(self, conn):
         if self.out <= 0:
@@ -86,15 +144,12 @@ class _BoundedPool:
         self.idle.append(conn)
 
 
-def _db():
-    return {"users": {"u-1": dict(USER)},
-            "messages": {"m-1": {"message_id": "m-1", "status": "delivered"}}}
-
-
 def _plain(value):
-    """A repository answer as data: a User as its display name, anything else as is."""
+    """An answer as data: a User as its display name, anything else as is."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in sorted(value.items())}
     return {"display_name": getattr(value, "display_name", None)}
 
 
@@ -109,76 +164,227 @@ def _tally(values):
 
 def _stored(db):
     return {
-        "messages": {mid: row["status"] for mid, row in sorted(db["messages"].items())},
+        "messages": {k: v["status"] for k, v in sorted(db["messages"].items())},
+        "templates": {f"{k[0]}/{k[1]}": v["status"] for k, v in sorted(db["templates"].items())},
+        "optouts": sorted(db["optouts"]),
+        "outbox": {k: [v["state"], v["attempts"]] for k, v in sorted(db["outbox"].items())},
         "unexpected_queries": db.get("unexpected_queries", 0),
     }
 
 
-# --- FAIL_TO_PASS -------------------------------------------------------------------------
-
-
-async def every_repository_path_gives_its_connection_back():
+async def _walk(make, steps):
+    """Run `steps` ((name, call on the repository) pairs) in order on a counting pool."""
     db = _db()
     pool = _CountingPool(db)
-    repo = MessageRepository(pool)
-    steps = [
-        ("get_user found", lambda: repo.get_user("u-1")),
-        ("get_user not found", lambda: repo.get_user("u-404")),
-        ("save_inbound new", lambda: repo.save_inbound("m-2", "u-1", "oi", 10)),
-        ("save_inbound redelivered", lambda: repo.save_inbound("m-2", "u-1", "oi", 11)),
-        ("update_status changed", lambda: repo.update_status("m-1", "read", 12)),
-        ("update_status repeated", lambda: repo.update_status("m-1", "read", 13)),
-    ]
+    repo = make(pool)
     observed = []
     for name, call in steps:
-        returned = _plain(await call())
-        observed.append({"step": name, "returned": returned, "connections_out": pool.out})
-    try:
-        await repo.update_status("m-404", "read", 14)
-    except UnknownMessage as exc:
-        unknown = {"raised": type(exc).__name__}
-    else:
-        unknown = {"raised": None}
-    unknown["connections_out"] = pool.out
-    return {"steps": observed, "unknown_message": unknown,
-            "double_releases": pool.double_releases, "stored": _stored(db)}
-
-
-async def connection_given_back_when_a_query_fails():
-    db = _db()
-    pool = _CountingPool(db, fail=True)
-    repo = MessageRepository(pool)
-    calls = {
-        "get_user": lambda: repo.get_user("u-1"),
-        "save_inbound": lambda: repo.save_inbound("m-9", "u-1", "oi", 1),
-        "update_status": lambda: repo.update_status("m-1", "read", 2),
-    }
-    observed = {}
-    for name, call in calls.items():
-        # the query fails: what is raised, and what is still checked out
-        pool.fail = True
         try:
-            returned = await call()
-        except RuntimeError as exc:
-            failing = {"raised": type(exc).__name__}
-        else:
-            failing = {"raised": None, "returned": _plain(returned)}
-        failing["connections_out"] = pool.out
-        # the database answers again: the same call, on the same repository
-        pool.fail = False
-        answered = {"returned": _plain(await call()), "connections_out": pool.out}
-        observed[name] = {"failing": failing, "recovered": answered}
-    return {"calls": observed, "double_releases": pool.double_releases, "stored": _stored(db)}
+            returned = {"returned": _plain(await call(repo))}
+        except Exception as exc:  # what the caller would see
+            returned = {"raised": type(exc).__name__}
+        observed.append({"step": name, **returned, "connections_out": pool.out})
+    return {"steps": observed, "double_releases": pool.double_releases, "stored": _stored(db)}
 
 
-async def evening_peak_never_exhausts_the_pool():
+async def _peak(make, calls):
+    """Run `calls` (functions of the repository) concurrently against a bounded pool."""
     db = _db()
-    db["messages"]["m-seed"] = {"message_id": "m-seed", "status": "received"}
+    pool = _BoundedPool(POOL_SIZE, db)
+    repo = make(pool)
+    results = await asyncio.gather(*(call(repo) for call in calls), return_exceptions=True)
+    return {
+        "failed": _tally(type(r).__name__ for r in results if isinstance(r, BaseException)),
+        "answers": _tally(_plain(r) for r in results if not isinstance(r, BaseException)),
+        "connections_in_use": pool.in_use,
+        "exhausted": pool.exhausted,
+        "stored": _stored(db),
+    }
+
+
+# --- one probe per pooled call ---------------------------------------------------------------
+
+
+async def get_user_gives_its_connection_back():
+    return await _walk(MessageRepository, [
+        ("found", lambda r: r.get_user("u-1")),
+        ("not found", lambda r: r.get_user("u-404")),
+        ("query fails", lambda r: r.get_user("slow-u-1")),
+        ("not found again", lambda r: r.get_user("u-405")),
+        ("found again", lambda r: r.get_user("u-1")),
+    ])
+
+
+async def save_inbound_gives_its_connection_back():
+    return await _walk(MessageRepository, [
+        ("new", lambda r: r.save_inbound("m-2", "u-1", "oi", 10)),
+        ("redelivered", lambda r: r.save_inbound("m-2", "u-1", "oi", 11)),
+        ("query fails", lambda r: r.save_inbound("slow-m-3", "u-1", "oi", 12)),
+        ("redelivered again", lambda r: r.save_inbound("m-1", "u-1", "oi", 13)),
+        ("new again", lambda r: r.save_inbound("m-4", "u-1", "tchau", 14)),
+    ])
+
+
+async def update_status_gives_its_connection_back():
+    return await _walk(MessageRepository, [
+        ("changed", lambda r: r.update_status("m-1", "read", 12)),
+        ("repeated", lambda r: r.update_status("m-1", "read", 13)),
+        ("unknown message", lambda r: r.update_status("m-404", "read", 14)),
+        ("query fails", lambda r: r.update_status("slow-m-1", "read", 15)),
+        ("changed again", lambda r: r.update_status("m-seed", "delivered", 16)),
+        ("repeated again", lambda r: r.update_status("m-seed", "delivered", 17)),
+    ])
+
+
+async def get_template_gives_its_connection_back():
+    return await _walk(templates.TemplateRepository, [
+        ("approved in its locale", lambda r: r.get_template("promo", "en_US")),
+        ("falls back to en_US", lambda r: r.get_template("promo", "pt_BR")),
+        ("pending everywhere", lambda r: r.get_template("draft", "de_DE")),
+        ("unknown", lambda r: r.get_template("nope", "es_ES")),
+        ("query fails", lambda r: r.get_template("slow-promo", "en_US")),
+        ("falls back again", lambda r: r.get_template("promo", "fr_FR")),
+    ])
+
+
+async def submit_template_gives_its_connection_back():
+    return await _walk(templates.TemplateRepository, [
+        ("new", lambda r: r.submit_template("welcome", "es_ES", "Hola", 1)),
+        ("exists", lambda r: r.submit_template("welcome", "es_ES", "Hola!", 2)),
+        ("exists from before", lambda r: r.submit_template("promo", "en_US", "Hi", 3)),
+        ("query fails", lambda r: r.submit_template("slow-welcome", "es_ES", "Hola", 4)),
+        ("new again", lambda r: r.submit_template("welcome", "de_DE", "Hallo", 5)),
+    ])
+
+
+async def approve_template_gives_its_connection_back():
+    return await _walk(templates.TemplateRepository, [
+        ("pending", lambda r: r.approve_template("promo", "pt_BR", 1)),
+        ("already approved", lambda r: r.approve_template("promo", "pt_BR", 2)),
+        ("never submitted", lambda r: r.approve_template("promo", "ja_JP", 3)),
+        ("query fails", lambda r: r.approve_template("slow-draft", "en_US", 4)),
+        ("pending again", lambda r: r.approve_template("draft", "en_US", 5)),
+        ("never submitted again", lambda r: r.approve_template("ghost", "en_US", 6)),
+    ])
+
+
+async def record_opt_out_gives_its_connection_back():
+    return await _walk(optouts.OptOutRepository, [
+        ("new", lambda r: r.record_opt_out("u-1", 10, "STOP")),
+        ("again", lambda r: r.record_opt_out("u-1", 11, "STOP")),
+        ("from before", lambda r: r.record_opt_out("u-stop", 12, "PARAR")),
+        ("query fails", lambda r: r.record_opt_out("slow-u-2", 13, "STOP")),
+        ("new again", lambda r: r.record_opt_out("u-3", 14, "BAJA")),
+    ])
+
+
+async def may_message_gives_its_connection_back():
+    return await _walk(optouts.OptOutRepository, [
+        ("opted out", lambda r: r.may_message("u-stop")),
+        ("not opted out", lambda r: r.may_message("u-1")),
+        ("query fails", lambda r: r.may_message("slow-u-stop")),
+        ("opted out again", lambda r: r.may_message("u-stop")),
+        ("query fails again", lambda r: r.may_message("slow-u-1")),
+    ])
+
+
+async def opt_back_in_gives_its_connection_back():
+    return await _walk(optouts.OptOutRepository, [
+        ("opted out", lambda r: r.opt_back_in("u-stop")),
+        ("no longer", lambda r: r.opt_back_in("u-stop")),
+        ("never opted out", lambda r: r.opt_back_in("u-1")),
+        ("query fails", lambda r: r.opt_back_in("slow-u-stop")),
+        ("never again", lambda r: r.opt_back_in("u-9")),
+    ])
+
+
+async def enqueue_gives_its_connection_back():
+    return await _walk(outbox.OutboxRepository, [
+        ("new", lambda r: r.enqueue("o-2", "u-1", "promo", 1)),
+        ("client retry", lambda r: r.enqueue("o-2", "u-1", "promo", 2)),
+        ("already sent", lambda r: r.enqueue("o-sent", "u-1", "promo", 3)),
+        ("query fails", lambda r: r.enqueue("slow-o-3", "u-1", "promo", 4)),
+        ("new again", lambda r: r.enqueue("o-4", "u-stop", "promo", 5)),
+    ])
+
+
+async def mark_sent_gives_its_connection_back():
+    return await _walk(outbox.OutboxRepository, [
+        ("queued", lambda r: r.mark_sent("o-1", 1)),
+        ("already sent", lambda r: r.mark_sent("o-1", 2)),
+        ("unknown", lambda r: r.mark_sent("o-404", 3)),
+        ("query fails", lambda r: r.mark_sent("slow-o-1", 4)),
+        ("dead", lambda r: r.mark_sent("o-dead", 5)),
+        ("unknown again", lambda r: r.mark_sent("o-405", 6)),
+    ])
+
+
+async def record_failure_gives_its_connection_back():
+    return await _walk(outbox.OutboxRepository, [
+        ("first failure", lambda r: r.record_failure("o-1")),
+        ("second failure", lambda r: r.record_failure("o-1")),
+        ("third failure", lambda r: r.record_failure("o-1")),
+        ("dead already", lambda r: r.record_failure("o-1")),
+        ("sent already", lambda r: r.record_failure("o-sent")),
+        ("unknown", lambda r: r.record_failure("o-404")),
+        ("query fails", lambda r: r.record_failure("slow-o-1")),
+    ])
+
+
+class _Transport:
+    """The Cloud API: refuses the users in `refuse`."""
+
+    def __init__(self, refuse):
+        self.refuse, self.posted = refuse, []
+
+    async def post(self, user_id, template):
+        await asyncio.sleep(0)
+        if user_id in self.refuse:
+            raise outbox.TransportError("429 too many requests")
+        self.posted.append(user_id)
+
+
+async def send_gives_its_slot_back():
+    db = _db()
+    db["outbox"]["o-2"] = {"message_id": "o-2", "user_id": "u-2", "state": "queued",
+                           "attempts": 0}
+    pool = _CountingPool(db)
+    transport = _Transport({"u-busy"})
+    sender = outbox.Sender(outbox.OutboxRepository(pool), transport, slots=3)
+    steps = [
+        ("accepted", ("o-1", "u-1")),
+        ("refused", ("o-2", "u-busy")),
+        ("refused again", ("o-2", "u-busy")),
+        ("vanished from the outbox", ("o-404", "u-1")),
+        ("accepted after", ("o-2", "u-2")),
+        ("query fails", ("slow-o-9", "u-1")),
+        ("refused when dead", ("o-dead", "u-busy")),
+        ("accepted last", ("o-sent", "u-1")),
+    ]
+    observed = []
+    for name, (message_id, user_id) in steps:
+        if sender.free_slots <= 0:  # a send now would wait forever for a slot
+            observed.append({"step": name, "blocked": True})
+            continue
+        try:
+            result = {"returned": await sender.send(message_id, user_id, "promo", 7)}
+        except Exception as exc:
+            result = {"raised": type(exc).__name__}
+        observed.append({"step": name, **result, "free_slots": sender.free_slots,
+                         "connections_out": pool.out})
+    return {"steps": observed, "posted": transport.posted, "stored": _stored(db)}
+
+
+# --- one peak-hour probe per module ----------------------------------------------------------
+
+
+async def repository_peak_never_exhausts_the_pool():
+    db = _db()
     pool = _BoundedPool(POOL_SIZE, db)
     api = SyncApi(MessageRepository(pool))
     calls = []
-    for i in range(720):
-        kind = i % 6
+    for i in range(810):
+        kind = i % 9
         if kind == 0:
             calls.append(api.inbound_webhook({"message_id": f"n-{i}", "from": "u-1",
                                               "timestamp": i}))
@@ -193,46 +399,124 @@ async def evening_peak_never_exhausts_the_pool():
                                              "timestamp": i}))
         elif kind == 4:
             calls.append(api.get_profile("u-1"))
-        else:
+        elif kind == 5:
             calls.append(api.get_profile(f"u-gone-{i}"))
+        elif kind == 6:
+            calls.append(api.get_profile(f"slow-u-{i}"))
+        elif kind == 7:
+            calls.append(api.status_webhook({"message_id": f"slow-{i}", "status": "read",
+                                             "timestamp": i}))
+        else:
+            calls.append(api.inbound_webhook({"message_id": f"slow-{i}", "from": "u-1",
+                                              "timestamp": i}))
     results = await asyncio.gather(*calls, return_exceptions=True)
     answers = [r for r in results if not isinstance(r, BaseException)]
-    bodies = [r.get("body") for r in answers if r.get("status") == 200]
-    stored = _stored(db)
     return {
         "failed": _tally(type(r).__name__ for r in results if isinstance(r, BaseException)),
         "statuses": _tally(r.get("status") for r in answers),
-        "duplicates": _tally(b.get("duplicate") for b in bodies if "duplicate" in b),
-        "changed": _tally(b.get("changed") for b in bodies if "changed" in b),
-        "profiles": _tally(b for b in bodies if "display_name" in b),
+        "bodies": _tally(r.get("body") for r in answers if r.get("status") == 200),
         "connections_in_use": pool.in_use,
         "exhausted": pool.exhausted,
-        "stored_messages": len(stored["messages"]),
-        "seeded_statuses": {mid: stored["messages"].get(mid) for mid in ("m-1", "m-seed")},
+        "stored": _stored(db),
     }
 
 
-# --- PASS_TO_PASS -------------------------------------------------------------------------
+async def templates_peak_never_exhausts_the_pool():
+    calls = []
+    for i in range(600):
+        kind = i % 8
+        if kind == 0:
+            calls.append(lambda r: r.get_template("promo", "pt_BR"))
+        elif kind == 1:
+            calls.append(lambda r, i=i: r.get_template(f"missing-{i}", "de_DE"))
+        elif kind == 2:
+            calls.append(lambda r, i=i: r.get_template(f"slow-{i}", "en_US"))
+        elif kind == 3:
+            calls.append(lambda r, i=i: r.submit_template("promo", "en_US", "Hi", i))
+        elif kind == 4:
+            calls.append(lambda r, i=i: r.submit_template(f"slow-{i}", "en_US", "Hi", i))
+        elif kind == 5:
+            calls.append(lambda r, i=i: r.approve_template("promo", "en_US", i))
+        elif kind == 6:
+            calls.append(lambda r, i=i: r.approve_template(f"never-{i}", "en_US", i))
+        else:
+            calls.append(lambda r, i=i: r.approve_template(f"slow-{i}", "en_US", i))
+    return await _peak(templates.TemplateRepository, calls)
 
 
-async def repository_answers_unchanged():
-    repo = MessageRepository(_CountingPool(_db()))
-    observed = {
-        "get_user found": _plain(await repo.get_user("u-1")),
-        "get_user not found": _plain(await repo.get_user("u-404")),
-        "save_inbound new": await repo.save_inbound("m-5", "u-1", "oi", 1),
-        "save_inbound redelivered": await repo.save_inbound("m-5", "u-1", "oi", 2),
-        "update_status changed": await repo.update_status("m-5", "read", 3),
-        "update_status repeated": await repo.update_status("m-5", "read", 4),
+async def optouts_peak_never_exhausts_the_pool():
+    calls = []
+    for i in range(560):
+        kind = i % 7
+        if kind == 0:
+            calls.append(lambda r, i=i: r.record_opt_out("u-stop", i, "STOP"))
+        elif kind == 1:
+            calls.append(lambda r, i=i: r.record_opt_out(f"slow-{i}", i, "STOP"))
+        elif kind == 2:
+            calls.append(lambda r, i=i: r.may_message(f"u-{i}"))
+        elif kind == 3:
+            calls.append(lambda r, i=i: r.may_message(f"slow-{i}"))
+        elif kind == 4:
+            calls.append(lambda r, i=i: r.opt_back_in(f"u-never-{i}"))
+        elif kind == 5:
+            calls.append(lambda r, i=i: r.opt_back_in(f"slow-{i}"))
+        else:
+            calls.append(lambda r: r.may_message("u-stop"))
+    return await _peak(optouts.OptOutRepository, calls)
+
+
+async def outbox_peak_never_exhausts_the_pool():
+    calls = []
+    for i in range(640):
+        kind = i % 8
+        if kind == 0:
+            calls.append(lambda r, i=i: r.enqueue("o-sent", "u-1", "promo", i))
+        elif kind == 1:
+            calls.append(lambda r, i=i: r.enqueue(f"slow-{i}", "u-1", "promo", i))
+        elif kind == 2:
+            calls.append(lambda r, i=i: r.mark_sent("o-sent", i))
+        elif kind == 3:
+            calls.append(lambda r, i=i: r.mark_sent(f"o-gone-{i}", i))
+        elif kind == 4:
+            calls.append(lambda r: r.record_failure("o-sent"))
+        elif kind == 5:
+            calls.append(lambda r, i=i: r.record_failure(f"o-gone-{i}"))
+        elif kind == 6:
+            calls.append(lambda r: r.record_failure("o-dead"))
+        else:
+            calls.append(lambda r, i=i: r.mark_sent(f"slow-{i}", i))
+    return await _peak(outbox.OutboxRepository, calls)
+
+
+async def sender_peak_keeps_its_send_slots():
+    db = _db()
+    for i in range(96):
+        db["outbox"][f"q-{i}"] = {"message_id": f"q-{i}", "user_id": f"u-{i}",
+                                  "state": "queued", "attempts": 0}
+    pool = _BoundedPool(POOL_SIZE, db)
+    transport = _Transport({f"u-{i}" for i in range(96) if i % 4 == 1})
+    sender = outbox.Sender(outbox.OutboxRepository(pool), transport, slots=4)
+    states, rounds = [], 0
+    for start in range(0, 120, 4):
+        if sender.free_slots < 4:
+            break
+        rounds += 1
+        batch = []
+        for i in range(start, start + 4):
+            message_id = f"q-{i}" if i < 96 else (f"slow-{i}" if i % 2 else f"q-gone-{i}")
+            batch.append(sender.send(message_id, f"u-{i}", "promo", i))
+        states += await asyncio.gather(*batch, return_exceptions=True)
+    return {
+        "rounds": rounds,
+        "states": _tally(s if isinstance(s, str) else type(s).__name__ for s in states),
+        "free_slots": sender.free_slots,
+        "posted": len(transport.posted),
+        "connections_in_use": pool.in_use,
+        "stored": _tally(v["state"] for v in db["outbox"].values()),
     }
-    try:
-        returned = await repo.update_status("m-404", "read", 5)
-    except UnknownMessage as exc:
-        observed["update_status unknown"] = {"raised": type(exc).__name__,
-                                             "names_the_message": "m-404" in str(exc)}
-    else:
-        observed["update_status unknown"] = {"raised": None, "returned": _plain(returned)}
-    return observed
+
+
+# --- the rest of the service -----------------------------------------------------------------
 
 
 async def api_status_codes_unchanged():
@@ -258,6 +542,7 @@ async def profiles_still_masked():
         "status": response["status"],
         "shows_phone": "91234" in body,
         "shows_email": "caixa@" in body,
+        "display_name": response.get("body", {}).get("display_name"),
     }
 
 

@@ -15,5 +15,10 @@ ACQUIRE_TIMEOUT_SECONDS = {{pool.timeout}}
 # console holds it; every other caller gets masked values.
 PII_SCOPE = "support:read_pii"
 
+# Outbound sends in flight per replica (the Cloud API's per-number concurrency limit), and
+# how many failed attempts make a queued message dead.
+MAX_CONCURRENT_SENDS = 8
+MAX_SEND_ATTEMPTS = 3
+
 # Delivery statuses WhatsApp reports for an outbound message, in lifecycle order.
 MESSAGE_STATUSES = ("sent", "delivered", "read", "failed")
