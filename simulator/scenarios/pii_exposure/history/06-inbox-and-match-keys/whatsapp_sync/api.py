@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import zlib
-{{leak.import}}from typing import Any, Collection, Mapping
+from typing import Any, Collection, Mapping
 
-from whatsapp_sync import config
+from whatsapp_sync import audit, config
+from whatsapp_sync.masking import mask_email, mask_phone
 from whatsapp_sync.repository import MessageRepository, UnknownMessage, User
 
 SHARDS = 16
 
-
-def mask_phone(phone: str) -> str:
-    """Keep the last two digits only: "+44 7700 900123" -> "**********23"."""
-    digits = "".join(ch for ch in phone if ch.isdigit())
-    return "*" * max(len(digits) - 2, 0) + digits[-2:]
-
-
-def mask_email(email: str) -> str:
-    """Keep the first letter and the domain: "jane.doe@example.com" -> "j***@example.com"."""
-    local, _, domain = email.partition("@")
-    return f"{local[:1]}***@{domain}" if domain else "***"
+__all__ = ["SHARDS", "SyncApi", "mask_email", "mask_phone", "user_payload"]
 
 
 def user_payload(user: User, *, reveal_pii: bool) -> dict[str, Any]:
@@ -46,10 +37,12 @@ class SyncApi:
         user = await self._repo.get_user(user_id)
         if user is None:
             return {"status": 404, "error": f"user {user_id} not found"}
-        body = user_payload(user, reveal_pii={{leak.reveal}})
+        reveal = config.PII_SCOPE in scopes
+        body = user_payload(user, reveal_pii=reveal)
         if config.DEBUG:
             shard = zlib.crc32(user_id.encode()) % SHARDS
-            body["debug"] = {"shard": shard, "replica": config.REPLICA{{leak.extra}}}
+            body["debug"] = {"shard": shard, "replica": config.REPLICA}
+        audit.record_profile_read(user, scopes, revealed=reveal)
         return {"status": 200, "body": body}
 
     async def inbound_webhook(self, payload: Mapping[str, Any]) -> dict[str, Any]:
