@@ -47,7 +47,11 @@ def test_the_logged_trace_quotes_the_code_it_names(key):
         frames += 1
         lines = inst.tree.files[match["path"]].splitlines()
         assert lines[int(match["line"]) - 1].strip() == trace[number + 1].strip(), text
-    assert frames >= 1 and trace[0].startswith("Traceback") and trace[-1] == inst.values["fault"]["error"]
+    assert (
+        frames >= 1
+        and trace[0].startswith("Traceback")
+        and trace[-1] == inst.values["fault"]["error"]
+    )
 
 
 @pytest.mark.parametrize("key", sorted(SEEDS))

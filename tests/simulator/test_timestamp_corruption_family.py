@@ -47,9 +47,20 @@ def test_the_root_logs_name_the_corrupted_times(key):
     fault makes ad_ranking's attribution blame capi_pipeline."""
     spec = resolve(FAMILY).instance(SEEDS[key]).spec
     root = spec.ground_truth.service
-    own = [line for f in spec.faults for block in f.logs if block.service == root
-           for line in block.lines]
+    own = [
+        line
+        for f in spec.faults
+        for block in f.logs
+        if block.service == root
+        for line in block.lines
+    ]
     assert any("timestamp" in line or "attribution window" in line for line in own), own
-    blames = [line for f in spec.faults for block in f.logs if block.service == "ad_ranking"
-              for line in block.lines if "capi_pipeline" in line]
+    blames = [
+        line
+        for f in spec.faults
+        for block in f.logs
+        if block.service == "ad_ranking"
+        for line in block.lines
+        if "capi_pipeline" in line
+    ]
     assert bool(blames) == (root == "capi_pipeline"), blames
