@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from metasre.agents.policies.evidence import MIGRATION_ID, categorise
 from metasre.simulator import Episode
 from metasre.simulator.scenarios.registry import resolve
 
 FAMILY = "meta-sre/migration-cascade-v2"
-STRUCTURES = range(24)
-"""Seeds 0-23 meet each of the 24 bad migrations once (one stratified cycle)."""
+STRUCTURES = range(27)
+"""Seeds 0-26 meet each of the 27 bad migrations once (one stratified cycle)."""
 
 
 def _recent(spec):
@@ -56,3 +57,22 @@ def test_the_owner_of_a_split_structure_lists_the_bad_migration():
     assert bad in [m["id"] for m in info["migrations"]]
     deps = ep.apply("a", "check_dependencies", {}).output.data["services"]
     assert {r["service"]: r["depends_on"] for r in deps}["whatsapp_sync"] == ["wa_postgres"]
+
+
+def test_the_database_s_own_lines_read_as_the_ground_truth_s_category():
+    """Rejected writes read as a bad migration, statements past the timeout as a slow query, and
+    the lines name the bad migration (so a reader can tell it from the innocent ones)."""
+    entry = resolve(FAMILY)
+    for seed in STRUCTURES:
+        spec = entry.spec(seed)
+        truth = spec.ground_truth
+        lines = [
+            ln
+            for f in spec.faults
+            for log in f.logs
+            if log.service == truth.service
+            for ln in log.lines
+        ]
+        assert categorise(lines)[0] == truth.category, (seed, lines)
+        named = {m for ln in lines for m in MIGRATION_ID.findall(ln)}
+        assert named == {truth.location.partition(":")[2]}, (seed, named)

@@ -122,6 +122,13 @@ class Hit:
     """What rejects the writes, in words."""
     share: float = 1.0
     """The share of the table's writes that fail."""
+    app: str = ""
+    """The service's error line ({db}: the database), when its statements time out rather than
+    fail."""
+    app_service: str = ""
+    """Who logs `app`, when not the table's writer (a reader whose queries time out)."""
+    effects: dict[str, dict[str, float]] | None = None
+    """What it does at full strength, when not the table's EFFECTS."""
 
 
 def _lines(w: Writer, error: str, detail: str) -> tuple[str, ...]:
@@ -191,6 +198,11 @@ class Migration:
     hits: tuple[Hit, ...]
     cycle: str = ""
     """For circular foreign keys: the chain, as schema_guard names it."""
+    category: str = "bad_migration"
+    guard: str = ""
+    """schema_guard's warning, when not the generic one."""
+    running: bool = False
+    """Still running when the page came (an index build holding its lock)."""
 
     @property
     def whatsapp_only(self) -> bool:
@@ -211,12 +223,24 @@ def set_not_null(table: str, column: str) -> str:
 
 def _m(
     id: str, author: str, ago: int, message: str, sql: str, good: str, bad: str, mechanism: str,
-    *hits: Hit, cycle: str = "",
+    *hits: Hit, cycle: str = "", category: str = "bad_migration", guard: str = "",
+    running: bool = False,
 ) -> Migration:  # fmt: skip
     return Migration(
         id, author, ago, textwrap.dedent(message).strip(), textwrap.dedent(sql).lstrip(), good,
-        bad, mechanism, hits, cycle,
+        bad, mechanism, hits, cycle, category, guard, running,
     )  # fmt: skip
+
+
+def timeout(
+    table: str,
+    postgres: tuple[str, ...],
+    app: str,
+    fx: dict[str, dict[str, float]],
+    app_service: str = "",
+) -> Hit:
+    """A table whose statements now run past the statement timeout."""
+    return Hit(table, postgres, "QueryCanceled", "statement timeout", 1.0, app, app_service, fx)
 
 
 BATCHES: dict[str, tuple[Migration, Migration, Migration]] = {
@@ -811,10 +835,153 @@ BATCHES: dict[str, tuple[Migration, Migration, Migration]] = {
             check("WM", "wa_messages_body_check", 0.55),
         ),
     ),
+    "perf": (
+        _m(
+            "0005_conversion_events_click_lookup_idx",
+            "dmitri@dba-team",
+            3420,
+            """
+            migrations: one index for the attribution lookups on conversion_events (ADS-2390)
+
+            conversion_events_click_id_idx and the lookups by (click, event) become one
+            composite index; the old one goes. Both CONCURRENTLY: writes are not blocked.
+            """,
+            """
+            -- ADS-2390 one index for the attribution job's lookups by click and by click and event.
+            -- CONCURRENTLY: writes are not blocked.
+            CREATE INDEX CONCURRENTLY conversion_events_click_lookup_idx
+                ON conversion_events ({{S}});
+            DROP INDEX CONCURRENTLY conversion_events_click_id_idx;
+            """,
+            "click_id, event_name",
+            "event_name, click_id",
+            "a composite index with the wrong leading column replaces the one the attribution"
+            " lookups by click_id used, so they scan the whole table",
+            timeout(
+                "CE",
+                (
+                    "LOG:  duration: 4870.112 ms  statement: SELECT event_id, event_name, event_time,"
+                    " click_id FROM conversion_events WHERE click_id = ANY($1)",
+                    "LOG:  auto_explain: Seq Scan on conversion_events (rows=48211907)"
+                    " Filter: (click_id = ANY ($1))",
+                    "ERROR:  canceling statement due to statement timeout",
+                    "STATEMENT:  SELECT event_id, event_name, event_time, click_id FROM"
+                    " conversion_events WHERE click_id = ANY($1)",
+                ),
+                "attribution job: SELECT from conversion_events by click_id canceled after 5 s by"
+                " upstream {db} (statement timeout); attributed conversions falling",
+                {
+                    "postgres": {"cpu": 0.41, "p99_ms": 380},
+                    "ad_ranking": {"error_rate": 0.09, "p99_ms": 240, "business": -760},
+                },
+                app_service="ad_ranking",
+            ),
+            category="slow_query",
+            guard="schema_guard: conversion_events_click_id_idx was dropped by migration"
+            " 0005_conversion_events_click_lookup_idx; the new conversion_events_click_lookup_idx"
+            " leads with event_name, so lookups by click_id scan the table",
+        ),
+        _m(
+            "0006_wa_conversations_touch_trigger",
+            "amara@messaging-team",
+            1760,
+            """
+            migrations: keep each user's conversation current (WA-1501)
+
+            wa_conversations holds each user's open conversation (backfilled from
+            wa_messages); a trigger touches it on every inbound message, so the agent
+            console sorts chats without scanning wa_messages.
+            """,
+            """
+            -- WA-1501 each user's open conversation, touched by every inbound message.
+            CREATE TABLE wa_conversations (
+                conversation_id  TEXT PRIMARY KEY,
+                user_id          TEXT NOT NULL REFERENCES wa_users (user_id),
+                last_message_at  BIGINT NOT NULL
+            );
+            INSERT INTO wa_conversations (conversation_id, user_id, last_message_at)
+                SELECT 'c-' || user_id, user_id, max(updated_at) FROM wa_messages GROUP BY user_id;
+            {{S}}
+            CREATE FUNCTION wa_touch_conversation() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE wa_conversations SET last_message_at = NEW.updated_at
+                    WHERE user_id = NEW.user_id;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER wa_messages_touch_conversation AFTER INSERT ON wa_messages
+                FOR EACH ROW EXECUTE FUNCTION wa_touch_conversation();
+            """,
+            "CREATE INDEX wa_conversations_user_id_idx ON wa_conversations (user_id);",
+            "",
+            "a trigger on every inbound message that updates a 2M-row table by a column no"
+            " index covers",
+            timeout(
+                "WM",
+                (
+                    "LOG:  duration: 2315.407 ms  statement: INSERT INTO wa_messages (message_id,"
+                    " user_id, body, status, updated_at) VALUES ($1, $2, $3, 'received', $4)",
+                    "LOG:  auto_explain: Seq Scan on wa_conversations (rows=2104331)"
+                    " Filter: (user_id = $1)",
+                    'CONTEXT:  SQL statement "UPDATE wa_conversations SET last_message_at ='
+                    ' NEW.updated_at WHERE user_id = NEW.user_id" PL/pgSQL function'
+                    " wa_touch_conversation() line 3",
+                    "ERROR:  canceling statement due to statement timeout",
+                ),
+                "POST /v1/webhooks/inbound 500: upstream {db} canceled INSERT INTO wa_messages"
+                " after 2 s (statement timeout); WhatsApp will redeliver",
+                {"whatsapp_sync": {"error_rate": 0.31, "p99_ms": 1900, "queue_depth": 45}},
+            ),
+            category="slow_query",
+            guard="schema_guard: every INSERT into wa_messages fires wa_messages_touch_conversation,"
+            " added by migration 0006_wa_conversations_touch_trigger; its UPDATE of"
+            " wa_conversations has no index on user_id",
+        ),
+        _m(
+            "0007_ads_campaign_id_idx",
+            "lucas@ranking-team",
+            690,
+            """
+            migrations: index ads (campaign_id) for the campaign dashboard (ADS-2393)
+
+            The dashboard lists a campaign's ads; today that is a scan of ads.
+            """,
+            """
+            -- ADS-2393 the campaign dashboard lists a campaign's ads.
+            CREATE INDEX {{S}}ads_campaign_id_idx ON ads (campaign_id);
+            """,
+            "CONCURRENTLY ",
+            "",
+            "an index build without CONCURRENTLY that holds a lock on ads while it runs, so every"
+            " write to ads waits for it",
+            timeout(
+                "ADS",
+                (
+                    'LOG:  process 48812 still waiting for RowExclusiveLock on relation "ads" after'
+                    " 1000.214 ms",
+                    "DETAIL:  Process holding the lock: 47790 (CREATE INDEX ads_campaign_id_idx ON"
+                    " ads (campaign_id)). Wait queue: 48812, 48815, 48820.",
+                    "ERROR:  canceling statement due to statement timeout",
+                    "STATEMENT:  INSERT INTO ads (ad_id, campaign_id, bid_micros) VALUES ($1, $2,"
+                    " $3) ON CONFLICT (ad_id) DO UPDATE SET bid_micros = EXCLUDED.bid_micros",
+                ),
+                "campaign sync PUT /v1/ads/ad-88213 500: upstream {db} canceled INSERT INTO"
+                " ads after 5 s (statement timeout, waiting for a lock); the campaign API will"
+                " retry the sync",
+                {
+                    "postgres": {"queue_depth": 25},
+                    "ad_ranking": {"error_rate": 0.26, "p99_ms": 420},
+                },
+            ),
+            category="slow_query",
+            guard="schema_guard: migration 0007_ads_campaign_id_idx is building ads_campaign_id_idx"
+            " without CONCURRENTLY and holds a SHARE lock on ads; every write to ads waits",
+            running=True,
+        ),
+    ),
 }
 """Batch name -> its three migrations, 0005 to 0007."""
 
-SPLIT_BATCHES = frozenset({"conv", "acct", "click", "rank", "loop", "hash"})
+SPLIT_BATCHES = frozenset({"conv", "acct", "click", "rank", "loop", "hash", "perf"})
 """Batches whose whatsapp-only migrations can live on wa_postgres: none of their other
 migrations references a whatsapp_sync table (a foreign key cannot cross databases)."""
 
@@ -823,7 +990,7 @@ def effects(hits: tuple[Hit, ...], database: str) -> dict[str, dict[str, float]]
     """Per service, per metric: what the bad migration does at full strength."""
     out: dict[str, dict[str, float]] = {database: {"error_rate": 0.03, "cpu": 0.04}}
     for hit in hits:
-        for service, metrics in EFFECTS[hit.table].items():
+        for service, metrics in (hit.effects or EFFECTS[hit.table]).items():
             into = out.setdefault(service, {})
             for metric, value in metrics.items():
                 if metric == "error_rate":
@@ -845,6 +1012,9 @@ def app_lines(hits: tuple[Hit, ...], database: str) -> tuple[dict[str, list[str]
     starving: list[str] = []
     for hit in hits:
         w = WRITERS[hit.table]
+        if hit.app:
+            errors[hit.app_service or w.service].append(hit.app.format(db=database))
+            continue
         errors[w.service].append(
             f"{w.call}: upstream {database} rejected INSERT INTO {w.table}: {hit.error};"
             f" {w.consequence}"
@@ -868,13 +1038,15 @@ def app_lines(hits: tuple[Hit, ...], database: str) -> tuple[dict[str, list[str]
     return errors, starving
 
 
-def pages(hits: tuple[Hit, ...], fx: dict[str, dict[str, float]]) -> str:
+def pages(
+    hits: tuple[Hit, ...], fx: dict[str, dict[str, float]], errors: dict[str, list[str]]
+) -> str:
     """What the pager says, from the services the bad migration hits."""
     tables = {h.table for h in hits}
     out = []
-    if "CE" in tables:
+    if errors["capi_pipeline"]:
         out.append("capi_pipeline answering 500 to advertisers' conversion batches")
-    if tables & {"ADS", "CLK"}:
+    if errors["ad_ranking"]:
         out.append("ad_ranking 5xx above 5%")
     if fx.get("ad_ranking", {}).get("business", 0) <= -500:
         out.append("ad_ranking attributed conversions collapsing")
@@ -900,7 +1072,9 @@ def fault_table(batch: str, position: int) -> dict[str, Any]:
     errors, starving = app_lines(bad.hits, database)
     services = [a for a in APPS if errors[a] or (a == "ad_ranking" and starving)]
     first = bad.hits[0]
-    if bad.cycle:
+    if bad.guard:
+        guard = bad.guard
+    elif bad.cycle:
         guard = (
             f"schema_guard: migration {bad.id} closed a circular chain of NOT NULL foreign keys"
             f" {bad.cycle}; no insert order satisfies it, every INSERT into these tables fails"
@@ -910,13 +1084,27 @@ def fault_table(batch: str, position: int) -> dict[str, Any]:
             f"schema_guard: writes to {WRITERS[first.table].table} rejected by {first.constraint},"
             f" added by migration {bad.id}"
         )
-    broken = "; ".join(
-        f"{WRITERS[h.table].service} writes to {WRITERS[h.table].table}" for h in bad.hits
-    )
+    if bad.category == "slow_query":
+        what, broken, fail = (
+            "makes statements run past the statement timeout on",
+            "; ".join(
+                f"{WRITERS[h.table].service}'s statements on {WRITERS[h.table].table}"
+                for h in bad.hits
+            ),
+            "are canceled",
+        )
+    else:
+        what, broken, fail = (
+            "makes every write it covers fail on",
+            "; ".join(
+                f"{WRITERS[h.table].service} writes to {WRITERS[h.table].table}" for h in bad.hits
+            ),
+            "fail",
+        )
     summary = (
         f"The migrate job applied {', '.join(m.id for m in migrations)} together minutes before"
-        f" the page. {bad.id} ({bad.mechanism}) makes every write it covers fail on {database}:"
-        f" {broken} fail, so {', '.join(services)} page while {database} itself looks healthy."
+        f" the page. {bad.id} ({bad.mechanism}) {what} {database}:"
+        f" {broken} {fail}, so {', '.join(services)} page while {database} itself looks healthy."
         f" The other two migrations are innocent. Fix: rollback_migration {bad.id} on {database};"
         f" rolling back {decoy.id} (the newest other one) changes nothing and loses a good schema"
         " change."
@@ -933,7 +1121,12 @@ def fault_table(batch: str, position: int) -> dict[str, Any]:
         "m5": migrations[0].id,
         "m6": migrations[1].id,
         "m7": migrations[2].id,
-        "migrate_log": "; ".join(f"applying {m.id} ... ok" for m in migrations),
+        "migrate_log": "; ".join(
+            f"applying {m.id} ... "
+            + ("still building, 0 of 1 indexes done" if m is bad and m.running else "ok")
+            for m in migrations
+        ),
+        "category": bad.category,
         "batch": {b: b == batch for b in BATCHES},
         "bad": bad.id,
         "position": 5 + position,
@@ -943,7 +1136,7 @@ def fault_table(batch: str, position: int) -> dict[str, Any]:
         "mechanism": bad.mechanism,
         "tables": [WRITERS[h.table].table for h in bad.hits],
         "services": services,
-        "page": pages(bad.hits, fx),
+        "page": pages(bad.hits, fx, errors),
         **{
             slot: (m.bad if m is bad else m.good) for slot, m in zip(SLOTS, migrations, strict=True)
         },
@@ -960,7 +1153,7 @@ def fault_table(batch: str, position: int) -> dict[str, Any]:
         "wa_lines": errors["whatsapp_sync"] or [""],
         # Health checks only for the services the start shows unhealthy (FAIL_TO_PASS).
         "capi_sick": bool(errors["capi_pipeline"]),
-        "rank_sick": any(h.table in ("ADS", "CLK") for h in bad.hits)
+        "rank_sick": bool(errors["ad_ranking"])
         or fx.get("ad_ranking", {}).get("business", 0) <= -500,
         "wa_sick": bool(errors["whatsapp_sync"]),
         "summary": summary,
