@@ -73,3 +73,9 @@ def notification_digests():
         digest("Ana", ["Blue mug", "Tea towel set with a very long product name"]),
         digest("Bo", ["Poster"]),
     ]
+
+
+def gateway_quota_windows():
+    from api_gateway.quota import quota_window
+
+    return [quota_window("2026-03-02T23:30:00-02:00"), quota_window("2026-03-03T00:00:00Z")]

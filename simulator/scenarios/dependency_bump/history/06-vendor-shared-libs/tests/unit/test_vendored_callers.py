@@ -3,6 +3,7 @@
 They pin what each caller computes, so a library bump that changes behaviour fails here.
 """
 
+from api_gateway.quota import quota_window
 from auth_service.sessions import session_expiry
 from checkout_service.pricing import quote
 from inventory_service.receiving import receive_manifest
@@ -52,3 +53,8 @@ def test_digest_keeps_unknown_fields_and_truncates_the_preview():
     got = digest("Ana", ["Blue mug", "Tea towel set with a very long product name"])
     assert got == {"subject": "Ana, your week: 2 orders", "preview": "Latest: Tea towel set with a very long\u2026"}, got
     assert digest("Bo", ["Poster"])["preview"] == "Latest: Poster {promo}"
+
+
+def test_gateway_quota_window_is_the_utc_day():
+    got = quota_window("2026-03-02T23:30:00-02:00")
+    assert got == {"start": "2026-03-03T00:00:00Z", "end": "2026-03-04T00:00:00Z"}, got
