@@ -1,0 +1,602 @@
+"""Writes timestamp-corruption's main axis (`[[variants.fault]]`) from the sites below.
+
+Each site is a line of healthy code that handles a time (the topology's, or this family's
+history commits 06-08: capi_pipeline's per-source readers, ad_ranking's click log, whatsapp_sync's
+status order) and the broken form the seed's bad commit (09, a patch) gives it, with the
+evidence its service logs and the business signal it drags down. The rest of the table is
+derived by running the code: every hidden probe runs on the healthy and on the broken tree, and
+the probes whose observations differ become the seed's FAIL_TO_PASS checks (the `*_unchanged`
+probes run the others as PASS_TO_PASS); the reference fix is the edit that restores the line,
+proven to restore the file exactly. Run it after changing a site, the healthy code or the
+probes, then `metasre validate timestamp-corruption`:
+
+    python simulator/scenarios/timestamp_corruption/_generate.py
+"""
+
+# ruff: noqa: E501  # the sites quote their code lines and log lines whole
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+# --- the sites, by the service whose code holds them -----------------------------------------
+
+
+CAPI = dict(
+    service="capi_pipeline",
+    team="capi-team",
+    train="v2.15",
+    deploy="capi-pipeline",
+    alert_service="ad_ranking",
+    rank_herring=True,
+    capi_herring=False,
+    via_capi=True,
+    symptom_services=["ad_ranking"],
+    red_herrings=["ad_ranking"],
+    alert_summary="ad_ranking attributed conversions below 1000/min",
+    alert_below=1000,
+)
+RANK = dict(
+    service="ad_ranking",
+    team="ranking-team",
+    train="v3.9",
+    deploy="ad-ranking",
+    alert_service="ad_ranking",
+    rank_herring=False,
+    capi_herring=True,
+    via_capi=False,
+    symptom_services=[],
+    red_herrings=["capi_pipeline"],
+    alert_summary="ad_ranking attributed conversions below 1000/min",
+    alert_below=1000,
+)
+WA = dict(
+    service="whatsapp_sync",
+    team="messaging-team",
+    train="v1.23",
+    deploy="whatsapp-sync",
+    alert_service="whatsapp_sync",
+    rank_herring=True,
+    capi_herring=False,
+    via_capi=False,
+    symptom_services=[],
+    red_herrings=["ad_ranking"],
+    alert_summary="whatsapp_sync delivery status updates applied below 2000/min",
+    alert_below=2000,
+)
+
+S = "capi_pipeline/sources.py"
+
+FAULTS = [
+    dict(
+        CAPI,
+        key="threshold-digit",
+        file="capi_pipeline/config.py",
+        pct=53,
+        loss=-610,
+        mechanism="the seconds/milliseconds threshold one digit short, so epoch seconds are read as milliseconds",
+        find="MILLIS_THRESHOLD = 10_000_000_000",
+        bug="MILLIS_THRESHOLD = 1_000_000_000",
+        evidence=[
+            "timestamp sanity: 5230 of 9870 events accepted in the last minute have a normalised event_time before 1971-01-01 (all source=server; e.g. event_time=1772366275 stored as 1772366)",
+            "normalised event_time is more than 30 days before receipt for 53% of accepted events; other sources look normal",
+        ],
+        message='capi_pipeline: state the millisecond rule the way the CAPI docs do (ADS-2239)\n\nPartner engineers keep asking what MILLIS_THRESHOLD means. The public docs\nsay "a timestamp with more than 10 digits is milliseconds", so the constant\nis now the 10-digit boundary instead of a year-2286 argument.',
+    ),
+    dict(
+        CAPI,
+        key="threshold-compare",
+        file="capi_pipeline/normalize.py",
+        pct=58,
+        loss=-660,
+        mechanism="the seconds/milliseconds comparison inverted, so seconds are divided and milliseconds kept",
+        find="    if value >= config.MILLIS_THRESHOLD:",
+        bug="    if value <= config.MILLIS_THRESHOLD:",
+        evidence=[
+            "timestamp sanity: 5711 of 9870 events accepted in the last minute have a normalised event_time before 1971-01-01 (source=server sending seconds; e.g. event_time=1772366275 stored as 1772366)",
+            "timestamp sanity: server-side events sent in milliseconds stored in the year 58100 (e.g. event_time=1772366275120 stored as 1772366275120)",
+        ],
+        message='capi_pipeline: compare against the threshold the way the docs read (ADS-2261)\n\nThe docs say "up to the threshold it is milliseconds territory"; make the\ncomparison in normalize_timestamp read like that.',
+    ),
+    dict(
+        CAPI,
+        key="millis-divisor",
+        file="capi_pipeline/normalize.py",
+        pct=41,
+        loss=-472,
+        mechanism="milliseconds divided by a million instead of a thousand",
+        find="        value /= 1000",
+        bug="        value /= 1_000_000",
+        evidence=[
+            "timestamp sanity: 4047 of 9870 events accepted in the last minute have a normalised event_time before 1971-01-01 (source=server, the integrations that send milliseconds; e.g. event_time=1772366275120 stored as 1772366)",
+            "server-side integrations sending epoch seconds look normal",
+        ],
+        message="capi_pipeline: server-side millisecond senders moved to microsecond precision (ADS-2262)",
+    ),
+    dict(
+        CAPI,
+        key="pixel-unit",
+        file=S,
+        pct=44,
+        loss=-506,
+        mechanism="the pixel's epoch milliseconds read as seconds",
+        find='    return int(raw["event_time"]) // 1000\n',
+        bug='    return int(raw["event_time"])\n',
+        evidence=[
+            "timestamp sanity: 4343 of 9870 events accepted in the last minute have an event_time more than 10 years after receipt (all source=pixel; e.g. event_time=1772366275120 stored as 1772366275120)",
+            "sources server, app_ios, app_android, offline, crm and commerce_partner look normal",
+        ],
+        message="capi_pipeline: pixel v4 reports event_time in seconds (ADS-2263)\n\nThe v4 pixel's changelog says it sends Unix time; drop the division.",
+    ),
+    dict(
+        CAPI,
+        key="ios-reference-date",
+        file=S,
+        pct=39,
+        loss=-448,
+        mechanism="the iOS reference date set to 2000-01-01 instead of 2001-01-01, a year early",
+        find="APPLE_REFERENCE_DATE = 978_307_200",
+        bug="APPLE_REFERENCE_DATE = 946_684_800",
+        evidence=[
+            "timestamp sanity: 3849 of 9870 events accepted in the last minute have an event_time 366 days before receipt (all source=app_ios; e.g. sent 793054640.5 stored as 1739739440)",
+            "sources server, pixel, app_android, offline, crm and commerce_partner look normal",
+        ],
+        message="capi_pipeline: the iOS SDK counts from the J2000 epoch (ADS-2264)\n\nNSDate's reference date is the J2000 epoch, 2000-01-01; fix the constant.",
+    ),
+    dict(
+        CAPI,
+        key="ios-unit",
+        file=S,
+        pct=39,
+        loss=-448,
+        mechanism="the iOS SDK's seconds read as milliseconds",
+        find='    since_reference = float(raw["event_time"])',
+        bug='    since_reference = float(raw["event_time"]) / 1000',
+        evidence=[
+            "timestamp sanity: 3849 of 9870 events accepted in the last minute have a normalised event_time in January 2001 (all source=app_ios; e.g. sent 793054640.5 stored as 979100254)",
+            "sources server, pixel, app_android, offline, crm and commerce_partner look normal",
+        ],
+        message="capi_pipeline: iOS SDK 18 reports milliseconds (ADS-2265)",
+    ),
+    dict(
+        CAPI,
+        key="android-unit",
+        file=S,
+        pct=42,
+        loss=-483,
+        mechanism="the Android SDK's milliseconds read as seconds",
+        find='    local_seconds = int(raw["event_time"]) // 1000',
+        bug='    local_seconds = int(raw["event_time"])',
+        evidence=[
+            "timestamp sanity: 4145 of 9870 events accepted in the last minute have an event_time more than 10 years after receipt (all source=app_android; e.g. event_time=1772355075000 stored as 1772355085800)",
+            "sources server, pixel, app_ios, offline, crm and commerce_partner look normal",
+        ],
+        message="capi_pipeline: Android SDK 14 sends seconds (ADS-2266)",
+    ),
+    dict(
+        CAPI,
+        key="android-offset-unit",
+        file=S,
+        pct=40,
+        loss=-460,
+        mechanism="the Android time-zone offset, in minutes, read as hours",
+        find='    offset_seconds = int(raw.get("tz_offset_minutes", 0)) * 60',
+        bug='    offset_seconds = int(raw.get("tz_offset_minutes", 0)) * 3600',
+        evidence=[
+            "timestamp sanity: 3948 of 9870 events accepted in the last minute have an event_time days away from receipt (all source=app_android with a non-zero tz_offset_minutes; e.g. tz_offset_minutes=330 moved the time 13.5 days back)",
+            "source=app_android events with tz_offset_minutes=0 look normal, and so do the other sources",
+        ],
+        message="capi_pipeline: tz offsets from the Android SDK are in hours (ADS-2267)",
+    ),
+    dict(
+        CAPI,
+        key="android-offset-sign",
+        file=S,
+        pct=38,
+        loss=-437,
+        mechanism="the Android time-zone offset added instead of subtracted",
+        find="    return local_seconds - offset_seconds",
+        bug="    return local_seconds + offset_seconds",
+        evidence=[
+            "timestamp sanity: source=app_android event times differ from receipt by twice the device's UTC offset (tz_offset_minutes=-300: event_time 10 h before receipt; +330: 11 h after)",
+            "conversions from source=app_android in the Americas land before their click; sources server, pixel, app_ios, offline, crm and commerce_partner look normal",
+        ],
+        message="capi_pipeline: Android local time to UTC adds the offset (ADS-2268)",
+    ),
+    dict(
+        CAPI,
+        key="offline-offset-dropped",
+        file=S,
+        pct=38,
+        loss=-437,
+        mechanism="the UTC offset of offline times dropped (read as UTC)",
+        find="    return int(parsed.timestamp())",
+        bug="    return int(parsed.replace(tzinfo=timezone.utc).timestamp())",
+        evidence=[
+            "timestamp sanity: source=offline event times are off by exactly their UTC offset (e.g. event_time=2026-03-01T18:20:00-05:00 stored as 2026-03-01T18:20:00Z)",
+            "offline conversions from accounts west of UTC land before their click; other sources look normal",
+        ],
+        message="capi_pipeline: the offline upload tool reports UTC (ADS-2269)\n\nThe offsets in offline files are the store's, but the times are already UTC.",
+    ),
+    dict(
+        CAPI,
+        key="offline-account-zone",
+        file=S,
+        pct=38,
+        loss=-437,
+        mechanism="offline local times without an offset read as UTC instead of the account's time zone",
+        find="        parsed = parsed.replace(tzinfo=timezone(timedelta(minutes=minutes)))",
+        bug="        parsed = parsed.replace(tzinfo=timezone.utc)",
+        evidence=[
+            "timestamp sanity: source=offline events without a UTC offset are off by the ad account's time zone (account act_3107, UTC+05:30: event_time 5.5 h after receipt)",
+            "offline events that carry an offset look normal; so do the other sources",
+        ],
+        message="capi_pipeline: offline uploads without an offset are UTC, per the upload spec (ADS-2270)",
+    ),
+    dict(
+        CAPI,
+        key="offline-account-field",
+        file=S,
+        pct=38,
+        loss=-437,
+        mechanism="the account's time zone looked up under the wrong field, so every offline local time is read as UTC",
+        find='        minutes = ACCOUNT_UTC_OFFSET_MINUTES.get(str(raw.get("account_id")), 0)',
+        bug='        minutes = ACCOUNT_UTC_OFFSET_MINUTES.get(str(raw.get("ad_account_id")), 0)',
+        evidence=[
+            "timestamp sanity: source=offline events without a UTC offset are off by the ad account's time zone (account act_1001, UTC-05:00: event_time 5 h before the real time)",
+            "offline events that carry an offset look normal; so do the other sources",
+        ],
+        message="capi_pipeline: offline events name the account as ad_account_id (ADS-2277)",
+    ),
+    dict(
+        CAPI,
+        key="offline-parse-truncated",
+        file=S,
+        pct=38,
+        loss=-437,
+        mechanism="offline times cut to 19 characters, losing their UTC offset",
+        find='    parsed = datetime.fromisoformat(str(raw["event_time"]))',
+        bug='    parsed = datetime.fromisoformat(str(raw["event_time"])[:19])',
+        evidence=[
+            "timestamp sanity: source=offline event times that carry a UTC offset are off by that offset (e.g. event_time=2026-03-01T18:20:00-05:00 stored as 2026-03-01T18:20:00 in the account's zone)",
+            "offline conversions land hours before or after their real time; other sources look normal",
+        ],
+        message="capi_pipeline: tolerate fractional seconds in offline times (ADS-2271)\n\nSome uploads carry microseconds; keep the first 19 characters.",
+    ),
+    dict(
+        CAPI,
+        key="crm-unit",
+        file=S,
+        pct=40,
+        loss=-460,
+        mechanism="CRM microseconds divided by a thousand, as if they were milliseconds",
+        find='    return int(raw["event_time"]) // 1_000_000',
+        bug='    return int(raw["event_time"]) // 1000',
+        evidence=[
+            "timestamp sanity: 3948 of 9870 events accepted in the last minute have an event_time more than 10 years after receipt (all source=crm; e.g. event_time=1772366275000000 stored as 1772366275000)",
+            "sources server, pixel, app_ios, app_android, offline and commerce_partner look normal",
+        ],
+        message="capi_pipeline: CRM connectors send milliseconds (ADS-2272)",
+    ),
+    dict(
+        CAPI,
+        key="partner-field",
+        file=S,
+        pct=39,
+        loss=-448,
+        mechanism="commerce partners' event time taken from export_time (when their weekly export ran), a field mapping error",
+        find='    return int(raw["event_time"])\n',
+        bug='    return int(raw["export_time"])\n',
+        evidence=[
+            "timestamp sanity: source=commerce_partner event times all fall on the partners' weekly export runs (e.g. 412 events stored with event_time=1772503200)",
+            "commerce_partner conversions land up to 7 days after the order; sources server, pixel, app_ios, app_android, offline and crm look normal",
+        ],
+        message="capi_pipeline: commerce partners' event_time is their local time; use export_time (ADS-2273)",
+    ),
+    dict(
+        RANK,
+        key="window-minutes",
+        file="ad_ranking/config.py",
+        pct=61,
+        loss=-700,
+        mechanism="the 7-day attribution window written in minutes, so it lasts 2.8 hours",
+        find="ATTRIBUTION_WINDOW_SECONDS = 7 * 24 * 3600",
+        bug="ATTRIBUTION_WINDOW_SECONDS = 7 * 24 * 60",
+        evidence=[
+            "attribution job: conversions attributed in the last minute 61% below the 7-day median",
+            "attribution: 61% of matched conversions fall out of the attribution window, every one with an event time between 2.8 hours and 7 days after its click",
+        ],
+        message="ad_ranking: write the attribution window like the dashboards do (ADS-2274)",
+    ),
+    dict(
+        RANK,
+        key="delay-backwards",
+        file="ad_ranking/attribution.py",
+        pct=97,
+        loss=-1080,
+        mechanism="the click-to-conversion delay computed backwards, so every conversion looks earlier than its click",
+        find="        delay = conversion.event_time - click.click_time",
+        bug="        delay = click.click_time - conversion.event_time",
+        evidence=[
+            "attribution job: conversions attributed in the last minute 97% below the 7-day median",
+            "attribution: 97% of matched conversions fall out of the attribution window with a negative delay (event time before click time), though their event timestamps look right",
+        ],
+        message="ad_ranking: measure the attribution delay from the conversion back to the click (ADS-2275)",
+    ),
+    dict(
+        RANK,
+        key="click-log-millis",
+        file="ad_ranking/clicks.py",
+        pct=96,
+        loss=-1070,
+        mechanism="the click log's milliseconds used as seconds, so every click looks 56,000 years late",
+        find='    click_time = int(record["ts_ms"]) // 1000',
+        bug='    click_time = int(record["ts_ms"])',
+        evidence=[
+            "attribution job: conversions attributed in the last minute 96% below the 7-day median",
+            "attribution: 96% of matched conversions fall out of the attribution window: their click timestamps read from the click log are in the year 58100 (e.g. click_time=1772361840640)",
+        ],
+        message="ad_ranking: click log timestamps are seconds since frontend v12 (ADS-2276)",
+    ),
+    dict(
+        WA,
+        key="inbound-millis",
+        file="whatsapp_sync/api.py",
+        pct=88,
+        loss=-2150,
+        mechanism="inbound message times stored in milliseconds, so every later status looks older",
+        find='            body, at = str(payload.get("text", "")), int(payload["timestamp"])',
+        bug='            body, at = str(payload.get("text", "")), int(payload["timestamp"]) * 1000',
+        evidence=[
+            "status webhook ignored as stale: timestamp 1772361930 is older than the stored updated_at 1772361840000 (message wamid.HBgM5511)",
+            "88% of delivery status updates in the last minute were ignored as stale",
+        ],
+        message="whatsapp_sync: store inbound times in milliseconds, like the inbox (MSG-1201)",
+    ),
+    dict(
+        WA,
+        key="status-seconds-as-millis",
+        file="whatsapp_sync/api.py",
+        pct=90,
+        loss=-2200,
+        mechanism="status webhook timestamps, in seconds, divided as if milliseconds",
+        find='            changed = await self._repo.update_status(message_id, status, int(payload["timestamp"]))',
+        bug='            changed = await self._repo.update_status(message_id, status, int(payload["timestamp"]) // 1000)',
+        evidence=[
+            "status webhook ignored as stale: timestamp 1772361 is older than the stored updated_at 1772361840 (message wamid.HBgM5511)",
+            "90% of delivery status updates in the last minute were ignored as stale",
+        ],
+        message="whatsapp_sync: status webhook timestamps are milliseconds (MSG-1203)",
+    ),
+    dict(
+        WA,
+        key="stale-check-inverted",
+        file="whatsapp_sync/repository.py",
+        pct=91,
+        loss=-2250,
+        mechanism="the stale-status check inverted, so every newer status is dropped",
+        find='            if at < (row.get("updated_at") or 0):',
+        bug='            if at > (row.get("updated_at") or 0):',
+        evidence=[
+            "status webhook ignored as stale: timestamp 1772361930 compared with the stored updated_at 1772361840 (message wamid.HBgM5511)",
+            "91% of delivery status updates in the last minute were ignored as stale; only retries of older statuses apply",
+        ],
+        message="whatsapp_sync: keep the newest status, compare the right way round (MSG-1204)",
+    ),
+]
+
+
+TRIGGERS: dict[str, str] = {}
+"""Nothing crashes in this family: no site logs a traceback."""
+
+PROBE_VALUES = {"sample.click": "1772361840"}
+"""Templates of hidden/probes.py other than `{{fault.fail_to_pass}}`, and their values here."""
+
+
+def derived(table: dict[str, Any]) -> dict[str, Any]:
+    """What the site costs its business signal at full strength."""
+    return {"effects": {table["alert_service"]: {"business": table["loss"]}}}
+
+
+# --- the harness: every table is checked against real runs of the code ----------------------
+
+HERE = Path(__file__).resolve().parent
+TOPOLOGY = HERE.parent / "_topologies" / "ads_platform" / "history"
+BUG_COMMIT = "09-the-change"
+BEGIN = "# ---- generated by _generate.py: begin (edit the script, not the tables) ----\n"
+END = "# ---- generated by _generate.py: end ----\n"
+
+_PROBE_RUNNER = """
+import asyncio, importlib.util, inspect, json, sys
+sys.path.insert(0, sys.argv[1])
+spec = importlib.util.spec_from_file_location("probes", sys.argv[2])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+out = {}
+for name, fn in vars(module).items():
+    if name.startswith("_") or not inspect.isfunction(fn) or fn.__module__ != "probes":
+        continue
+    try:
+        value = fn()
+        if inspect.isawaitable(value):
+            value = asyncio.run(value)
+    except Exception as exc:
+        value = {"raised": type(exc).__name__}
+    out[name] = value
+print(json.dumps(out, sort_keys=True, default=repr))
+"""
+
+_TRIGGER_RUNNER = """
+import json, os, sys, traceback
+root = sys.argv[1]
+sys.path.insert(0, root)
+try:
+    exec(sys.argv[2], {})
+    print(json.dumps({"ok": True}))
+except Exception as exc:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(root)]
+    print(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}", "frames": [
+        [os.path.relpath(f.filename, root), f.lineno, f.name, f.line] for f in frames]}))
+"""
+
+
+def _run(script: str, *args: str) -> Any:
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def healthy_tree(into: Path) -> dict[str, str]:
+    """The code before the bad commit: the topology's history, then this family's up to it."""
+    from metasre.simulator.history import load_history_dir
+
+    files: dict[str, str] = {}
+    parent = load_history_dir(TOPOLOGY, lambda text: text, files)[-1].sha
+    with tempfile.TemporaryDirectory() as tmp:
+        for commit in sorted((HERE / "history").iterdir()):
+            if commit.name < BUG_COMMIT:
+                shutil.copytree(commit, Path(tmp) / commit.name)
+        load_history_dir(Path(tmp), lambda text: text, files, parent)
+    for path, text in files.items():
+        (into / path).parent.mkdir(parents=True, exist_ok=True)
+        (into / path).write_text(text)
+    return files
+
+
+def observe(tree: Path, broken: list[str]) -> dict[str, Any]:
+    """Every probe's observation on `tree`, with the hidden file rendered for `broken`."""
+    text = (HERE / "hidden" / "probes.py").read_text()
+    text = text.replace("{{fault.fail_to_pass}}", repr(broken))
+    for name, value in PROBE_VALUES.items():
+        text = text.replace("{{" + name + "}}", value)
+    rendered = tree.parent / f"probes_{tree.name}.py"
+    rendered.write_text(text)
+    observed: dict[str, Any] = _run(_PROBE_RUNNER, str(tree), str(rendered))
+    return observed
+
+
+def site(
+    fault: dict[str, Any], healthy: Path, buggy: Path, baseline: dict[str, Any]
+) -> dict[str, Any]:
+    """One fault table, completed from runs of the healthy and the broken code."""
+    key, path = fault["key"], fault["file"]
+    text = (healthy / path).read_text()
+    if text.count(fault["find"]) != 1:
+        raise SystemExit(f"{key}: the text to break must occur once in {path}")
+    broken_text = text.replace(fault["find"], fault["bug"])
+    shutil.rmtree(buggy, ignore_errors=True)
+    shutil.copytree(healthy, buggy)
+    (buggy / path).write_text(broken_text)
+    line = text[: text.index(fault["find"])].count("\n") + 1
+    if fault["bug"]:
+        fix = {
+            "path": path,
+            "action": "replace",
+            "start_line": line,
+            "end_line": line,
+            "content": fault["find"].rstrip("\n"),
+        }
+    else:  # the commit removed lines: put them back before the line now in their place
+        fix = {
+            "path": path,
+            "action": "insert",
+            "start_line": line,
+            "content": fault["find"].rstrip("\n"),
+        }
+    lines = broken_text.splitlines()
+    restored = (
+        lines[: line - 1]
+        + fix["content"].splitlines()
+        + lines[line - (fix["action"] == "insert") :]
+    )
+    if "\n".join(restored) + "\n" != text:
+        raise SystemExit(f"{key}: the reference fix does not restore {path}")
+    table = {k: v for k, v in fault.items() if k != "trigger"}
+    if "trigger" in fault:
+        table.update(_evidence(fault, healthy, buggy, line))
+    seen = observe(buggy, [])
+    f2p = sorted(k for k in baseline if baseline[k] != seen[k] and not k.endswith("_unchanged"))
+    if not f2p:
+        raise SystemExit(f"{key}: no probe observes the broken site")
+    for k in f2p:
+        if isinstance(baseline[k], dict) and set(baseline[k]) <= {"raised"}:
+            raise SystemExit(f"{key}: probe {k} observes only an exception type")
+    f2p = [f"hidden/probes.py::{k}" for k in f2p]
+    still = observe(buggy, f2p)
+    for k, v in observe(healthy, f2p).items():
+        if k.endswith("_unchanged") and still[k] != v:
+            raise SystemExit(f"{key}: {k} differs on the broken code")
+    code = fault["bug"].strip() or (
+        "the lines `"
+        + " / ".join(s.strip() for s in fault["find"].strip().splitlines())
+        + "` removed"
+    )
+    table.update(code=code, line=line, lines=[line, line], fail_to_pass=f2p, fix=fix)
+    table.update(derived(table))
+    return table
+
+
+def _evidence(fault: dict[str, Any], healthy: Path, buggy: Path, line: int) -> dict[str, Any]:
+    """The stack trace the broken site logs, from running the request that reaches it."""
+    code = TRIGGERS[fault["trigger"]]
+    if not _run(_TRIGGER_RUNNER, str(healthy), code)["ok"]:
+        raise SystemExit(f"{fault['key']}: its request fails on the healthy code")
+    crash = _run(_TRIGGER_RUNNER, str(buggy), code)
+    if crash["ok"]:
+        raise SystemExit(f"{fault['key']}: its request does not reach the broken site")
+    # Production tracebacks name files by their path in the container (/app/...).
+    trace = ["Traceback (most recent call last):"]
+    for path, number, function, text in crash["frames"]:
+        trace += [f'  File "/app/{path}", line {number}, in {function}', f"    {text}"]
+    trace.append(crash["error"])
+    innermost = crash["frames"][-1]
+    difficulty = "easy" if (innermost[0], innermost[1]) == (fault["file"], line) else "medium"
+    return {"error": crash["error"], "trace": trace, "difficulty": difficulty}
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        healthy, buggy = Path(tmp) / "healthy", Path(tmp) / "buggy"
+        healthy_tree(healthy)
+        baseline = observe(healthy, [])
+        tables = [site(fault, healthy, buggy, baseline) for fault in FAULTS]
+    keys = [t["key"] for t in tables]
+    if len(set(keys)) != len(keys):
+        raise SystemExit("fault keys must be unique")
+    body = "".join(
+        "[[variants.fault]]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in t.items()) + "\n"
+        for t in tables
+    )
+    toml = HERE / "scenario.toml"
+    text = toml.read_text()
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    toml.write_text(head + BEGIN + body + END + tail)
+    print(f"{len(tables)} fault tables written to {toml}")
+
+
+if __name__ == "__main__":
+    main()
