@@ -120,6 +120,9 @@ class Source:
     """The cause, as the saturated service's log names it ({pct}: the source's share)."""
     terminal: str
     summary: str
+    queue: str = ""
+    """The queue the service's workers consume, when the load arrives as messages: the
+    workers lag behind it (consumer_lag) and the callers, who only enqueue, do not wait."""
 
 
 SOURCES = [
@@ -201,9 +204,10 @@ SOURCES = [
             "notification-service",
             "batch",
             3.4,
-            "the crm-newsletter-enqueue job posting 2.2M 'order_confirmation' re-sends through POST /v1/notifications",
+            "2.2M 'order_confirmation' re-sends enqueued at once by the crm-newsletter-enqueue job",
             "cron: crm-newsletter-enqueue started 14 min ago (2.2M recipients)",
-            "a CRM batch job enqueueing millions of e-mails through the API",
+            "a CRM batch job enqueueing millions of e-mails",
+            "notifications.outbox",
         ),
         (
             "notification-service",
@@ -489,9 +493,10 @@ SOURCES = [
             "pricing-service",
             "batch",
             3.0,
-            "the nightly-repricing job quoting 900k SKUs through POST /v1/prices/quote",
+            "900k reprice events published at once by the nightly-repricing job",
             "cron: nightly-repricing started 12 min ago (900k SKUs)",
-            "the repricing job quoting every SKU through the online API",
+            "the repricing job publishing an event per SKU",
+            "pricing.reprice",
         ),
         (
             "pricing-service",
@@ -537,9 +542,10 @@ SOURCES = [
             "fraud-service",
             "batch",
             2.1,
-            "the chargeback-rescoring job re-scoring 400k past charges through POST /v1/fraud/score for the new model's back-test",
+            "400k past charges enqueued for re-scoring by the chargeback-rescoring back-test job",
             "cron: chargeback-rescoring started 13 min ago (400k charges)",
-            "a back-test job scoring past charges through the online API",
+            "a back-test job enqueueing past charges for re-scoring",
+            "fraud.rescore",
         ),
         (
             "fraud-service",
@@ -561,9 +567,10 @@ SOURCES = [
             "shipping-service",
             "batch",
             3.7,
-            "the evening-pickup label job requesting rates for 60k parcels at once",
+            "60k label requests enqueued at once by the evening-pickup label job",
             "cron: evening-pickup-labels started 10 min ago (60k parcels)",
             "the evening label-printing batch",
+            "shipping.labels",
         ),
         (
             "shipping-service",
@@ -625,9 +632,10 @@ SOURCES = [
             "media-service",
             "batch",
             2.9,
-            "the cdn-rewarm job requesting every product image after last night's CDN purge",
+            "2.4M resize jobs enqueued by the cdn-rewarm job after last night's CDN purge",
             "cron: cdn-rewarm started 9 min ago (2.4M images)",
             "a CDN re-warm job after a purge",
+            "media.resize",
         ),
     ]
 ]
@@ -659,6 +667,9 @@ def fault_table(index: int, source: Source) -> dict[str, Any]:
             if n not in affected and any(d in affected for d in deps[n]):
                 affected.add(n)
                 grew = True
+    # Workers that lag behind a queue slow nobody down: the callers only enqueue.
+    if source.queue:
+        affected = {root}
     callers = [n for n in present if n in affected and n != root]
     direct = [n for n in callers if root in deps[n]]
     p99 = 260 if root in DATABASES else 1300
@@ -679,18 +690,22 @@ def fault_table(index: int, source: Source) -> dict[str, Any]:
         )
     )
     kind = "shards" if root == "redis-cache" else ("replicas" if root in DATABASES else "pods")
-    logs: list[dict[str, Any]] = [
-        {
-            "service": root,
-            "level": "WARN",
-            "lines": [
-                f"cpu saturated on {replicas}/{replicas} {root} {kind}: request rate {factor}x the"
-                f" same hour last week; {source.line.format(pct=pct)}",
-                f"{root} p99 {p99 + 120} ms with every worker busy; requests queue for a worker"
-                f" ({pod})",
-            ],
-        }
-    ]
+    if source.queue:
+        depth = 150_000 + index * 9_000
+        effects[root].update({"queue_depth": 900, "p99_ms": 40, "error_rate": 0.01})
+        lines = [
+            f"consumer lag on {source.queue}: {replicas}/{replicas} {root} worker {kind} lagging"
+            f" behind, messages arriving at {factor}x the usual rate; {source.line}",
+            f"{source.queue}: {depth} messages waiting, the oldest for 14 min ({pod})",
+        ]
+    else:
+        lines = [
+            f"cpu saturated on {replicas}/{replicas} {root} {kind}: request rate {factor}x the"
+            f" same hour last week; {source.line.format(pct=pct)}",
+            f"{root} p99 {p99 + 120} ms with every worker busy; requests queue for a worker"
+            f" ({pod})",
+        ]
+    logs: list[dict[str, Any]] = [{"service": root, "level": "WARN", "lines": lines}]
     for n in callers:
         blamed = root if n in direct else next(d for d in deps[n] if d in affected)
         if n in direct:
@@ -761,6 +776,17 @@ def fault_table(index: int, source: Source) -> dict[str, Any]:
             }
         )
         pages.append("captured charges far below normal")
+    if source.queue:
+        alerts.append(
+            {
+                "service": root,
+                "metric": "queue_depth",
+                "above": 300,
+                "severity": "P2",
+                "summary": f"{root} {source.queue} backlog above 300",
+            }
+        )
+        pages.append(f"{root} {source.queue} backlog growing")
     if not pages:
         pages = [f"{n} 5xx above 5%" for n in callers] or [f"{root} CPU above 85%"]
     state = [
@@ -787,7 +813,9 @@ def fault_table(index: int, source: Source) -> dict[str, Any]:
     else:
         difficulty = "easy" if len(callers) <= 1 else "medium"
     return {
-        "key": f"{root.split('-')[0]}-{source.kind}",
+        "key": f"{root.split('-')[0]}-{'lag' if source.queue else source.kind}",
+        "category": "consumer_lag" if source.queue else "capacity",
+        "queues": [{"name": source.queue, "service": root, "depth": depth}] if source.queue else [],
         "difficulty": difficulty,
         "service": root,
         "source": source.kind,
@@ -799,6 +827,11 @@ def fault_table(index: int, source: Source) -> dict[str, Any]:
         "logs": logs,
         "alerts": alerts,
         "page": "; ".join(pages[:4]),
+        "customers": (
+            f"No errors upstream, but the work behind {source.queue} is running late."
+            if source.queue
+            else "Customers report slow or failed pages and timeouts."
+        ),
         "symptoms": callers,
         "state": state,
         "terminal": source.terminal,
