@@ -66,21 +66,55 @@ def topology() -> str:
         data["logs"] = s.logs
         out.append(table("[[services]]", data))
         out.append(table("[services.config]", config_of(s)))
-    out.append("# Releases: every service was last deployed weeks before any incident.\n")
+    out.append(
+        "# Releases, oldest first: each Python service shipped the platform's first commit, then\n"
+        "# the retry-policy commit weeks before any incident; infrastructure had a patch upgrade.\n"
+    )
     for i, s in enumerate(SERVICES):
+        when = "true" if s.core else "{{site.on." + s.ident + "}}"
         out.append(
             table(
                 "[[deployments]]",
                 {
-                    "when": "true" if s.core else "{{site.on." + s.ident + "}}",
+                    "when": when,
                     "service": s.name,
-                    "version": s.version,
-                    "minutes_ago": 20160 + 1440 * (i % 9) + 37 * i,
+                    "version": previous_version(s.version),
+                    "minutes_ago": 120960 + 1440 * (i % 11) + 53 * i,
                     **({"commit": "01-courier-platform"} if s.code else {}),
                 },
             )
         )
+        out.append(
+            table(
+                "[[deployments]]",
+                {
+                    "when": when,
+                    "service": s.name,
+                    "version": s.version,
+                    "minutes_ago": 20160 + 1440 * (i % 9) + 37 * i,
+                    **({"commit": "02-retry-policy-runbook"} if s.code else {}),
+                },
+            )
+        )
     return "\n".join(out)
+
+
+def previous_version(version: str) -> str:
+    """The release before `version`.
+
+    A service's previous minor (v4.2.0 -> v4.1.0, v1.0.3 -> v0.9.0); infrastructure's previous
+    patch (postgres-15.6 -> postgres-15.5, kafka-3.7.0 -> kafka-3.6.0).
+    """
+    if version.startswith("v"):
+        major, minor, _ = (int(x) for x in version[1:].split("."))
+        return f"v{major}.{minor - 1}.0" if minor else f"v{major - 1}.9.0"
+    name, _, number = version.rpartition("-")
+    parts = [int(x) for x in number.split(".")]
+    if parts[-1]:
+        parts[-1] -= 1
+    else:
+        parts[-2] -= 1
+    return f"{name}-{'.'.join(str(x) for x in parts)}"
 
 
 # -- the platform's code ----------------------------------------------------------------------
