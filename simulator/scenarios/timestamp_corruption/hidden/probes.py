@@ -124,7 +124,11 @@ def offline_conversions_in_the_account_time_zone():
 
 
 def crm_conversions_are_attributed():
-    return _end_to_end("crm", lambda t: {"event_time": t * 1_000_000 + 123})
+    return {
+        "us": _end_to_end("crm", lambda t: {"event_time": t * 1_000_000 + 123}),
+        "ms": _end_to_end("crm", lambda t: {"event_time": t * 1000 + 9, "time_unit": "ms"}),
+        "s": _end_to_end("crm", lambda t: {"event_time": t, "time_unit": "s"}),
+    }
 
 
 def commerce_partner_conversions_are_attributed():
@@ -174,13 +178,15 @@ def attribution_window_is_seven_days():
 def click_log_clicks_meet_their_conversions():
     log = [{"kind": "impression", "ad_id": "ad-a", "ts_ms": CLICK * 1000 - 4000},
            {"kind": "click", "click_id": "clk-1", "ad_id": "ad-a", "ts_ms": CLICK * 1000 + 640},
-           {"kind": "click", "click_id": "clk-2", "ad_id": "ad-b", "ts_ms": (CLICK + 7 * HOUR) * 1000}]
+           {"kind": "click", "click_id": "clk-2", "ad_id": "ad-b", "ts_ms": (CLICK + 7 * HOUR) * 1000},
+           {"kind": "click", "click_id": "clk-3", "ad_id": "ad-c", "ts": CLICK + 3 * HOUR}]
     try:
         clicks = clicks_from_log(log)
     except Exception as exc:  # noqa: BLE001
         return _raised(exc)
     conversions = [ConversionEvent("e1", "Purchase", CLICK + 2 * HOUR, "clk-1", 0, "USD"),
-                   ConversionEvent("e2", "Lead", CLICK + 3 * DAY, "clk-2", 0, "USD")]
+                   ConversionEvent("e2", "Lead", CLICK + 3 * DAY, "clk-2", 0, "USD"),
+                   ConversionEvent("e3", "Subscribe", CLICK + 2 * DAY, "clk-3", 0, "USD")]
     return {"clicks": [[c.click_id, c.ad_id, c.click_time - CLICK] for c in clicks],
             "attributed": dict(attribute_conversions(clicks, conversions))}
 

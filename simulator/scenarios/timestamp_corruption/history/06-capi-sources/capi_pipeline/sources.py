@@ -23,6 +23,13 @@ ACCOUNT_UTC_OFFSET_MINUTES = {
     "act_5519": -180,
 }
 
+# Units a CRM connector may name for its timestamps, in units per second.
+CRM_UNITS_PER_SECOND = {
+    "s": 1,
+    "ms": 1_000,
+    "us": 1_000_000,
+}
+
 
 def pixel(raw: Mapping[str, Any]) -> int:
     """Browser pixel: epoch milliseconds, from the page's Date.now()."""
@@ -54,8 +61,10 @@ def offline(raw: Mapping[str, Any]) -> int:
 
 
 def crm(raw: Mapping[str, Any]) -> int:
-    """CRM connectors: epoch microseconds."""
-    return int(raw["event_time"]) // 1_000_000
+    """CRM connectors: an epoch timestamp in the unit the connector names (`time_unit`),
+    microseconds unless it says otherwise."""
+    per_second = CRM_UNITS_PER_SECOND[str(raw.get("time_unit") or "us")]
+    return int(raw["event_time"]) // per_second
 
 
 def commerce_partner(raw: Mapping[str, Any]) -> int:

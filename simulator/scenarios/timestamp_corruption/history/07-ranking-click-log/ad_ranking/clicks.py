@@ -8,8 +8,12 @@ from ad_ranking.attribution import Click
 
 
 def click_from_log(record: Mapping[str, Any]) -> Click:
-    """One click-log record as a Click. The frontend logs `ts_ms`, epoch milliseconds (UTC)."""
-    click_time = int(record["ts_ms"]) // 1000
+    """One click-log record as a Click. Web clicks carry `ts_ms`, epoch milliseconds; clicks the
+    app SDKs report carry `ts`, epoch seconds (both UTC)."""
+    if "ts_ms" in record:
+        click_time = int(record["ts_ms"]) // 1000
+    else:
+        click_time = int(record["ts"])
     return Click(str(record["click_id"]), str(record["ad_id"]), click_time)
 
 

@@ -15,6 +15,8 @@ def test_each_source_is_read_in_its_own_unit():
     assert _time("pixel", event_time=T * 1000 + 999) == T
     assert _time("app_ios", event_time=T - 978_307_200 + 0.5) == T
     assert _time("crm", event_time=T * 1_000_000 + 7) == T
+    assert _time("crm", event_time=T * 1000 + 7, time_unit="ms") == T
+    assert _time("crm", event_time=T, time_unit="s") == T
     assert _time("commerce_partner", event_time=T, export_time=T + 5 * 86_400) == T
 
 
