@@ -646,10 +646,12 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
             pg.append(f"canceling statement due to lock timeout; statement: {query}")
         if f["mech"] == "raise":
             hints.append(
-                f"{f['endpoint']}: {f['path']} answered, and the connection it used was never returned to the pool"
+                f"{f['endpoint']}: {f['path']} answered {130 + 7 * i} times in the last minute"
             )
         if f["mech"] == "early":
-            hints.append(f"{f['endpoint']}: slowest requests are the ones on the {f['path']} path")
+            hints.append(
+                f"{f['endpoint']}: {f['path']} requests up 4x since the evening peak began"
+            )
         failing = checks.get(f["key"], [])
         out.append(
             {
