@@ -115,7 +115,9 @@ def teamwork(
                 redundant += 1
             first_look.setdefault(key, agent)
     grade = (ended or {}).get("grade", {})
-    sla = next((c for c in grade.get("components", ()) if c.get("name") == "sla"), {})
+    sla: Mapping[str, Any] = next(
+        (c for c in grade.get("components", ()) if c.get("name") == "sla"), {}
+    )
     found = MITIGATED.search(str(sla.get("detail", "")))
     mitigated = float(found.group("minutes")) if found else None
     return EpisodeTeamwork(

@@ -338,7 +338,7 @@ def experiment_command(args: argparse.Namespace) -> int:
 
         def collect(c: SyncClient, session_id: str) -> EpisodeTeamwork:
             events = c.get_trajectory(session_id)
-            started = next((e["started"] for e in events if "started" in e), {})
+            started: dict[str, Any] = next((e["started"] for e in events if "started" in e), {})
             family = str(started.get("observation", {}).get("scenario_id", ""))
             return teamwork(events, sla_minutes=sla.get(family, 0.0), look_tools=looks)
 

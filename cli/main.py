@@ -16,7 +16,7 @@ import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from metasre.cli.arguments import (
     LOG_FORMATS,
@@ -76,7 +76,7 @@ def _scenarios(args: argparse.Namespace) -> int:
     from metasre.simulator import resolve, scenario_ids
     from metasre.simulator.scenarios.family import CATALOGUE_SEEDS, summarize
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for sid in scenario_ids():
         entry = resolve(sid)
         spec = entry.spec(0)

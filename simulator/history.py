@@ -419,16 +419,16 @@ def _load_commit(
             target = normalize_path(raw)
         except PathOutsideTreeError as error:
             raise HistoryError(f"{where}: bad path in patch: {error}") from error
-        text = changes.get(target) if target in changes else tree.get(target)
-        if text is None:
+        prior = changes.get(target) if target in changes else tree.get(target)
+        if prior is None:
             raise HistoryError(f"{where}: patch names {target!r}, which is not in the tree")
-        found = text.count(find)
+        found = prior.count(find)
         if found != 1:
             raise HistoryError(
                 f"{where}: patch of {target!r} must find its text exactly once, found it "
                 f"{found} times: {find[:80]!r}"
             )
-        changes[target] = text.replace(find, replace)
+        changes[target] = prior.replace(find, replace)
     return make_commit(parent, meta.author, meta.message, meta.minutes_ago, changes)
 
 

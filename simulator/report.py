@@ -7,7 +7,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from metasre.simulator.paths import normalize_path
 from metasre.simulator.scenarios.spec import Category, Remediation
 
-_TYPED_PREFIXES = ("deployment:", "migration:", "service:")
+_TYPED_PREFIXES = (
+    "deployment:",
+    "migration:",
+    "service:",
+    "config:",
+    "flag:",
+    "certificate:",
+    "queue:",
+)
+"""Locations that name a thing in the world rather than a file: a release, a migration, a
+service, or one of a service's runtime settings (a config key, a flag, a certificate, a queue)."""
 
 
 class IncidentReport(BaseModel):

@@ -52,12 +52,24 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise InvalidScenarioError(f"cannot read {path}: {exc}") from exc
 
 
+_APPENDED = ("deployments", "migrations", "config_pushes", "flags", "certificates", "queues")
+"""Topology tables a scenario's own entries follow (oldest first), rather than replace."""
+
+
 def _merge_services(
     base: list[dict[str, Any]], extra: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
+    """A scenario's service entries laid over the topology's.
+
+    Field by field, and `config` key by key: a scenario that adds one key keeps the others.
+    """
     merged = {s["name"]: dict(s) for s in base}
     for s in extra:
-        merged.setdefault(s["name"], {}).update(s)
+        target = merged.setdefault(s["name"], {})
+        config = {**target.get("config", {}), **s.get("config", {})}
+        target.update(s)
+        if config:
+            target["config"] = config
     return list(merged.values())
 
 
@@ -220,8 +232,9 @@ def _spec(folder: Path, key: _Key) -> ScenarioSpec:
     merged = {k: v for k, v in raw.items() if k not in ("variables", "variants", "retired")}
     if topo is not None:
         merged["services"] = _merge_services(topo.get("services", []), raw.get("services", []))
-        merged["deployments"] = [*topo.get("deployments", []), *raw.get("deployments", [])]
-        merged["migrations"] = [*topo.get("migrations", []), *raw.get("migrations", [])]
+        for table in _APPENDED:
+            if topo.get(table) or raw.get(table):
+                merged[table] = [*topo.get(table, []), *raw.get(table, [])]
     try:
         rendered = drop_unwanted(renderer.data(merged))
         rendered["variables"] = raw.get("variables", {})

@@ -32,6 +32,16 @@ class TestScenarioConformance:
             assert version in [d.version for d in spec.deployments if d.service == service]
         elif location.startswith("migration:"):
             assert location.partition(":")[2] in [m.id for m in spec.migrations]
+        elif location.startswith("config:"):
+            keys = {k.lower() for k in spec.service(truth.service).config}
+            assert location.partition(":")[2] in keys, (location, keys)
+        elif location.startswith("flag:"):
+            assert location.partition(":")[2] in {f.name.lower() for f in spec.flags}
+        elif location.startswith("certificate:"):
+            names = {c.name.lower() for c in spec.certificates if c.service == truth.service}
+            assert location.partition(":")[2] in names, (location, names)
+        elif location.startswith("queue:"):
+            assert location.partition(":")[2] in {q.name.lower() for q in spec.queues}
         elif not location.startswith("service:"):
             assert location in inst.tree.files
         suite = f"tests/{spec.expert.suite}/"

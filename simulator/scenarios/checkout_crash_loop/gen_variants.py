@@ -406,7 +406,8 @@ DEEP = ("notification-service", "order-service", "inventory-service", "shipping-
 def difficulty(service: str, stale: bool) -> str:
     """Medium: a CrashLoopBackOff whose last words tell restart from rollback. Hard: the same,
     two hops from the page, with the datastore that failed over or an innocent release in
-    plain sight."""
+    plain sight.
+    """
     return "hard" if stale and service in DEEP else "medium"
 
 

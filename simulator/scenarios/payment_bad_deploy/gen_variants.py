@@ -304,7 +304,8 @@ PODS = ["7d9f4c6b8-x2klp", "5b8c7f9d4-q7wzn", "6f4d8b7c9-m3rtv", "8c5d7f6b9-t4hz
 
 def difficulty(service: str, mech: str) -> str:
     """Easy: the failing service's own pods say what broke. Medium: they start and only some
-    calls fail, or the log blames a healthy dependency, or the page is two hops away."""
+    calls fail, or the log blames a healthy dependency, or the page is two hops away.
+    """
     if mech in ("schema", "endpoint") or service in ("order-service", "inventory-service"):
         return "medium"
     return "easy"

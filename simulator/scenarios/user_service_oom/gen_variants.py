@@ -60,7 +60,8 @@ EDGE = {
 
 def symptoms(root: str) -> tuple[dict, list[dict], list[str]]:
     """Effects, log blocks and symptom services upstream of `root` losing pods to the OOM
-    killer (or never getting any ready)."""
+    killer (or never getting any ready).
+    """
     effects: dict[str, dict[str, float]] = {}
     logs: list[dict] = []
 
