@@ -232,11 +232,15 @@ def _spec(folder: Path, key: _Key) -> ScenarioSpec:
     merged = {k: v for k, v in raw.items() if k not in ("variables", "variants", "retired")}
     if topo is not None:
         merged["services"] = _merge_services(topo.get("services", []), raw.get("services", []))
-        for table in _APPENDED:
-            if topo.get(table) or raw.get(table):
-                merged[table] = [*topo.get(table, []), *raw.get(table, [])]
     try:
         rendered = drop_unwanted(renderer.data(merged))
+        if topo is not None:
+            # After rendering: a family may give a whole table as one template ("{{x.queues}}").
+            for table in _APPENDED:
+                mine = rendered.get(table) or []
+                if topo.get(table):
+                    theirs = drop_unwanted(renderer.data(topo[table]))
+                    rendered[table] = [*theirs, *(mine if isinstance(mine, list) else [mine])]
         rendered["variables"] = raw.get("variables", {})
         _prune_dependencies(rendered)
         _deployment_versions(rendered)
