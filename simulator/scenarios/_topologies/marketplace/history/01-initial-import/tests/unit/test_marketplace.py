@@ -63,12 +63,15 @@ def test_listing_page_shows_price_and_rating():
 
 def test_consumers_book_apply_attach_and_moderate():
     from catalog.consumer import attach_image
-    from orders.consumer import apply_payment_result
-    from payouts.consumer import book_delivery
+    from orders.consumer import apply_payment_result, apply_shipment_update
+    from payouts.consumer import book_delivery, book_refund
     from reviews.consumer import visible_after
 
     ledger = {}
     assert book_delivery({"seller_id": 4, "delivered_on": "2026-03-02", "iso_week": 10, "total_cents": 900}, ledger) == "4:2026-W10"
+    assert book_refund({"seller_id": 4, "refunded_on": "2026-03-03", "iso_week": 10, "amount_cents": 300}, ledger) == "4:2026-W10"
+    assert ledger["4:2026-W10"] == [900, -300], ledger
     assert apply_payment_result("pending", {"outcome": "captured"}) == "paid"
+    assert apply_shipment_update("paid", {"scan": {"kind": "in_transit"}}) == "shipped"
     assert attach_image([{"position": 1, "url": "a"}], {"position": 0, "url": "b"})[0]["url"] == "b"
     assert visible_after({"labels": ["spam"]}) == {"visible": False, "reasons": ["spam"]}
