@@ -71,7 +71,13 @@ def symptom_effects(
     return out
 
 
-def symptom_logs(root: str, present: set[str], text: list[str], limit: int = 3) -> Site:
+def symptom_logs(
+    root: str,
+    present: set[str],
+    text: list[str],
+    limit: int = 3,
+    store_text: tuple[str, ...] = (),
+) -> Site:
     """Up to `limit` caller log blocks, as flat fields s1..s3 (a table list cannot be spliced)."""
     callers = [c for c in upstream(root, present) if root in BY_NAME[c].deps][:limit]
     if "edge-gateway" not in callers and root != "edge-gateway" and len(callers) < limit:
@@ -83,7 +89,9 @@ def symptom_logs(root: str, present: set[str], text: list[str], limit: int = 3) 
             # A caller blames the service it calls: the root, or the next hop toward it.
             hop = root if root in BY_NAME[c].deps else path_to_edge(root)[1]
             fields[f"s{i + 1}"] = c
-            fields[f"s{i + 1}_lines"] = [t.format(caller=c, root=hop) for t in text]
+            # A database, cache, index or broker does not answer 5xx: it rejects writes.
+            said = store_text if store_text and not BY_NAME[hop].code else text
+            fields[f"s{i + 1}_lines"] = [t.format(caller=c, root=hop) for t in said]
         else:
             fields[f"s{i + 1}"] = ""
             fields[f"s{i + 1}_lines"] = []
@@ -607,7 +615,10 @@ def disk_site(i: int, service: str, rng: random.Random) -> Site:
         "warn": warn,
         "error": error,
         **symptom_logs(
-            service, present, ["upstream {root} answered 5xx to 33% of calls in the last minute"]
+            service,
+            present,
+            ["upstream {root} answered 5xx to 33% of calls in the last minute"],
+            store_text=("{root} rejected 33% of writes in the last minute; answering 503",),
         ),
         "alerts": alerts,
         "symptoms": symptoms_of(service, present),
