@@ -29,6 +29,7 @@ from typing import Any
 
 
 CAPI = dict(
+    difficulty="hard",
     service="capi_pipeline",
     team="capi-team",
     train="v2.15",
@@ -42,6 +43,7 @@ CAPI = dict(
     signal="attributed conversions",
 )
 RANK = dict(
+    difficulty="medium",
     service="ad_ranking",
     team="ranking-team",
     train="v3.9",
@@ -55,6 +57,7 @@ RANK = dict(
     signal="attributed conversions",
 )
 WA = dict(
+    difficulty="medium",
     service="whatsapp_sync",
     team="messaging-team",
     train="v1.23",
