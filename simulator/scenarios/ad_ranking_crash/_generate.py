@@ -439,7 +439,7 @@ PROBE_VALUES: dict[str, str] = {}
 def derived(table: dict[str, Any]) -> dict[str, Any]:
     """What the site's crash does to its service at full strength."""
     effects = {"error_rate": table["error_rate"], "p99_ms": 520, "cpu": 0.12, "queue_depth": 16}
-    return {"effects": {table["service"]: effects}}
+    return {"effects": {table["service"]: effects}, "subject": table["message"].split("\n")[0]}
 
 
 # --- the harness: every table is checked against real runs of the code ----------------------

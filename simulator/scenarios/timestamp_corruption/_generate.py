@@ -474,6 +474,7 @@ def derived(table: dict[str, Any]) -> dict[str, Any]:
         "effects": {service: {"business": loss}},
         "alert_below": below,
         "alert_summary": f"{service} {table['signal']} below {below}/min",
+        "subject": table["message"].split("\n")[0],
     }
 
 
