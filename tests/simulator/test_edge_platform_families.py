@@ -15,6 +15,8 @@ from metasre.simulator import Episode, resolve
 
 FAMILIES = {
     "clock_skew": "meta-sre/clock-skew-v1",
+    "feature_flag_rollout": "meta-sre/feature-flag-rollout-v1",
+    "tls_cert_expiry": "meta-sre/tls-cert-expiry-v1",
 }
 
 
@@ -66,3 +68,52 @@ def test_clock_skew_syncing_the_service_that_logs_the_errors_resolves_nothing():
         assert not ep.grade().resolved, seed
         ep.apply("sre", "sync_clock", {"service": ep.instance.spec.ground_truth.service})
         assert ep.grade().fail_to_pass and all(ep.grade().fail_to_pass.values()), seed
+
+
+def test_feature_flag_the_owner_names_its_flag_and_no_herring():
+    for seed, inst in _first_cycle(FAMILIES["feature_flag_rollout"]):
+        spec, fault = inst.spec, inst.values["fault"]
+        owner = spec.ground_truth.service
+        assert spec.ground_truth.location == f"flag:{fault['flag']}"
+        assert fault["pager"] == owner or owner in spec.service(fault["pager"]).depends_on, seed
+        text = " ".join(line for log in spec.faults[0].logs for line in log.lines)
+        assert f"feature flag {fault['flag']}" in text, seed
+        assert fault["sibling"] not in text and fault["decoy"] not in text, seed
+        flags = {f.name: f for f in spec.flags}
+        assert flags[fault["flag"]].service == owner and flags[fault["flag"]].rollout_percent > 0
+
+
+def test_feature_flag_turning_off_a_herring_flag_resolves_nothing():
+    entry = resolve(FAMILIES["feature_flag_rollout"])
+    seeds = [s for s in range(12) if entry.instance(s).values["herring"]["sibling"]][:2]
+    assert seeds
+    for seed in seeds:
+        ep = Episode.make(FAMILIES["feature_flag_rollout"], seed)
+        fault = ep.instance.values["fault"]
+        ep.apply("sre", "set_feature_flag", {"flag": fault["sibling"], "rollout_percent": 0})
+        assert not ep.grade().resolved, seed
+        ep.apply("sre", "set_feature_flag", {"flag": fault["flag"], "rollout_percent": 0})
+        assert all(ep.grade().fail_to_pass.values()), seed
+
+
+def test_tls_only_the_roots_certificate_is_expired_and_the_pager_depends_on_it():
+    for seed, inst in _first_cycle(FAMILIES["tls_cert_expiry"]):
+        spec, fault = inst.spec, inst.values["fault"]
+        root = spec.ground_truth.service
+        expired = [(c.service, c.name) for c in spec.certificates if c.expires_in_minutes < 0]
+        assert expired == [(root, fault["cert"])], seed
+        assert spec.ground_truth.location == f"certificate:{fault['cert']}"
+        assert fault["pager"] == root or root in spec.service(fault["pager"]).depends_on, seed
+        if fault["peer"]:  # a client certificate: the peer refuses it, at INFO only
+            assert fault["peer"] in spec.service(root).depends_on, seed
+
+
+def test_tls_a_restart_reloads_the_same_expired_certificate():
+    for seed in range(3):
+        ep = Episode.make(FAMILIES["tls_cert_expiry"], seed)
+        root = ep.instance.spec.ground_truth.service
+        ep.apply("sre", "restart_service", {"service": root})
+        assert not ep.grade().resolved, seed
+        cert = ep.instance.values["fault"]["cert"]
+        ep.apply("sre", "renew_certificate", {"service": root, "certificate": cert})
+        assert all(ep.grade().fail_to_pass.values()), seed
