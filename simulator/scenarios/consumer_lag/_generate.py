@@ -276,6 +276,9 @@ def table(root: Path, q: dict, mech: str, n: int) -> dict:
         page = f"{q['behind']}: {svc}'s {name} backlog is growing"
     return {
         "key": f"{name}-{mech}",
+        # The poison message names itself; a surge needs the replica count worked out; a broken
+        # release pages as a backlog but is a deployment's fault.
+        "difficulty": {"poison": "easy", "surge": "medium", "release": "hard"}[mech],
         "service": svc,
         "queue": name,
         "mech": mech,

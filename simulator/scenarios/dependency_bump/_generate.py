@@ -414,8 +414,14 @@ def tables() -> list[dict]:
                         "service": up, "metric": "error_rate", "above": 0.05, "severity": "P2",
                         "summary": f"{up} 5xx rate above 5%",
                     })
+            # Difficulty: a release note in the error (renamed, removed) is easy to read; a
+            # default or a parser that got stricter takes the caller's input to explain;
+            # a root two hops below the page is one step harder to find.
+            level = {"renamed-keyword": 0, "removed-function": 0}.get(change["key"], 1)
+            level += len(caller["upstream"]) >= 2
             out.append({
                 "key": f"{pkg.removesuffix('_service')}-{lib}-{change['key']}",
+                "difficulty": ["easy", "medium", "hard"][level],
                 "service": svc,
                 "pkg": pkg,
                 "lib": lib,

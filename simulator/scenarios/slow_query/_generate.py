@@ -314,8 +314,14 @@ def variant(t: dict, keys: list[str]) -> dict:
         logs.append({"service": "storefront", "level": "ERROR", "lines": [spec["front"]]})
         alerts.append({"service": "storefront", "metric": "error_rate", "above": 0.05, "severity": "P1",
                        "summary": "storefront 5xx rate above 5%"})
+    # Difficulty: a dropped or invalid index is plain in the migration's SQL; an index rebuilt
+    # in a form the query cannot use takes reading the query against it; the newest migration
+    # of the batch is the first one anybody suspects.
+    level = 1 if t["mech"] in ("drop", "invalid") else 2
+    level -= t["position"] == 2
     return {
         "key": t["key"],
+        "difficulty": ["easy", "medium", "hard"][level],
         "db": db,
         "index": t["index"],
         "table": spec["table"],
