@@ -16,3 +16,10 @@ def emails_for(event):
         {"to": event[f"{who}_email"], "template": template, "order_id": event["order_id"]}
         for who, template in TEMPLATES.get(event["kind"], [])
     ]
+
+
+def alert_email(event):
+    """The e-mail for a saved-search alert: the buyer, the search, and up to five new matches."""
+    matches = event["matches"]
+    return {"to": event["buyer_email"], "template": "saved_search_alert",
+            "subject": f"{len(matches)} new for '{event['query']}'", "listing_ids": matches[:5]}

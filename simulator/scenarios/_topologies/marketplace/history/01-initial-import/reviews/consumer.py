@@ -8,3 +8,11 @@ def visible_after(result):
     labels = set(result.get("labels", ()))
     hidden = sorted(labels & HIDE)
     return {"visible": not hidden, "reasons": hidden}
+
+
+def apply_vote(counts, vote):
+    """Helpful/unhelpful counts of a review after one vote."""
+    if vote["direction"] not in ("up", "down"):
+        raise ValueError(f"unknown vote direction {vote['direction']!r}")
+    key = "helpful" if vote["direction"] == "up" else "unhelpful"
+    return {**counts, key: counts.get(key, 0) + 1}

@@ -10,3 +10,9 @@ def document_for(change):
     words = [w for w in change["title"].lower().split() if w not in STOPWORDS]
     return {"id": change["id"], "terms": sorted(set(words)), "price_cents": change["price_cents"],
             "category_id": change["category_id"]}
+
+
+def seller_document(change):
+    """The search document of a seller profile change (seller name search, country facet)."""
+    return {"id": f"seller-{change['id']}", "name": change["display_name"].strip(),
+            "country": change["country"].upper()}

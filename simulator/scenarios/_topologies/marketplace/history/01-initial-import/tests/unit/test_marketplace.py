@@ -75,3 +75,14 @@ def test_consumers_book_apply_attach_and_moderate():
     assert apply_shipment_update("paid", {"scan": {"kind": "in_transit"}}) == "shipped"
     assert attach_image([{"position": 1, "url": "a"}], {"position": 0, "url": "b"})[0]["url"] == "b"
     assert visible_after({"labels": ["spam"]}) == {"visible": False, "reasons": ["spam"]}
+
+
+def test_alert_seller_and_vote_handlers():
+    from notifier.consumer import alert_email
+    from reviews.consumer import apply_vote
+    from search_indexer.documents import seller_document
+
+    mail = alert_email({"buyer_email": "b@x.test", "query": "oak desk", "matches": [1, 2, 3, 4, 5, 6]})
+    assert mail["subject"] == "6 new for 'oak desk'" and mail["listing_ids"] == [1, 2, 3, 4, 5], mail
+    assert seller_document({"id": 7, "display_name": " Ana ", "country": "pt"}) == {"id": "seller-7", "name": "Ana", "country": "PT"}
+    assert apply_vote({"helpful": 2}, {"direction": "up"}) == {"helpful": 3}
