@@ -9,8 +9,8 @@ from metasre.simulator import Episode
 from metasre.simulator.scenarios.registry import resolve
 
 FAMILY = "meta-sre/consumer-lag-v1"
-STRUCTURES = range(22)
-"""Seeds 0-21 meet each of the 22 structures once (one stratified cycle)."""
+STRUCTURES = range(25)
+"""Seeds 0-24 meet each of the 25 structures once (one stratified cycle)."""
 
 
 def _seeds(mech):
@@ -27,7 +27,7 @@ def test_queues_consumers_and_remedies_vary():
         queues.add(fault["queue"])
         consumers.add(truth.service)
         remedies.add((truth.category, truth.remediation))
-    assert len(queues) == 10 and len(consumers) == 6
+    assert len(queues) == 13 and len(consumers) == 6
     assert remedies == {
         ("consumer_lag", "skip_message"),
         ("consumer_lag", "scale_service"),

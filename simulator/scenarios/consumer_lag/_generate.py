@@ -106,6 +106,30 @@ QUEUES = [
         "column": "reviews.moderation_model", "feature": "moderation results now record the model version",
         "behind": "flagged reviews staying visible",
     },
+    {
+        "queue": "saved-search-alerts", "service": "notifier", "replicas": 2, "rate": 25,
+        "module": "notifier.consumer", "call": "alert_email(message)",
+        "poison": {"buyer_email": "b-771@buyers.test", "query": "oak desk", "matches": 12},
+        "producer": "search-indexer's alert matcher", "good": "v1.5.0", "slow": "v1.5.1",
+        "column": "saved_searches.last_sent_at", "feature": "alerts now record when they were sent",
+        "behind": "saved-search alert e-mails not going out",
+    },
+    {
+        "queue": "seller-changes", "service": "search-indexer", "replicas": 2, "rate": 12,
+        "module": "search_indexer.documents", "call": "seller_document(message)",
+        "poison": {"id": 20931, "display_name": "Casa Velha", "country": None},
+        "producer": "catalog", "good": "v0.9.7", "slow": "v0.9.8",
+        "column": "sellers.vat_id", "feature": "seller documents now carry the VAT id",
+        "behind": "renamed shops not findable by their new name",
+    },
+    {
+        "queue": "review-votes", "service": "reviews", "replicas": 2, "rate": 35,
+        "module": "reviews.consumer", "call": "apply_vote({'helpful': 3}, message)",
+        "poison": {"review_id": 66231, "voter_id": 9, "direction": "sideways"},
+        "producer": "storefront", "good": "v1.8.2", "slow": "v1.9.0",
+        "column": "reviews.helpful_count", "feature": "votes now update the denormalised helpful count",
+        "behind": "helpful-vote counts frozen on reviews",
+    },
 ]
 
 # Broken releases: one per consumer service (its busiest queue shows the backlog first).
