@@ -213,20 +213,30 @@ class WireCaller:
         return self._send(tool, args)
 
     def _send(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
-        self._await_turn(time.monotonic() + TURN_WAIT_SECONDS)
-        conn = self.agent.conn
-        self._turns_used = len(conn.inbox.turns)
-        self._round_used = max((int(t.get("round", 0)) for t in conn.inbox.turns), default=1)
-        self.calls += 1
-        try:
-            r = self.agent.call(tool, args)
-        except EpisodeOverError as exc:
-            return ToolReply(False, str(exc), {}, True, exc.reason)
-        except ClientError as exc:
-            return ToolReply(
-                False, str(exc), {"violations": list(exc.violations)}, False, exc.reason or exc.code
-            )
-        return ToolReply(r.ok, r.text, r.data, r.done, r.error_code or None)
+        deadline = time.monotonic() + TURN_WAIT_SECONDS
+        while True:
+            self._await_turn(deadline)
+            conn = self.agent.conn
+            self._turns_used = len(conn.inbox.turns)
+            self._round_used = max((int(t.get("round", 0)) for t in conn.inbox.turns), default=1)
+            self.calls += 1
+            try:
+                r = self.agent.call(tool, args)
+            except EpisodeOverError as exc:
+                return ToolReply(False, str(exc), {}, True, exc.reason)
+            except ClientError as exc:
+                # The turn timed out between the look at it and the call (a slow or loaded
+                # machine): the call was not applied, so wait for the next turn and send again.
+                if exc.reason == "NOT_YOUR_TURN" and time.monotonic() < deadline:
+                    continue
+                return ToolReply(
+                    False,
+                    str(exc),
+                    {"violations": list(exc.violations)},
+                    False,
+                    exc.reason or exc.code,
+                )
+            return ToolReply(r.ok, r.text, r.data, r.done, r.error_code or None)
 
     def wait_message(
         self,

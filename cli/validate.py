@@ -9,7 +9,7 @@ from typing import Any
 
 from metasre.agents.policies import HINTED, PROBES, SHOTGUNS, ExpertPolicy, RandomPolicy
 from metasre.cli.inprocess import EpisodeCaller
-from metasre.simulator import Episode
+from metasre.simulator import Episode, resolve
 from metasre.simulator.episode import StepTarget
 from metasre.simulator.episode import play_steps as _play_steps
 from metasre.simulator.replay import RecordedCall, replay
@@ -20,7 +20,6 @@ from metasre.simulator.scenarios.family import (
     ground_truth_key,
     summarize,
 )
-from metasre.simulator.scenarios.registry import resolve
 from metasre.simulator.scenarios.spec import SolutionStep
 
 EXPERT_MIN = 0.9

@@ -113,7 +113,7 @@ def test_scenarios_resolve_by_id_name_or_all():
     assert resolve_scenarios(None, offered) == offered
     assert resolve_scenarios(["all"], offered) == offered
     assert resolve_scenarios(["ad-ranking-crash", offered[0]], offered) == offered[::-1]
-    assert resolve_scenarios(["payment-bad-deploy-v1"], offered) == offered[:1]
+    assert resolve_scenarios(["payment-bad-deploy-v2"], offered) == offered[:1]
     with pytest.raises(LookupError, match="did you mean payment-bad-deploy"):
         resolve_scenarios(["payment-bad-deplo"], offered)
 

@@ -8,15 +8,22 @@ AD = "meta-sre/ad-ranking-crash-v2"
 PAY = "meta-sre/payment-bad-deploy-v2"
 
 
+AD_SEED = 11
+"""The seed whose structure is the family's classic: ad_ranking/ranker.py reads a feature row
+(a dict) as an object and raises AttributeError; the tests below rely on that structure."""
+
+
 @pytest.fixture
 def ad() -> Episode:
-    return Episode.make(AD, 3)
+    ep = Episode.make(AD, AD_SEED)
+    assert ep.instance.values["fault"]["key"] == "ranker-quality-attr", "the family changed"
+    return ep
 
 
 def test_reset_shares_the_base_tree_and_starts_with_an_empty_overlay(ad):
     assert ad.workspace.base is ad.instance.tree
     assert ad.workspace.changed_files() == {}
-    assert Episode.make(AD, 3).instance.tree is ad.instance.tree
+    assert Episode.make(AD, AD_SEED).instance.tree is ad.instance.tree
 
 
 def test_observation_is_what_on_call_sees_when_paged(ad):

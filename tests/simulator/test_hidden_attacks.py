@@ -906,7 +906,7 @@ def _rt_bombs():
 
 
 def scenario_id(name: str) -> str:
-    return f"meta-sre/{name}-v1"
+    return resolve(name).id
 
 
 @functools.cache

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from metasre.agents.policies import HINTED, SHOTGUNS, ExpertPolicy
 from metasre.cli.inprocess import EpisodeCaller
-from metasre.simulator import Episode, scenario_ids
+from metasre.simulator import Episode, resolve, scenario_ids
 from metasre.simulator.report import normalize_location
-from metasre.simulator.rewards import HINT_PRICES, UNNEEDED_OPERATION
+from metasre.simulator.rewards import FAULT_CURED, HINT_PRICES, UNNEEDED_OPERATION
 
 SCENARIOS = sorted(scenario_ids())
 OPERATIONS = ("rollback_deployment", "restart_service", "scale_service")
@@ -169,21 +169,30 @@ def test_fault_shaping_is_a_potential_and_cannot_be_farmed(calls: list[tuple[str
 
 
 def test_breaking_and_fixing_over_and_over_earns_neither_seat_anything() -> None:
+    # A seed of the OOM family whose remedy is scaling (its faults, one or two, all cured by
+    # enough replicas of the root).
+    seed = next(
+        s for s in range(100) if resolve(OOM).spec(s).ground_truth.remediation == "scale_service"
+    )
+    spec = resolve(OOM).spec(seed)
+    root = spec.ground_truth.service
+    cured = FAULT_CURED * len(spec.faults)
+
     def play(cycles: int) -> dict[str, float]:
-        ep = Episode.make(OOM, 0)
+        ep = Episode.make(OOM, seed)
         need = next(c.replicas for c in ep.instance.spec.hidden.state_checks if c.replicas)
         totals: dict[str, float] = {"fixer": 0.0, "breaker": 0.0}
-        up = {"service": "user-service", "replicas": need}
-        down = {"service": "user-service", "replicas": 1}
+        up = {"service": root, "replicas": need}
+        down = {"service": root, "replicas": 1}
         for step in [("fixer", up)] + [("breaker", down), ("fixer", up)] * cycles:
             for who, value in _fault_shaping(ep.apply(step[0], "scale_service", step[1])).items():
                 totals[who] += value
         return totals
 
     once = play(0)
-    assert once == {"fixer": pytest.approx(0.2), "breaker": 0.0}
+    assert once == {"fixer": pytest.approx(cured), "breaker": 0.0}
     for cycles in (1, 3, 6):
-        assert play(cycles) == {"fixer": pytest.approx(0.2), "breaker": pytest.approx(0.0)}
+        assert play(cycles) == {"fixer": pytest.approx(cured), "breaker": pytest.approx(0.0)}
 
 
 @pytest.mark.parametrize(("tool", "minutes"), [("restart_service", 1), ("rollback_deployment", 2)])
