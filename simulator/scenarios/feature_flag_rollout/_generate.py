@@ -507,7 +507,7 @@ def _owners() -> dict[str, str]:
 def tables() -> list[dict[str, object]]:
     """The fault axis, one table per row."""
     owner_of = _owners()
-    out = []
+    out: list[dict[str, object]] = []
     for (
         flag,
         owner,
