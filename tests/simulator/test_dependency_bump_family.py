@@ -9,8 +9,8 @@ from metasre.simulator import Episode
 from metasre.simulator.scenarios.registry import resolve
 
 FAMILY = "meta-sre/dependency-bump-v1"
-STRUCTURES = range(24)
-"""Seeds 0-23 meet each of the 24 structures once (one stratified cycle)."""
+STRUCTURES = range(29)
+"""Seeds 0-28 meet each of the 29 structures once (one stratified cycle)."""
 
 
 def test_the_seed_chooses_service_library_and_change():
@@ -22,9 +22,11 @@ def test_the_seed_chooses_service_library_and_change():
         services.add(fault["service"])
         libs.add(fault["lib"])
         changes.add(fault["key"].rsplit("-", 2)[-2] + "-" + fault["key"].rsplit("-", 1)[-1])
-    assert len(keys) == 24
+    assert len(keys) == 29
     assert len(services) == 7 and libs == {"moneyfmt", "isotime", "skucodes", "tmpl"}
-    assert changes == {"renamed-keyword", "stricter-parsing", "removed-function", "changed-default"}
+    assert changes == {
+        "renamed-keyword", "stricter-parsing", "removed-function", "changed-default", "return-type"
+    }
 
 
 @pytest.mark.parametrize("seed", STRUCTURES)

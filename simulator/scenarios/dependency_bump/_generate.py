@@ -76,6 +76,25 @@ def __getattr__(name):
         raise AttributeError("moneyfmt 2.0 removed split_evenly(); use allocate(minor, [1] * parts)")
     raise AttributeError(f"module 'moneyfmt' has no attribute {name!r}")''',
         },
+        {
+            "key": "return-type",
+            "what": "to_minor() returns a Money object instead of an int of minor units",
+            "find": '''    return sign * (units + int(frac.ljust(digits, "0") or "0"))''',
+            "bug": '''    return Money(sign * (units + int(frac.ljust(digits, "0") or "0")), currency)
+
+
+class Money:
+    """An amount in minor units and its currency; int(money) gives the minor units."""
+
+    def __init__(self, minor, currency):
+        self.minor, self.currency = minor, currency
+
+    def __int__(self):
+        return self.minor
+
+    def __mul__(self, other):
+        raise TypeError("moneyfmt 2.0: Money * int is ambiguous; use money.scale(n) or int(money)")''',
+        },
     ],
     "isotime": [
         {
@@ -118,6 +137,28 @@ def __getattr__(name):
     if "with_z" in renamed:
         raise TypeError("format_ts(): 'with_z' was renamed to 'zulu' in isotime 2.0")
     with_z = zulu''',
+        },
+        {
+            "key": "return-type",
+            "what": "parse_ts() returns an Instant object instead of epoch seconds",
+            "find": '''    return _days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss - shift''',
+            "bug": '''    return Instant(_days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss - shift)
+
+
+class Instant:
+    """A point in time; instant.epoch gives epoch seconds."""
+
+    def __init__(self, epoch):
+        self.epoch = epoch
+
+    def __lt__(self, other):
+        return self.epoch < other.epoch
+
+    def __add__(self, other):
+        raise TypeError("isotime 2.0: add a Duration to an Instant, or use instant.epoch + seconds")
+
+    def __sub__(self, other):
+        raise TypeError("isotime 2.0: Instant - Instant is a Duration; use .epoch for seconds")''',
         },
     ],
     "skucodes": [
@@ -417,7 +458,7 @@ def tables() -> list[dict]:
             # Difficulty: a release note in the error (renamed, removed) is easy to read; a
             # default or a parser that got stricter takes the caller's input to explain;
             # a root two hops below the page is one step harder to find.
-            level = {"renamed-keyword": 0, "removed-function": 0}.get(change["key"], 1)
+            level = {"renamed-keyword": 0, "removed-function": 0, "return-type": 0}.get(change["key"], 1)
             level += len(caller["upstream"]) >= 2
             out.append({
                 "key": f"{pkg.removesuffix('_service')}-{lib}-{change['key']}",
