@@ -13,11 +13,10 @@ import pytest
 from metasre.agents.policies.evidence import categorise
 from metasre.simulator import Episode
 from metasre.simulator.replay import RecordedCall, replay
-from metasre.simulator.scenarios.loader import SCENARIOS_DIR
 from metasre.simulator.scenarios.registry import resolve
 
 FAMILY = "meta-sre/db-connection-leak-v2"
-FOLDER = SCENARIOS_DIR / "db_connection_leak"
+FOLDER = resolve(FAMILY).folder
 
 
 def _generator():
@@ -50,11 +49,12 @@ def test_the_tables_are_what_the_generator_writes():
 
 
 def test_every_structure_is_met_in_the_first_cycle_and_varies_the_answer():
-    assert len(SEEDS) == 24
+    assert len(SEEDS) == 30
     entry = resolve(FAMILY)
-    truths = {(t.location, t.lines) for t in (entry.spec(s).ground_truth for s in SEEDS.values())}
-    assert len(truths) == 24
-    assert len({location for location, _ in truths}) == 4
+    truths = [entry.spec(s).ground_truth for s in SEEDS.values()]
+    assert len({(t.location, t.lines) for t in truths}) == 30
+    assert len({t.location for t in truths}) == 5
+    assert {t.service for t in truths} == {"whatsapp_sync", "capi_pipeline"}
 
 
 @pytest.mark.parametrize("key", sorted(SEEDS))
@@ -65,12 +65,16 @@ def test_the_answer_key_is_the_broken_block_and_the_evidence_reads_as_a_leak(key
     first, last = truth.lines
     assert "\n".join(text.splitlines()[first - 1 : last]) == fault["bug"]
     assert fault["find"] not in text
-    if fault["db"]:  # postgres names a query of the leaking call's module
-        assert fault["query"] in _queries(text)
+    if fault["db"]:  # postgres names a query the leaking call's service defines
+        package = truth.location.split("/")[0] + "/"
+        files = ep.instance.tree.files
+        assert fault["query"] in [
+            q for path in files if path.startswith(package) for q in _queries(files[path])
+        ]
     lines = [
         r["text"]
         for r in ep.apply(
-            "a", "read_logs", {"service": "whatsapp_sync", "level": "WARN", "lines": 80}
+            "a", "read_logs", {"service": truth.service, "level": "WARN", "lines": 80}
         ).output.data["lines"]
     ]
     assert categorise(lines)[0] == "resource_leak"
@@ -117,9 +121,10 @@ def test_one_structures_exact_fix_does_not_repair_its_sibling(memorised, other):
     assert not ep.grade().resolved
 
 
-@pytest.mark.parametrize("key", ["get-user-early-return", "send-slot-refused"])
+@pytest.mark.parametrize("key", ["get-user-early-return", "send-slot-refused", "capi-purge-raise"])
 def test_a_restart_or_a_rollback_does_not_resolve_it(key):
     for tool in ("restart_service", "rollback_deployment"):
         ep = Episode.make(FAMILY, SEEDS[key])
-        assert ep.apply("a", tool, {"service": "whatsapp_sync"}).output.ok
+        root = ep.instance.spec.ground_truth.service
+        assert ep.apply("a", tool, {"service": root}).output.ok
         assert not ep.grade().resolved

@@ -1,8 +1,9 @@
-"""Writes db-connection-leak's main axis (`[[variants.fault]]`): 24 leaks at 13 pooled calls.
+"""Writes db-connection-leak's main axis (`[[variants.fault]]`): 30 leaks at 17 pooled calls.
 
-Each table is one edit of whatsapp_sync's healthy code (history/06 here, and history/03 of the
-topology for the message repository): `find` is the healthy block of a pooled call, `bug` the
-broken form the bad commit (history/08) puts in its place. The ground-truth lines, the commit
+Each table is one edit of healthy code: whatsapp_sync's templates, opt-outs, outbox and sender
+(history/06 here) and message repository (history/03 of the topology), or capi_pipeline's
+postgres event store (history/07). `find` is the healthy block of a pooled call, `bug` the
+broken form the bad commit (history/09) puts in its place. The ground-truth lines, the commit
 message and the evidence (the endpoint the pool's leak detector names, the query postgres
 shows for the stuck connections, lock timeouts for the leaks on a failing query) follow from
 the call and the mechanism. The hidden checks are computed by the engine: a table's
@@ -37,6 +38,7 @@ SOURCES = {
     "whatsapp_sync/templates.py": HERE / "history" / "06-outbound-messaging",
     "whatsapp_sync/optouts.py": HERE / "history" / "06-outbound-messaging",
     "whatsapp_sync/outbox.py": HERE / "history" / "06-outbound-messaging",
+    "capi_pipeline/pg_store.py": HERE / "history" / "07-capi-postgres-store",
 }
 
 HAND = "        # Hot path: acquire and release by hand; pooled()'s async generator costs ~35 us a\n        # call in the py-spy profile of the evening peak ({ticket})."
@@ -46,6 +48,7 @@ R = "whatsapp_sync/repository.py"
 T = "whatsapp_sync/templates.py"
 OPT = "whatsapp_sync/optouts.py"
 X = "whatsapp_sync/outbox.py"
+PG = "capi_pipeline/pg_store.py"
 
 FAULTS: list[dict[str, Any]] = []
 """One dict per structure: key, file, fn (Class.method), mech, bug (the broken block), endpoint,
@@ -515,6 +518,119 @@ add(
     path="send whose outbox row vanished",
 )
 
+# ---------------- capi_pipeline's postgres event store (history/07)
+add(
+    "capi-insert-event-early-return",
+    PG,
+    "PostgresEventStore.insert_event",
+    "early",
+    HAND
+    + """
+        conn = await self._pool.acquire()
+        if await conn.fetch_one(SELECT_EVENT, event.event_id) is not None:
+            return False
+        await conn.execute(INSERT_EVENT_SQL, *_row(event))
+        await self._pool.release(conn)
+        return True""",
+    endpoint="POST /v1/events",
+    path="advertiser retry",
+    query="SELECT_EVENT",
+    service="capi_pipeline",
+)
+add(
+    "capi-insert-event-no-finally",
+    PG,
+    "PostgresEventStore.insert_event",
+    "nofinally",
+    HAND3
+    + """
+        conn = await self._pool.acquire()
+        stored = await conn.fetch_one(SELECT_EVENT, event.event_id) is not None
+        if not stored:
+            await conn.execute(INSERT_EVENT_SQL, *_row(event))
+        await self._pool.release(conn)
+        return not stored""",
+    endpoint="POST /v1/events",
+    query="SELECT_EVENT",
+    service="capi_pipeline",
+)
+add(
+    "capi-insert-batch-early-return",
+    PG,
+    "PostgresEventStore.insert_batch",
+    "early",
+    HAND
+    + """
+        conn = await self._pool.acquire()
+        if not events:
+            return 0
+        inserted = 0
+        for event in events:
+            inserted += await conn.execute(INSERT_EVENT_SQL, *_row(event))
+        await self._pool.release(conn)
+        return inserted""",
+    endpoint="the ingest worker",
+    path="empty batch",
+    query="INSERT_EVENT_SQL",
+    service="capi_pipeline",
+)
+add(
+    "capi-insert-batch-swallowed",
+    PG,
+    "PostgresEventStore.insert_batch",
+    "swallow",
+    """
+        conn = await self._pool.acquire()
+        inserted = 0
+        try:
+            for event in events:
+                inserted += await conn.execute(INSERT_EVENT_SQL, *_row(event))
+        except Exception:
+            # Keep what was stored: the advertiser retries the batch and the rest is
+            # deduplicated by ON CONFLICT ({ticket}).
+            return inserted
+        await self._pool.release(conn)
+        return inserted""",
+    endpoint="the ingest worker",
+    query="INSERT_EVENT_SQL",
+    service="capi_pipeline",
+)
+add(
+    "capi-count-for-click-no-finally",
+    PG,
+    "PostgresEventStore.count_for_click",
+    "nofinally",
+    HAND3
+    + """
+        conn = await self._pool.acquire()
+        row = await conn.fetch_one(COUNT_FOR_CLICK, click_id)
+        await self._pool.release(conn)
+        return int(row["n"]) if row is not None else 0""",
+    endpoint="the attribution job",
+    query="COUNT_FOR_CLICK",
+    service="capi_pipeline",
+)
+add(
+    "capi-purge-raise",
+    PG,
+    "PostgresEventStore.purge_before",
+    "raise",
+    HAND
+    + """
+        conn = await self._pool.acquire()
+        if cutoff > now - config.RETENTION_DAYS * 86400:
+            raise RetentionError(
+                f"purge cutoff {cutoff} is inside the {config.RETENTION_DAYS}-day retention"
+            )
+        deleted = await conn.execute(PURGE_BEFORE, cutoff)
+        await self._pool.release(conn)
+        return deleted""",
+    endpoint="the nightly purge",
+    path="cutoff inside the retention",
+    query="PURGE_BEFORE",
+    service="capi_pipeline",
+)
+
 # ---------------------------------------------------------------- what follows from a structure
 
 PAD = {
@@ -527,6 +643,8 @@ PAD = {
     "may-message-no-finally": 4,
     "enqueue-no-finally": 3,
     "mark-sent-early-return": 3,
+    "capi-insert-event-no-finally": 3,
+    "capi-insert-batch-swallowed": 3,
     "record-failure-raise": 4,
     "send-slot-no-finally": 3,
 }
@@ -545,8 +663,8 @@ NOTE = {
     "raise": _HOT,
     "swallow": [
         "A failed query answers a safe default instead of a 500 ({ticket}): during the",
-        "wa_opt_outs vacuum every statement cancelled here turned into a webhook retry",
-        "storm. The default is logged; WhatsApp redelivers, and the next try records it.",
+        "{table} vacuum every statement cancelled here turned into a {client} retry",
+        "storm. The default is logged; {sender} sends it again, and the next try records it.",
     ],
     "slot": [
         "Takes its send slot by hand ({ticket}): the async with hid which send held a",
@@ -554,29 +672,51 @@ NOTE = {
         "Owner: messaging-team.",
     ],
 }
+WHO = {
+    "whatsapp_sync": {
+        "service": "whatsapp_sync",
+        "table": "wa_opt_outs",
+        "client": "webhook",
+        "sender": "WhatsApp",
+    },
+    "capi_pipeline": {
+        "service": "capi_pipeline",
+        "table": "conversion_events",
+        "client": "batch",
+        "sender": "the advertiser",
+    },
+}
+"""Who the texts of a structure name, by service."""
+PAGER = {
+    "whatsapp_sync": "WhatsApp delivery receipts, inbound business messages and outbound"
+    " template sends are backing up; the Cloud API is retrying webhooks.",
+    "capi_pipeline": "Advertisers' conversion batches fail with 503 and are retried; the"
+    " attribution job is falling behind.",
+}
+"""The pager's second sentence, by service."""
 MESSAGE = {
-    "early": """whatsapp_sync: acquire/release by hand in {fn} ({ticket})
+    "early": """{service}: acquire/release by hand in {fn} ({ticket})
 
 {endpoint} is on the evening peak's hot path and the py-spy profile shows
 ~35 us per call in pooled()'s async generator machinery. {fn}
 now acquires and releases its connection itself; the other queries keep
 pooled(). Unit suite green.""",
-    "nofinally": """whatsapp_sync: acquire/release by hand in {fn} ({ticket})
+    "nofinally": """{service}: acquire/release by hand in {fn} ({ticket})
 
 {endpoint} is on the evening peak's hot path and the py-spy profile shows
 ~35 us per call in pooled()'s async generator machinery. {fn}
 now acquires and releases its connection itself, with a single release on
 the way out; the other queries keep pooled(). Unit suite green.""",
-    "raise": """whatsapp_sync: acquire/release by hand in {fn} ({ticket})
+    "raise": """{service}: acquire/release by hand in {fn} ({ticket})
 
 {endpoint} is on the evening peak's hot path and the py-spy profile shows
 ~35 us per call in pooled()'s async generator machinery. {fn}
 now acquires and releases its connection itself and computes the change
 once instead of returning from two places. Unit suite green.""",
-    "swallow": """whatsapp_sync: keep {endpoint} up when wa_opt_outs is slow ({ticket})
+    "swallow": """{service}: keep {endpoint} up when {table} is slow ({ticket})
 
-During last Tuesday's vacuum of wa_opt_outs, cancelled statements in {fn}
-turned into 500s and WhatsApp retried every webhook. A failed query is
+During last Tuesday's vacuum of {table}, cancelled statements in {fn}
+turned into 500s and {sender} retried every {client}. A failed query is
 now logged and answered with a safe default instead of raising. Unit
 suite green.""",
     "slot": """whatsapp_sync: sender takes its send slot by hand ({ticket})
@@ -623,7 +763,8 @@ def _constants(sources: dict[str, str]) -> dict[str, str]:
 def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
     """The main axis; `checks` maps a key to its FAIL_TO_PASS probe names (computed below)."""
     sources = {f: (d / f).read_text() for f, d in SOURCES.items()}
-    queries = _constants(sources)
+    store = TOPOLOGY / "01-initial-import" / "capi_pipeline" / "store.py"  # INSERT_EVENT_SQL
+    queries = _constants({**sources, "capi_pipeline/store.py": store.read_text()})
     probes = _probe_names()
     out = []
     for i, f in enumerate(FAULTS):
@@ -632,9 +773,11 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
         define, start, end = _function(src, f["fn"])
         ticket = f"MSG-{1401 + i * 7}"
         bug = f["bug"].replace("{ticket}", ticket)
+        service = f.get("service", "whatsapp_sync")
+        context = {"fn": f["fn"], "ticket": ticket, "endpoint": f["endpoint"], **WHO[service]}
         pad = PAD.get(f["key"], 0)
         if pad:
-            note = ["    # " + x.format(ticket=ticket) for x in NOTE[f["mech"]][:pad]]
+            note = ["    # " + x.format(**context) for x in NOTE[f["mech"]][:pad]]
             assert len(note) == pad, f["key"]
             bug = "\n".join(note + lines[define - 1 : start - 1]) + "\n" + bug
             start = define
@@ -649,9 +792,8 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
                 f"{f['endpoint']}: {f['path']} answered {130 + 7 * i} times in the last minute"
             )
         if f["mech"] == "early":
-            hints.append(
-                f"{f['endpoint']}: {f['path']} requests up 4x since the evening peak began"
-            )
+            unit = "calls" if f["endpoint"].startswith("the ") else "requests"
+            hints.append(f"{f['endpoint']}: {f['path']} {unit} up 4x since the evening peak began")
         failing = checks.get(f["key"], [])
         out.append(
             {
@@ -664,13 +806,16 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
                 "end": start + bug.count("\n"),
                 "find": find,
                 "bug": bug,
-                "message": MESSAGE[f["mech"]].format(
-                    fn=f["fn"], ticket=ticket, endpoint=f["endpoint"]
-                ),
+                "message": MESSAGE[f["mech"]].format(**context),
                 "endpoint": f["endpoint"],
                 "query": query,
+                "service": service,
+                "pager": PAGER[service],
                 "db": f["mech"] != "slot",
+                "wa_db": f["mech"] != "slot" and service == "whatsapp_sync",
                 "slot": f["mech"] == "slot",
+                "wa": service == "whatsapp_sync",
+                "capi": service == "capi_pipeline",
                 "hint_lines": hints,
                 "pg_lines": pg,
                 "difficulty": DIFFICULTY[f["mech"]],

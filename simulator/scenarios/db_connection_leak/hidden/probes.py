@@ -7,9 +7,10 @@ compares the observations there, so the expected values are written nowhere in t
 One probe per pooled call walks every path of that call (found, not found, duplicate, already
 done, unknown, a query that fails, the same call once the database answers again) and observes
 what it returns or raises and how many connections are still checked out after it; one probe
-per module runs a peak-hour mix of its calls against a bounded pool of {{pool.size}}. The seed's
-leaking call and its module are FAIL_TO_PASS; every other call and module is PASS_TO_PASS, with
-the API's status codes, the masked profiles and the pool's bound.
+per module runs a peak-hour mix of its calls against a bounded pool of {{pool.size}}; likewise for
+capi_pipeline's postgres event store. The seed's leaking call and its module are FAIL_TO_PASS;
+every other call and module is PASS_TO_PASS, with the API's status codes, the masked profiles
+and the pool's bound.
 """
 
 import asyncio
@@ -17,6 +18,10 @@ import json
 
 from whatsapp_sync import ConnectionPool, MessageRepository, PoolExhausted, SyncApi
 from whatsapp_sync import optouts, outbox, repository, templates
+
+from capi_pipeline import ConversionEvent
+from capi_pipeline import pg_store
+from capi_pipeline.store import INSERT_EVENT_SQL
 
 POOL_SIZE = {{pool.size}}
 
@@ -513,6 +518,178 @@ async def sender_peak_keeps_its_send_slots():
         "posted": len(transport.posted),
         "connections_in_use": pool.in_use,
         "stored": _tally(v["state"] for v in db["outbox"].values()),
+    }
+
+
+# --- capi_pipeline's postgres event store -------------------------------------------------
+
+
+class _CapiConn:
+    """conversion_events from a dict; an event or click id "slow-..." or a cutoff of -1 times
+    the statement out."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    async def fetch_one(self, query, *args):
+        await asyncio.sleep(0)
+        if str(args[0]).startswith("slow-"):
+            raise StatementTimeout("canceling statement due to statement timeout")
+        if query == pg_store.SELECT_EVENT:
+            row = self.rows.get(args[0])
+            return None if row is None else {"event_id": args[0], "event_time": row[2]}
+        if query == pg_store.COUNT_FOR_CLICK:
+            return {"n": sum(1 for r in self.rows.values() if r[3] == args[0])}
+        return None
+
+    async def execute(self, query, *args):
+        await asyncio.sleep(0)
+        if str(args[0]).startswith("slow-") or args[0] == -1:
+            raise StatementTimeout("canceling statement due to statement timeout")
+        if query == INSERT_EVENT_SQL:
+            if args[0] in self.rows:
+                return 0
+            self.rows[args[0]] = args
+            return 1
+        if query == pg_store.PURGE_BEFORE:
+            old = [k for k, r in self.rows.items() if r[2] < args[0]]
+            for k in old:
+                del self.rows[k]
+            return len(old)
+        return 0
+
+
+class _CapiCountingPool:
+    def __init__(self, rows):
+        self.rows, self.out, self.double_releases = rows, 0, 0
+
+    async def acquire(self):
+        self.out += 1
+        return _CapiConn(self.rows)
+
+    async def release(self, conn):
+        if self.out <= 0:
+            self.double_releases += 1
+            return
+        self.out -= 1
+
+
+class _CapiBoundedPool:
+    def __init__(self, size, rows):
+        self.idle = [_CapiConn(rows) for _ in range(size)]
+        self.size, self.in_use, self.exhausted = size, 0, 0
+
+    async def acquire(self):
+        for _ in range(300):
+            if self.idle:
+                self.in_use += 1
+                return self.idle.pop()
+            await asyncio.sleep(0)
+        self.exhausted += 1
+        raise pg_store.PoolExhausted(f"timeout acquiring connection: {self.in_use}/{self.size}")
+
+    async def release(self, conn):
+        self.in_use -= 1
+        self.idle.append(conn)
+
+
+NOW = 1_717_000_000
+
+
+def _event(event_id, click="clk-1", days_ago=1):
+    return ConversionEvent(event_id, "Purchase", NOW - days_ago * 86400, click, 9_990_000, "BRL")
+
+
+def _capi_rows():
+    return {e.event_id: (e.event_id, e.event_name, e.event_time, e.click_id, e.value_micros,
+                         e.currency)
+            for e in (_event("e-1"), _event("e-2", "clk-2"), _event("e-old", "clk-1", 40))}
+
+
+async def _capi_walk(steps):
+    rows = _capi_rows()
+    pool = _CapiCountingPool(rows)
+    store = pg_store.PostgresEventStore(pool)
+    observed = []
+    for name, call in steps:
+        try:
+            returned = {"returned": _plain(await call(store))}
+        except Exception as exc:
+            returned = {"raised": type(exc).__name__}
+        observed.append({"step": name, **returned, "connections_out": pool.out})
+    return {"steps": observed, "double_releases": pool.double_releases, "stored": sorted(rows)}
+
+
+async def capi_insert_event_gives_its_connection_back():
+    return await _capi_walk([
+        ("new", lambda s: s.insert_event(_event("e-3"))),
+        ("advertiser retry", lambda s: s.insert_event(_event("e-3"))),
+        ("stored before", lambda s: s.insert_event(_event("e-1"))),
+        ("query fails", lambda s: s.insert_event(_event("slow-e-4"))),
+        ("new again", lambda s: s.insert_event(_event("e-5", "clk-9"))),
+    ])
+
+
+async def capi_insert_batch_gives_its_connection_back():
+    return await _capi_walk([
+        ("new batch", lambda s: s.insert_batch([_event("b-1"), _event("b-2")])),
+        ("retried batch", lambda s: s.insert_batch([_event("b-1"), _event("b-3")])),
+        ("empty batch", lambda s: s.insert_batch([])),
+        ("query fails mid-batch", lambda s: s.insert_batch([_event("b-4"), _event("slow-b-5")])),
+        ("batch after", lambda s: s.insert_batch([_event("b-6")])),
+    ])
+
+
+async def capi_count_for_click_gives_its_connection_back():
+    return await _capi_walk([
+        ("two conversions", lambda s: s.count_for_click("clk-1")),
+        ("one", lambda s: s.count_for_click("clk-2")),
+        ("unknown click", lambda s: s.count_for_click("clk-404")),
+        ("query fails", lambda s: s.count_for_click("slow-clk-1")),
+        ("one again", lambda s: s.count_for_click("clk-2")),
+    ])
+
+
+async def capi_purge_before_gives_its_connection_back():
+    return await _capi_walk([
+        ("past the retention", lambda s: s.purge_before(NOW - 30 * 86400, NOW)),
+        ("inside the retention", lambda s: s.purge_before(NOW - 3 * 86400, NOW)),
+        ("query fails", lambda s: s.purge_before(-1, NOW)),
+        ("nothing left to purge", lambda s: s.purge_before(NOW - 20 * 86400, NOW)),
+        ("inside again", lambda s: s.purge_before(NOW, NOW)),
+    ])
+
+
+async def capi_peak_never_exhausts_the_pool():
+    rows = _capi_rows()
+    pool = _CapiBoundedPool(12, rows)
+    store = pg_store.PostgresEventStore(pool)
+    calls = []
+    for i in range(560):
+        kind = i % 8
+        if kind == 0:
+            calls.append(store.insert_event(_event(f"p-{i}")))
+        elif kind == 1:
+            calls.append(store.insert_event(_event("e-1")))
+        elif kind == 2:
+            calls.append(store.insert_event(_event(f"slow-{i}")))
+        elif kind == 3:
+            calls.append(store.insert_batch([_event(f"q-{i}"), _event("e-2")]))
+        elif kind == 4:
+            calls.append(store.insert_batch([] if i % 16 == 4 else [_event(f"slow-{i}")]))
+        elif kind == 5:
+            calls.append(store.count_for_click("slow-clk" if i % 16 == 5 else "clk-1"))
+        elif kind == 6:
+            calls.append(store.purge_before(NOW - (3 if i % 16 == 6 else 30) * 86400, NOW))
+        else:
+            calls.append(store.purge_before(-1, NOW))
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    return {
+        "failed": _tally(type(r).__name__ for r in results if isinstance(r, BaseException)),
+        "answers": _tally(r for r in results if not isinstance(r, BaseException)),
+        "connections_in_use": pool.in_use,
+        "exhausted": pool.exhausted,
+        "stored": len(rows),
     }
 
 
