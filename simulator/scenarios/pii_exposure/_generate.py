@@ -394,7 +394,7 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
                 "bug": bug,
                 "ticket": ticket,
                 "message": f["msg"].replace("{ticket}", ticket)
-                + "\n\nPolicy check: DLP-3 reviewed. Security suite green.",
+                + "\n\nReviewed against DLP-3.",
                 "dlp": dlp.replace("{user}", "{{sampled_user}}"),
                 "scan": f["scan"],
                 "wa": wa,
