@@ -6,7 +6,8 @@ signs or stamps something the observer checks, "issuer"; or the root checks what
 sends it, "server"), and the drift: each row is written twice, its root ahead and behind. The
 topology's services are merged by their literal names before a seed is rendered, so the drift
 reaches the root through a `clock` table in every fault table (every service's offset for that
-structure, zero but the root's), and one override per service reads its own key. Run after
+structure: the root's drift, milliseconds or a few seconds elsewhere), and one override per
+service reads its own key. Run after
 changing a row:
 
     python simulator/scenarios/clock_skew/_generate.py
@@ -14,6 +15,8 @@ changing a row:
 
 from __future__ import annotations
 
+import random
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -426,6 +429,9 @@ BYSTANDERS = (
 )
 
 SKEWABLE = sorted({row[1] for row in ROWS})
+TOPOLOGY = HERE.parent / "_topologies" / "edge_platform" / "topology.toml"
+SERVICES = sorted(s["name"] for s in tomllib.loads(TOPOLOGY.read_text("utf-8"))["services"])
+"""Every service of the platform: each has a clock."""
 
 
 def _key(service: str) -> str:
@@ -441,12 +447,26 @@ def tables() -> list[dict[str, object]]:
     return out
 
 
+def _offsets(n: int, drift: float, root: str, bystander: str) -> dict[str, float]:
+    """Every service's clock offset for one structure.
+
+    The root's drift; milliseconds elsewhere (where chrony keeps healthy hosts); a few seconds
+    on the bystander, within every tolerance.
+    """
+    rng = random.Random(f"clock:{n}:{drift}")
+    out = {s: round(rng.uniform(-0.004, 0.004), 4) for s in SERVICES}
+    out[bystander] = round(rng.choice((-1, 1)) * rng.uniform(1.5, 3.5), 2)
+    out[root] = drift
+    return out
+
+
 def _table(n: int, row: tuple[Any, ...], drift: float) -> dict[str, object]:
     """One structure: row `n`'s root drifted by `drift` seconds."""
     key, root, observer, edge, shape, refusal, claim, ref_clock, effect, difficulty, oe, ee = row
     bystander = next(
         b for b in BYSTANDERS[n % len(BYSTANDERS) :] + BYSTANDERS if b not in (root, observer, edge)
     )
+    offsets = _offsets(n, drift, root, bystander)
     effects: dict[str, dict[str, float]] = {observer: {"error_rate": oe, "p99_ms": 40}}
     if edge:
         effects[edge] = {"error_rate": ee}
@@ -470,7 +490,9 @@ def _table(n: int, row: tuple[Any, ...], drift: float) -> dict[str, object]:
         "size": str(round(abs(drift))),
         "relation": "ahead of" if drift > 0 else "behind",
         "verdict": "not yet valid" if drift > 0 else "already expired",
-        "clock": {_key(s): drift if s == root else 0.0 for s in SKEWABLE},
+        "bystander_offset": f"{offsets[bystander]:+}",
+        "observer_offset": f"{offsets[observer]:+}",
+        "clock": {_key(s): v for s, v in offsets.items()},
     }
 
 
@@ -501,7 +523,7 @@ def generated() -> str:
         lines += [f"{k} = {toml(v)}" for k, v in table.items()]
         lines.append("")
     lines.append("# Every service's clock, from the seed's table (see the module docstring).")
-    for service in SKEWABLE:
+    for service in SERVICES:
         lines += [
             "[[services]]",
             f'name = "{service}"',
