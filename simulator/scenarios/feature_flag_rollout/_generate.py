@@ -52,7 +52,7 @@ ROWS = [
         [
             "flag search.typo_tolerance_v2: query parse failed: too_many_clauses: maxClauseCount is set to 1024 (fuzzy expansion)",
             "Traceback (most recent call last):",
-            '  File "search_api/query.py", line 88, in build_fuzzy',
+            '  File "/srv/app/search_api/query.py", line 88, in build_fuzzy',
             "TooManyClauses: fuzzy expansion of 'wireless headphones' produced 3120 clauses",
         ],
         ["upstream search-api answered 500 on GET /v2/search; passing the error through"],
@@ -70,7 +70,7 @@ ROWS = [
         [
             "flag checkout.one_click_v2: POST /v2/checkout/one-click failed",
             "Traceback (most recent call last):",
-            '  File "checkout_api/one_click.py", line 57, in place_order',
+            '  File "/srv/app/checkout_api/one_click.py", line 57, in place_order',
             "KeyError: 'default_card' (customers without a stored card take the one-click path)",
         ],
         ["upstream checkout-api answered 500 on POST /v2/checkout/one-click"],
@@ -126,7 +126,7 @@ ROWS = [
         [
             "flag catalog.graphql_items: resolver error on Item.variants",
             "Traceback (most recent call last):",
-            '  File "catalog_api/graphql/items.py", line 131, in resolve_variants',
+            '  File "/srv/app/catalog_api/graphql/items.py", line 131, in resolve_variants',
             "AttributeError: 'NoneType' object has no attribute 'sku' (items without variants)",
         ],
         ["upstream catalog-api answered 500 on GET /v2/catalog/items"],
@@ -197,7 +197,7 @@ ROWS = [
         [
             "flag media.auto_captions: caption job submit failed: transcoder refused job spec (unknown profile 'captions-asr')",
             "Traceback (most recent call last):",
-            '  File "media_api/pipeline.py", line 74, in submit_jobs',
+            '  File "/srv/app/media_api/pipeline.py", line 74, in submit_jobs',
             "JobSpecError: unknown profile 'captions-asr'; upload left in state processing",
         ],
         [],
@@ -326,7 +326,7 @@ ROWS = [
         [
             "flag notify.batch_digest: digest build failed",
             "Traceback (most recent call last):",
-            '  File "notify_api/digest.py", line 42, in build',
+            '  File "/srv/app/notify_api/digest.py", line 42, in build',
             "TypeError: 'NoneType' object is not iterable (users with no preferences row)",
         ],
         [],
@@ -384,7 +384,7 @@ ROWS = [
         [
             "flag payments.network_tokens: cryptogram missing for network token charge; bank-gateway answered invalid_request",
             "Traceback (most recent call last):",
-            '  File "payments_service/network_tokens.py", line 66, in charge',
+            '  File "/srv/app/payments_service/network_tokens.py", line 66, in charge',
             "CryptogramMissing: token tkn_**** has no cryptogram for this merchant",
         ],
         ["payments-service answered 502 on payment capture; order left unpaid"],
