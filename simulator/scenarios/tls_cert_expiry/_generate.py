@@ -500,8 +500,9 @@ PEERS = {
     ),
 }
 
-# Minutes since the bad certificate expired, dealt to the rows in turn.
-EXPIRED = (9, 14, 22, 31, 17, 26)
+# Minutes since the bad certificate expired, dealt to the rows in turn (2: it expired as the
+# page went out, and the evidence is two minutes deep).
+EXPIRED = (9, 14, 2, 22, 31, 17, 26)
 
 
 def _key(service: str, cert: str) -> str:
