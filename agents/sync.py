@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 import grpc
 
 from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
-from metasre.agents.errors import ClientError, EpisodeOverError
+from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
 from metasre.agents.policies.base import ToolReply
 from metasre.agents.retry import RetryPolicy
 
@@ -30,8 +31,22 @@ class LoopThread:
         self._thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run `coro` on the loop and wait for its result."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+        """Run `coro` on the loop and wait for its result.
+
+        Raises:
+            ConnectionLostError: the client was closed (by another thread: a command winding
+                down on Ctrl-C while a policy thread still plays).
+        """
+        if self.loop.is_closed():
+            coro.close()
+            raise ConnectionLostError("the client is closed")
+        try:
+            return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+        except RuntimeError as exc:
+            if not self.loop.is_closed():
+                raise
+            coro.close()
+            raise ConnectionLostError("the client is closed") from exc
 
     def close(self) -> None:
         """Stop the loop and join its thread."""
@@ -143,8 +158,10 @@ class SyncAgent:
         return list(self.conn.inbox.messages)
 
     def close(self) -> None:
-        """Hang up."""
-        self._loop.run(self.conn.close())
+        """Hang up (nothing to do once the client itself is closed)."""
+        if not self._loop.loop.is_closed():
+            with contextlib.suppress(ConnectionLostError):
+                self._loop.run(self.conn.close())
 
 
 Filler = Callable[[], tuple[str, dict[str, Any]] | None]

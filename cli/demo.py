@@ -161,7 +161,10 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
                 result: BaseException | None = None
             except BaseException as exc:  # handed to the loop, raised there
                 result = exc
-            loop.call_soon_threadsafe(_settle, team_done, result)
+            if interrupted.is_set():
+                return  # Ctrl-C closed the session under the team: nothing left to report
+            with contextlib.suppress(RuntimeError):  # the command has already returned
+                loop.call_soon_threadsafe(_settle, team_done, result)
 
         threading.Thread(target=team, name="demo-team", daemon=True).start()
         stopped = asyncio.ensure_future(_until(interrupted))

@@ -285,7 +285,7 @@ def test_a_second_ctrl_c_exits_at_once(tmp_path: Path) -> None:
     ("args", "ready", "says"),
     [
         (("demo", "--no-store"), "#1 ", "interrupted"),
-        (("validate", "--seeds", "0-50"), "scenario", "interrupted"),
+        (("validate", "--seeds", "0-50"), "family", "interrupted"),
         (("loadtest", "--sessions", "400", "--warmup", "0"), None, "INTERRUPTED"),
     ],
     ids=["demo", "validate", "loadtest"],
