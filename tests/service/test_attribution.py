@@ -159,13 +159,17 @@ async def test_breaking_and_fixing_earns_no_seat_anything_over_the_wire(server) 
     from metasre.simulator import resolve
 
     oom = "meta-sre/user-service-oom-v2"
-    spec = resolve(oom).instance(0).spec
+    family = resolve(oom)
+    # a seed whose remedy is scaling; its faults (one or two) are all cured by the replicas
+    seed = next(s for s in range(100) if family.spec(s).ground_truth.remediation == "scale_service")
+    spec = family.spec(seed)
     need = next(c.replicas for c in spec.hidden.state_checks if c.replicas)
-    up = {"service": "user-service", "replicas": need}
-    down = {"service": "user-service", "replicas": 1}
+    root = spec.ground_truth.service
+    up = {"service": root, "replicas": need}
+    down = {"service": root, "replicas": 1}
     async with MetasreClient(server.address) as client:
         handle = await client.create_session(
-            oom, seed=0, seats=["fixer", "breaker"], attribution="INDIVIDUAL"
+            oom, seed=seed, seats=["fixer", "breaker"], attribution="INDIVIDUAL"
         )
         async with (
             client.agent(handle.id, handle.tokens["fixer"]) as fixer,
@@ -179,8 +183,9 @@ async def test_breaking_and_fixing_earns_no_seat_anything_over_the_wire(server) 
         graded = await client.get_grade(handle.id)
     grade = graded["grade"]["total"]
     shaping = {a: r - grade / 2 for a, r in graded["agent_rewards"].items()}
-    # one cure's worth for the fixer, less its calls' costs; nothing for the breaker but costs
-    assert shaping["fixer"] <= 0.2
+    # one cure's worth for the fixer (per fault), less its calls' costs; nothing for the
+    # breaker but costs
+    assert shaping["fixer"] <= 0.2 * len(spec.faults)
     assert shaping["breaker"] <= 0.0
     assert grade <= 0.3  # and the grade counts every needless operation
 
@@ -205,12 +210,15 @@ async def test_a_riders_insertions_earn_no_difference_credit(server, ride: str) 
 
     ad = "meta-sre/ad-ranking-crash-v2"
     ranker = "ad_ranking/ranker.py"
-    solution = Episode.make(ad, 0).instance.spec.solution
-    edit, report = dict(solution[0].args), dict(solution[1].args)
-    needle = str(edit.pop("find"))
+    seed = 11  # a feature row read as an object on one line of ranker.py
+    instance = Episode.make(ad, seed).instance
+    assert instance.values["fault"]["file"] == ranker, "the family changed: pick another seed"
+    solution = instance.spec.solution
+    edit, report = dict(solution[0].args), dict(solution[-1].args)
+    needle = str(instance.values["fault"]["bug"]).strip()
     async with MetasreClient(server.address) as client:
         handle = await client.create_session(
-            ad, seed=0, seats=["rider", "fixer"], attribution="DIFFERENCE"
+            ad, seed=seed, seats=["rider", "fixer"], attribution="DIFFERENCE"
         )
         async with (
             client.agent(handle.id, handle.tokens["rider"]) as rider,
