@@ -366,7 +366,7 @@ def test_tool_calls_with_hostile_arguments_reach_the_tools_and_fail_cleanly(targ
     sid, token = fresh()
     reached = set()
 
-    @settings(FUZZ, max_examples=80)
+    @settings(FUZZ, max_examples=4 * len(TOOL_NAMES))
     @given(tool=st.sampled_from(TOOL_NAMES), args=ARGS, call_id=st.text(max_size=200))
     def run(tool: str, args: dict[str, Any], call_id: str) -> None:
         nonlocal sid, token
