@@ -4,8 +4,9 @@
 //
 // - a bad release: the suspect's logs show it refusing to start (a missing column, a failed
 //   migration, an image pull): describe_service, rollback_deployment, submit_report;
-// - a code bug: the logs show a Python traceback: git_blame the innermost frame's line,
-//   git_show that commit, revert its hunks with edit_lines, run_tests, submit_report.
+// - a code bug: the logs show a Python traceback: take the newest commit under the service's
+//   code folder (git_log), git_show it, revert its hunks with edit_lines, run_tests,
+//   submit_report.
 //
 //   node agents/node/agent.js --target 127.0.0.1:50051 --scenario meta-sre/ad-ranking-crash-v2 \
 //     --seed 7 [--min-grade 0.9] [--admin-token T]
@@ -107,12 +108,23 @@ class Playbook {
     const lines = (logs.data.lines || []).map((l) => String(l.text));
     const cue = lines.find((l) => BAD_RELEASE.test(l));
     if (cue) return this.rollBack(service, cue);
-    // Frames under the code tree (relative paths); /app/... frames are the runtime's.
-    const frames = lines
-      .map((l) => FRAME.exec(l))
-      .filter((m) => m && !m.groups.path.startsWith("/"));
+    const frames = lines.map((l) => FRAME.exec(l)).filter(Boolean);
     if (frames.length) return this.revertCommit(service, frames[frames.length - 1], lines);
     throw new NoPlaybook(`no playbook for the evidence in ${service}'s logs`);
+  }
+
+  /**
+   * The commit to revert: the newest commit under the service's code folder (a release ships
+   * the service's latest change; the traceback may be printed with the container's paths,
+   * /app/..., or end in a line an older commit wrote, so blame is not the guide here).
+   */
+  async suspectCommit(service) {
+    const info = (await this.call("describe_service", { service })).data;
+    const codeDir = String(info.code_dir || service);
+    const log = await this.call("git_log", { path: codeDir, limit: 5 });
+    const newest = (log.data.commits || []).find((c) => Number(c.minutes_ago) >= 0);
+    if (!newest) throw new NoPlaybook(`no commit under ${codeDir} to suspect`);
+    return { sha: newest.sha, message: String(newest.message || newest.subject || "") };
   }
 
   async rollBack(service, cue) {
@@ -133,9 +145,7 @@ class Playbook {
   async revertCommit(service, frame, lines) {
     const file = frame.groups.path;
     const line = Number(frame.groups.line);
-    const blame = await this.call("git_blame", { path: file, start_line: line, end_line: line });
-    const blamed = blame.ok && blame.data.lines && blame.data.lines[0];
-    if (!blamed) throw new NoPlaybook(`git_blame ${file}:${line} found nothing`);
+    const blamed = await this.suspectCommit(service);
     const shown = await this.call("git_show", { commit: blamed.sha });
     const diff = String(shown.data.diff || "");
     const hunks = parseDiff(diff).filter((h) => !h.path.startsWith("tests/"));

@@ -14,11 +14,22 @@ AD = "meta-sre/ad-ranking-crash-v2"
 PAY = "meta-sre/payment-bad-deploy-v2"
 
 
+CODE_FIX = [
+    "read_logs",
+    "describe_service",
+    "git_log",
+    "git_show",
+    "edit_lines",
+    "run_tests",
+    "submit_report",
+]
+
+
 @pytest.mark.parametrize(
     ("scenario", "seed", "tools"),
     [
-        (AD, 0, ["read_logs", "git_blame", "git_show", "edit_lines", "run_tests", "submit_report"]),
-        (AD, 7, ["read_logs", "git_blame", "git_show", "edit_lines", "run_tests", "submit_report"]),
+        (AD, 0, CODE_FIX),
+        (AD, 7, CODE_FIX),
         (PAY, 0, ["read_logs", "describe_service", "rollback_deployment", "submit_report"]),
         (PAY, 7, ["read_logs", "describe_service", "rollback_deployment", "submit_report"]),
     ],
