@@ -35,8 +35,8 @@ PACKAGES = {"simulator": "simulator", "agents": "agents", "cli": "cli", "service
 CODE_SCENARIOS = (
     "meta-sre/ad-ranking-crash-v2",
     "meta-sre/timestamp-corruption-v2",
-    "meta-sre/db-connection-leak-v1",
-    "meta-sre/pii-exposure-v1",
+    "meta-sre/db-connection-leak-v2",
+    "meta-sre/pii-exposure-v2",
 )
 
 # Runs in the measured interpreter; uses only what both sides offer (Episode.make/apply).

@@ -360,8 +360,8 @@ async def reset(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
 SUITE_SCENARIOS = {
     "unit": "meta-sre/ad-ranking-crash-v2",
     "integration": "meta-sre/checkout-crash-loop-v2",
-    "load": "meta-sre/db-connection-leak-v1",
-    "security": "meta-sre/pii-exposure-v1",
+    "load": "meta-sre/db-connection-leak-v2",
+    "security": "meta-sre/pii-exposure-v2",
 }
 
 

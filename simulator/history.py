@@ -391,21 +391,9 @@ def _load_commit(
     meta = _read_meta(folder, render)
     if not meta.wanted:
         return None
-    changes: dict[str, str | None] = {}
-    for directory, subdirs, files in os.walk(folder):
-        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
-        for name in sorted(files):
-            file = Path(directory) / name
-            relative = file.relative_to(folder).as_posix()
-            if name.endswith(".pyc") or relative == _META_FILE:
-                continue
-            if file.is_symlink():
-                raise HistoryError(f"{where}: {relative!r} is a symlink; commit real files only")
-            try:
-                text = _read_text(file)
-            except UnicodeDecodeError as error:
-                raise HistoryError(f"{where}: {relative!r} is not UTF-8 text ({error})") from error
-            changes[normalize_path(relative)] = render(text)
+    changes: dict[str, str | None] = {
+        path: render(text) for path, text in _scan_folder(folder, where)
+    }
     for raw in meta.deleted:
         try:
             gone = normalize_path(raw)
@@ -429,7 +417,78 @@ def _load_commit(
                 f"{found} times: {find[:80]!r}"
             )
         changes[target] = prior.replace(find, replace)
-    return make_commit(parent, meta.author, meta.message, meta.minutes_ago, changes)
+    return _remembered_commit(parent, meta.author, meta.message, meta.minutes_ago, changes)
+
+
+def _scan_folder(folder: Path, where: str) -> list[tuple[str, str]]:
+    """A commit folder's files as (canonical path, text).
+
+    The listing is walked once per folder (every seed of a family reads the same folders; a
+    folder's contents are not expected to change under a running process, though an edited
+    file's text is read again, see `_read_text`).
+    """
+    root = str(folder)
+    with _TEXTS_LOCK:
+        listing = _SCANS.get(root)
+    if listing is None:
+        found: list[tuple[str, str]] = []
+        for directory, subdirs, files in os.walk(root):
+            subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+            for name in sorted(files):
+                full = os.path.join(directory, name)
+                relative = os.path.relpath(full, root).replace(os.sep, "/")
+                if name.endswith(".pyc") or relative == _META_FILE:
+                    continue
+                if os.path.islink(full):
+                    raise HistoryError(
+                        f"{where}: {relative!r} is a symlink; commit real files only"
+                    )
+                found.append((relative, full))
+        listing = tuple(found)
+        with _TEXTS_LOCK:
+            _SCANS[root] = listing
+            if len(_SCANS) > _SCANS_LIMIT:
+                _SCANS.popitem(last=False)
+    scanned = []
+    for relative, full in listing:
+        try:
+            text = _read_text(Path(full))
+        except UnicodeDecodeError as error:
+            raise HistoryError(f"{where}: {relative!r} is not UTF-8 text ({error})") from error
+        scanned.append((normalize_path(relative), text))
+    return scanned
+
+
+_SCANS: OrderedDict[str, tuple[tuple[str, str], ...]] = OrderedDict()
+_SCANS_LIMIT = 2048
+_COMMITS: OrderedDict[tuple[object, ...], Commit] = OrderedDict()
+_COMMITS_LIMIT = 4096
+
+
+def _remembered_commit(
+    parent: str | None,
+    author: str,
+    message: str,
+    minutes_ago: float,
+    changes: Mapping[str, str | None],
+) -> Commit:
+    """`make_commit`, once per distinct commit.
+
+    The seeds of a family replay the topology's commits with the same texts (rendering returns
+    a text without templates unchanged), so they share its commits and skip hashing them again.
+    """
+    key = (parent, author, message, minutes_ago, tuple(sorted(changes.items())))
+    with _TEXTS_LOCK:
+        known = _COMMITS.get(key)
+        if known is not None:
+            _COMMITS.move_to_end(key)
+            return known
+    commit = make_commit(parent, author, message, minutes_ago, changes)
+    with _TEXTS_LOCK:
+        _COMMITS[key] = commit
+        if len(_COMMITS) > _COMMITS_LIMIT:
+            _COMMITS.popitem(last=False)
+    return commit
 
 
 _TEXTS: OrderedDict[tuple[str, int, int], str] = OrderedDict()

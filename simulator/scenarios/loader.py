@@ -160,7 +160,8 @@ def _cached(folder: Path, key: _Key) -> _Built | None:
         return built
 
 
-_Key = tuple[tuple[str, str], ...]
+_Key = tuple[tuple[str, int], ...]
+"""A rendering's key: each variant axis and variable with the position of its drawn choice."""
 _Parts = tuple[ScenarioSpec, BaseTree, MappingProxyType[str, bytes]]
 """What rendering makes: the spec, the code tree and the hidden files."""
 
@@ -207,7 +208,12 @@ def _drawn(folder: Path, seed: int) -> tuple[dict[str, Any], _Key]:
         values.update(draw_values(sid, seed, raw.get("variables", {})))
     except ValueError as exc:
         raise InvalidScenarioError(f"{folder.name}/scenario.toml: {exc}") from exc
-    return values, tuple(sorted((k, repr(v)) for k, v in values.items()))
+    choices = _choices(folder)
+    # The draws return the list's own objects: their positions are the rendering's key.
+    key = tuple(
+        sorted((k, next(i for i, c in enumerate(choices[k]) if c is v)) for k, v in values.items())
+    )
+    return values, key
 
 
 def load_spec(folder: Path, seed: int) -> ScenarioSpec:
@@ -215,14 +221,14 @@ def load_spec(folder: Path, seed: int) -> ScenarioSpec:
     return _spec(folder, _drawn(folder, seed)[1])
 
 
-def _renderer(folder: Path, key: _Key) -> Renderer:
+def _choices(folder: Path) -> dict[str, list[Any]]:
     raw, _ = _raw(folder)
-    drawn = dict(key)
-    choices = {**raw.get("variants", {}), **raw.get("variables", {})}
-    # The key holds reprs; recover the chosen objects themselves from the choice lists.
-    return Renderer(
-        {name: next(c for c in choices[name] if repr(c) == drawn[name]) for name in choices}
-    )
+    return {**raw.get("variants", {}), **raw.get("variables", {})}
+
+
+def _renderer(folder: Path, key: _Key) -> Renderer:
+    choices = _choices(folder)
+    return Renderer({name: choices[name][index] for name, index in key})
 
 
 @lru_cache(maxsize=1024)

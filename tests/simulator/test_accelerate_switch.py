@@ -17,8 +17,8 @@ from metasre.simulator import Episode, sandbox
 SUITES = {
     "unit": "meta-sre/ad-ranking-crash-v2",
     "integration": "meta-sre/checkout-crash-loop-v2",
-    "load": "meta-sre/db-connection-leak-v1",
-    "security": "meta-sre/pii-exposure-v1",
+    "load": "meta-sre/db-connection-leak-v2",
+    "security": "meta-sre/pii-exposure-v2",
 }
 
 

@@ -292,7 +292,7 @@ def _keep(level: str | None, contains: str | None) -> Callable[[LogLine], bool] 
 @pytest.mark.parametrize("budget", [10_000, 25, 0])
 def test_a_log_tail_is_the_end_of_the_filtered_window_whatever_the_memo_holds(budget, monkeypatch):
     monkeypatch.setattr(logs_module, "_MEMO_LINES", budget)
-    ep = Episode.make("meta-sre/db-connection-leak-v1", 0)
+    ep = Episode.make("meta-sre/db-connection-leak-v2", 0)
     logs = ep.logs
     for service in sorted(ep.world.services):
         for first, last in ((-29, 0), (-239, 3), (5, 5), (-3, 12)):

@@ -96,8 +96,8 @@ def test_canonical_json_and_blind_guesses() -> None:
     "scenario",
     [
         "meta-sre/ad-ranking-crash-v2",
-        "meta-sre/db-connection-leak-v1",
-        "meta-sre/pii-exposure-v1",
+        "meta-sre/db-connection-leak-v2",
+        "meta-sre/pii-exposure-v2",
         "meta-sre/timestamp-corruption-v2",
     ],
 )
