@@ -78,27 +78,49 @@ class _Layout:
     def __init__(self, spec: ScenarioSpec) -> None:
         self.baselines = {s.name: s.baseline for s in spec.services}
         self.plans = tuple(
-            _Plan(
-                s.name,
-                m,
-                float(getattr(s.baseline, m)),
-                _NOISE[m],
-                noise.key(s.name, m),
-                tuple(
-                    (i, effect[m])
-                    for i, f in enumerate(spec.faults)
-                    if (effect := f.effects.get(s.name)) and m in effect
-                ),
-                m in _CAPPED,
-                m == "cpu",
-                m == "error_rate",
+            _shared_plan(
+                _Plan(
+                    s.name,
+                    m,
+                    float(getattr(s.baseline, m)),
+                    _NOISE[m],
+                    noise.key(s.name, m),
+                    tuple(
+                        (i, effect[m])
+                        for i, f in enumerate(spec.faults)
+                        if (effect := f.effects.get(s.name)) and m in effect
+                    ),
+                    m in _CAPPED,
+                    m == "cpu",
+                    m == "error_rate",
+                )
             )
             for s in spec.services
             for m in METRICS
         )
-        self.index: dict[tuple[str, str], int] = {
-            (p.service, p.metric): i for i, p in enumerate(self.plans)
-        }
+        names = tuple(p.service for p in self.plans[:: len(METRICS)])
+        index = _INDEXES.get(names)
+        if index is None:
+            index = {(p.service, p.metric): i for i, p in enumerate(self.plans)}
+            _INDEXES[names] = index
+            if len(_INDEXES) > _POOL_LIMIT:
+                _INDEXES.pop(next(iter(_INDEXES)))
+        self.index: dict[tuple[str, str], int] = index
+
+
+# The seeds of a family mostly lay out the same signals: a plan (frozen) and an index (never
+# written after it is built) serve every layout that has them, instead of a copy per seed.
+_PLANS: dict[_Plan, _Plan] = {}
+_INDEXES: dict[tuple[str, ...], dict[tuple[str, str], int]] = {}
+_POOL_LIMIT = 16384
+
+
+def _shared_plan(plan: _Plan) -> _Plan:
+    known = _PLANS.setdefault(plan, plan)
+    if len(_PLANS) > _POOL_LIMIT:
+        _PLANS.clear()
+        _PLANS[plan] = plan
+    return known
 
 
 class _SameSpec:

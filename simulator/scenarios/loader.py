@@ -11,7 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from metasre.simulator.errors import HistoryError
 from metasre.simulator.history import Commit, load_history_dir
@@ -250,9 +250,47 @@ def _spec(folder: Path, key: _Key) -> ScenarioSpec:
         rendered["variables"] = raw.get("variables", {})
         _prune_dependencies(rendered)
         _deployment_versions(rendered)
-        return ScenarioSpec.model_validate(rendered)
+        return _shared(ScenarioSpec.model_validate(rendered))
     except (ValidationError, ValueError) as exc:
         raise InvalidScenarioError(f"{folder.name}/scenario.toml: {exc}") from exc
+
+
+_SHARED_TABLES = (
+    "services",
+    "deployments",
+    "migrations",
+    "alerts",
+    "config_pushes",
+    "flags",
+    "certificates",
+    "queues",
+)
+_POOL: OrderedDict[tuple[str, str], BaseModel] = OrderedDict()
+_POOL_LIMIT = 65536
+
+
+def _shared(spec: ScenarioSpec) -> ScenarioSpec:
+    """`spec` with its topology's entries shared with every other seed's that has them equal.
+
+    Most of a family's seeds render most services, releases and alerts identically; the spec is
+    frozen, so one object can serve them all (a new seed's spec costs its differences, not the
+    whole platform again).
+    """
+    update: dict[str, tuple[BaseModel, ...]] = {}
+    with _BUILT_LOCK:
+        for table in _SHARED_TABLES:
+            entries = getattr(spec, table)
+            shared = []
+            for entry in entries:
+                key = (type(entry).__name__, entry.model_dump_json())
+                known = _POOL.get(key)
+                if known is None:
+                    _POOL[key] = known = entry
+                    if len(_POOL) > _POOL_LIMIT:
+                        _POOL.popitem(last=False)
+                shared.append(known)
+            update[table] = tuple(shared)
+    return spec.model_copy(update=update)
 
 
 def _build(folder: Path, key: _Key) -> _Parts:
