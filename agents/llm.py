@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from metasre.agents.policies.base import ToolCaller, ToolReply
 
@@ -51,6 +51,32 @@ NUDGE = (
     "Your last reply had no tool call. Continue the investigation with a tool call; when the "
     "incident is fixed, call submit_report, which ends the episode."
 )
+TEAM_PROMPT = """
+You work in a team of three seats: {seats}. You are {role}. {duty}
+Teammates' messages reach you as user messages that start with "Message from <id>:". Tell them \
+what you found or did with send_message (to: their ids); do not repeat a look a teammate \
+already reported. Reply without a tool call to wait for a teammate's message.
+"""
+ROLE_DUTIES = {
+    "commander": (
+        "You lead: triage the page, tell the investigator where to look, keep the others "
+        "informed, and file the incident report (only you may call submit_report) once the "
+        "fixer says the fix is verified."
+    ),
+    "investigator": (
+        "Find the root cause from the evidence (logs, metrics, the dependency graph, code and "
+        "git history) and send your diagnosis, with the evidence, to the fixer and the "
+        "commander. Do not change anything."
+    ),
+    "fixer": (
+        "Wait for the investigator's diagnosis, apply the remedy it calls for (a code fix with "
+        "its test suite, a rollback, a restart, a scale-up, a config or flag change), verify "
+        "it, and tell the commander what you did."
+    ),
+}
+"""What each role of an LLM team is asked to do (the scripted team's roles, in words)."""
+TEAM_WAIT_SECONDS = 120.0
+"""How long a team seat whose model chose to wait listens for a teammate before a nudge."""
 
 
 class LLMEndpointError(Exception):
@@ -221,8 +247,14 @@ class LLMPolicy:
         tools: Sequence[Mapping[str, Any]],
         endpoint: ChatEndpoint | None = None,
         on_message: Callable[[Mapping[str, Any]], None] | None = None,
+        role: str = "",
+        seats: Sequence[str] = (),
     ) -> None:
         self.config = config
+        self.role = role
+        """The seat's role in an LLM team ("" alone); see ROLE_DUTIES."""
+        self.seats = tuple(seats)
+        """The team's agent ids, this seat's included."""
         self.tools = function_tools(tools)
         self.endpoint = endpoint or ChatEndpoint(config)
         self.on_message = on_message
@@ -241,10 +273,23 @@ class LLMPolicy:
         lines = "\n".join(
             f"- {t['function']['name']}: {t['function']['description']}" for t in self.tools
         )
-        return SYSTEM_PROMPT.format(tools=lines)
+        prompt = SYSTEM_PROMPT.format(tools=lines)
+        if self.role:
+            duty = ROLE_DUTIES.get(self.role, "")
+            prompt += TEAM_PROMPT.format(seats=", ".join(self.seats), role=self.role, duty=duty)
+        return prompt
 
-    def play(self, call: ToolCaller, observation: Mapping[str, Any]) -> None:
+    def play(
+        self,
+        call: ToolCaller,
+        observation: Mapping[str, Any],
+        team: TeamInbox | None = None,
+    ) -> None:
         """Converse until the episode ends, the step limit is hit or the model stops calling.
+
+        `team`: the seat's inbox in an LLM team. Teammates' new messages join the conversation
+        before each request, and a reply without a tool call waits for the next message (up to
+        TEAM_WAIT_SECONDS) before it counts as a stop.
 
         Raises:
             LLMEndpointError: the endpoint failed (after its retries).
@@ -255,13 +300,32 @@ class LLMPolicy:
         self._say({"role": "system", "content": self.system_prompt()})
         self._say({"role": "user", "content": f"You have been paged. The incident now:\n\n{page}"})
         ids = itertools.count(1)
+        heard = 0
         while self.stats.requests < self.config.max_steps:
+            if team is not None:
+                inbox = team.messages()
+                for m in inbox[heard:]:
+                    self._say(
+                        {
+                            "role": "user",
+                            "content": f"Message from {m.get('from_agent_id')}: {m.get('text')}",
+                        }
+                    )
+                heard = len(inbox)
             self.stats.requests += 1
             reply = self.endpoint.complete(self.messages, self.tools)
             tool_calls = [c for c in reply.get("tool_calls") or () if isinstance(c, Mapping)]
             assistant: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
             if not tool_calls:
                 self._say(assistant)
+                if team is not None:
+                    # A teammate's message, or the episode's end, decides what comes next.
+                    news = team.heard(heard, TEAM_WAIT_SECONDS)
+                    if team.episode_over():
+                        self.stats.stop_reason = "episode_over"
+                        return
+                    if news:
+                        continue
                 if self.stats.nudges >= self.config.nudges:
                     self.stats.stop_reason = "no_tool_call"
                     return
@@ -316,6 +380,22 @@ class LLMPolicy:
         return _refusal(name, reply), False
 
 
+class TeamInbox(Protocol):
+    """What an LLM team seat reads besides its tool results."""
+
+    def messages(self) -> Sequence[Mapping[str, Any]]:
+        """Teammates' messages received so far, oldest first."""
+        ...
+
+    def heard(self, after: int, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for a message beyond the first `after`; True if one came."""
+        ...
+
+    def episode_over(self) -> bool:
+        """Whether the episode (or the seat's stream) has ended."""
+        ...
+
+
 def _echo(tool_call: Mapping[str, Any]) -> dict[str, Any]:
     function = dict(tool_call.get("function") or {})
     if isinstance(function.get("arguments"), Mapping):
@@ -340,11 +420,14 @@ __all__ = [
     "BASE_URL_ENV",
     "MODEL_ENV",
     "NUDGE",
+    "ROLE_DUTIES",
     "SYSTEM_PROMPT",
+    "TEAM_PROMPT",
     "ChatEndpoint",
     "LLMConfig",
     "LLMEndpointError",
     "LLMPolicy",
     "LLMStats",
+    "TeamInbox",
     "function_tools",
 ]

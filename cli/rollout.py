@@ -95,6 +95,25 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--scenario", default="payment-bad-deploy", help="scenario id or name")
     p.add_argument("--seed", type=non_negative_int, default=0, help="the incident's seed")
     p.add_argument("--json", action="store_true", help="print the conversation and grade as JSON")
+    p.add_argument(
+        "--team",
+        action="store_true",
+        help="seat a team of three models (commander, investigator, fixer), each with its "
+        "role's prompt and tools; teammates talk with send_message",
+    )
+    p.add_argument(
+        "--role-model",
+        action="append",
+        default=[],
+        metavar="ROLE=MODEL",
+        help="with --team, the model of one role (repeat; default: --model for every role)",
+    )
+    p.add_argument(
+        "--turn-policy",
+        choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
+        default="FREE_FOR_ALL",
+        help="with --team, how the seats take turns",
+    )
     _add_llm(p)
     p.set_defaults(func=llm_command)
 
@@ -511,12 +530,33 @@ def print_table(report: RolloutReport) -> None:
     Console(width=max(120, Console().width)).print(table)
 
 
+def _role_configs(args: argparse.Namespace, config: LLMConfig) -> dict[str, LLMConfig]:
+    """--role-model ROLE=MODEL on top of the shared config; a UsageError names a bad one."""
+    from dataclasses import replace
+
+    from metasre.agents.policies.team import ROLES
+
+    configs = dict.fromkeys(ROLES, config)
+    for item in args.role_model:
+        role, sep, model = item.partition("=")
+        if not sep or not model.strip():
+            raise UsageError(f"--role-model {item!r}: write ROLE=MODEL, e.g. fixer=qwen2.5:7b")
+        if role not in configs:
+            raise UsageError(f"--role-model {item!r}: no role {role!r}; roles are {list(ROLES)}")
+        configs[role] = replace(config, model=model.strip())
+    return configs
+
+
 def llm_command(args: argparse.Namespace) -> int:
     """Run `metasre llm`: one episode, its transcript and its grade; exit 0 once graded."""
     from metasre.agents.llm import LLMPolicy
     from metasre.agents.rollout import EpisodeSpec, solo_player
 
     config = _llm_config(args)
+    if args.role_model and not args.team:
+        raise UsageError("--role-model needs --team (it names the model of one team role)")
+    if args.team:
+        return _llm_team_command(args, _role_configs(args, config))
     connection = Connection.from_args(args)
     transcript = _Transcript(quiet=args.json)
     ledger = SessionLedger()
@@ -596,29 +636,133 @@ def llm_command(args: argparse.Namespace) -> int:
     return ExitCode.OK if grade.get("final") else ExitCode.FAILED
 
 
+def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]) -> int:
+    """`metasre llm --team`: three model seats in one session, their transcripts, the grade."""
+    from metasre.agents.llm_team import LLMTeamRun, play_llm_team
+
+    connection = Connection.from_args(args)
+    lock = threading.Lock()
+    transcripts: dict[str, _Transcript] = {}
+
+    def show(role: str, message: Mapping[str, Any]) -> None:
+        with lock:  # three threads print: one message at a time, each with its role
+            transcripts.setdefault(role, _Transcript(quiet=args.json, label=role)).show(message)
+
+    ledger = SessionLedger()
+    with (
+        Interrupt("closing the session") as interrupt,
+        in_process(connection.target, store=local_store(args, connection)) as address,
+        connection.sync_client(
+            address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
+        ) as client,
+    ):
+        try:
+            (scenario,) = resolve_scenarios([args.scenario], list_scenario_ids(client))
+        except LookupError as exc:
+            raise UsageError(str(exc.args[0])) from None
+        finished = threading.Event()
+        outcome: list[LLMTeamRun | BaseException] = []
+
+        def play() -> None:
+            try:
+                outcome.append(
+                    play_llm_team(
+                        client,
+                        scenario,
+                        args.seed,
+                        configs,
+                        turn_policy=args.turn_policy,
+                        on_message=show,
+                    )
+                )
+            except BaseException as exc:  # handed to the main thread, raised there
+                outcome.append(exc)
+            finally:
+                finished.set()
+
+        interrupt.on_interrupt(ledger.close_all_soon)
+        interrupt.on_interrupt(finished.set)
+        threading.Thread(target=play, name="llm-team", daemon=True).start()
+        finished.wait()
+        if interrupt.requested:
+            ledger.wait_closed()
+            print("interrupted: the session is closed; no grade", file=sys.stderr)
+            return ExitCode.INTERRUPTED
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        run = outcome[0]
+        answer = client.get_grade(run.session_id)
+        client.close_session(run.session_id)
+    grade = answer.get("grade", {})
+    if args.json:
+        out = {
+            "scenario_id": scenario,
+            "seed": args.seed,
+            "turn_policy": args.turn_policy,
+            "grade": grade,
+            "agent_rewards": answer.get("agent_rewards", {}),
+            "roles": {
+                role: {
+                    "model": configs[role].model,
+                    "stop_reason": p.stats.stop_reason,
+                    "requests": p.stats.requests,
+                    "malformed_calls": p.stats.malformed,
+                    "messages": p.messages,
+                }
+                for role, p in run.policies.items()
+            },
+        }
+        print(json.dumps(out, indent=2))
+    else:
+        for role, p in run.policies.items():
+            print(
+                f"{role} ({configs[role].model}): {p.stats.stop_reason}, "
+                f"{p.stats.requests} requests, {p.stats.malformed} malformed calls"
+            )
+        print(
+            f"grade {grade.get('total', 0.0):.3f} (resolved: {grade.get('resolved', False)}"
+            f"{', provisional' if not grade.get('final') else ''})"
+        )
+        for c in grade.get("components", ()):
+            print(f"  {c['name']:<15} {c.get('score', 0.0):.2f}  {c.get('detail', '')}")
+    return ExitCode.OK if grade.get("final") else ExitCode.FAILED
+
+
 class _Transcript:
     """Prints the conversation as it happens (tool results cut to a few lines)."""
 
-    def __init__(self, *, quiet: bool) -> None:
+    def __init__(self, *, quiet: bool, label: str = "") -> None:
         self.quiet = quiet
         self.paged = False
+        self.who = f"{label} " if label else ""
+        """A team seat's role, before each of its lines."""
 
     def show(self, message: Mapping[str, Any]) -> None:
         """Print one message of the conversation."""
         if self.quiet or message["role"] == "system":
             return
+        who = self.who
         if message["role"] == "user":
-            label = "[nudge]" if self.paged else "[page]"
+            text = str(message["content"])
+            label = (
+                "[page]"
+                if not self.paged
+                else "[heard]"
+                if text.startswith("Message from")
+                else "[nudge]"
+            )
             self.paged = True
-            print(f"{label} {message['content']}\n")
+            print(f"{who}{label} {text}\n")
         elif message["role"] == "assistant":
             if message.get("content"):
-                print(f"[model] {str(message['content']).strip()}")
+                print(f"{who}[model] {str(message['content']).strip()}")
             for c in message.get("tool_calls", ()):
                 f = c.get("function", {})
-                print(f"[call]  {f.get('name')}({f.get('arguments')})")
+                print(f"{who}[call]  {f.get('name')}({f.get('arguments')})")
         elif message["role"] == "tool":
             lines = str(message["content"]).splitlines() or [""]
             more = f"   ... {len(lines) - 4} more lines" if len(lines) > 4 else ""
-            print("\n".join(f"   {line}" for line in lines[:4]) + (f"\n{more}" if more else ""))
+            print(
+                "\n".join(f"{who}   {line}" for line in lines[:4]) + (f"\n{more}" if more else "")
+            )
         sys.stdout.flush()

@@ -307,3 +307,112 @@ def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in):
     result = json.loads(out.stdout)
     assert result["grade"]["final"] and result["grade"]["total"] >= 0.9
     assert result["malformed_calls"] == 3 and result["stop_reason"] == "episode_over"
+
+
+# -- an LLM team ------------------------------------------------------------------------------
+
+
+def _said(body: dict[str, Any], sender: str) -> str:
+    """The newest message from `sender` in this conversation ("" if none yet)."""
+    heard = [
+        m["content"]
+        for m in body["messages"]
+        if m["role"] == "user" and str(m["content"]).startswith(f"Message from {sender}:")
+    ]
+    return heard[-1] if heard else ""
+
+
+def team_script(body: dict[str, Any]) -> dict[str, Any]:
+    """Three scripted 'models' that only learn what their role's prompt and messages say."""
+    system = body["messages"][0]["content"]
+    role = re.search(r"You are (commander|investigator|fixer)\.", system)
+    assert role, "a team seat's prompt names its role"
+    mine = [m for m in body["messages"] if m["role"] == "tool"]
+    wait = completion(content="Waiting for a teammate.")
+    if role.group(1) == "commander":
+        assert "only you may call submit_report" in system
+        fixed = _said(body, "fixer")
+        if fixed:
+            version = re.search(r"from (\S+);", fixed)
+            assert version, fixed
+            return completion(("submit_report", {
+                "root_cause_service": "payment-service",
+                "root_cause_location": f"deployment:payment-service@{version.group(1)}",
+                "category": "bad_deployment",
+                "remediation": "rollback_deployment",
+                "summary": f"payment-service {version.group(1)} was bad; the fixer rolled it back.",
+            }))  # fmt: skip
+        if not mine:
+            to = {"to": ["investigator"], "text": "Paged. Investigator, find the cause."}
+            return completion(("send_message", to))
+        return wait
+    if role.group(1) == "investigator":
+        if not mine:
+            return completion(("describe_service", {"service": "payment-service"}))
+        if len(mine) == 1:
+            version = re.search(r"version (\S+),", mine[0]["content"])
+            assert version, mine[0]["content"]
+            text = f"payment-service release {version.group(1)} is bad; roll it back."
+            return completion(("send_message", {"to": ["fixer", "commander"], "text": text}))
+        return wait
+    diagnosis = _said(body, "investigator")
+    if not diagnosis:
+        return wait
+    if not mine:
+        return completion(("rollback_deployment", {"service": "payment-service"}))
+    if len(mine) == 1:
+        bad = re.search(r"release (\S+) is bad", diagnosis)
+        assert bad, diagnosis
+        text = f"Rolled back payment-service from {bad.group(1)}; verified."
+        return completion(("send_message", {"to": ["commander"], "text": text}))
+    return wait
+
+
+@pytest.mark.parametrize("policy", ["FREE_FOR_ALL", "ROUND_ROBIN"])
+def test_metasre_llm_team_seats_three_models_that_work_through_messages(policy):
+    with StandIn(team_script) as endpoint:
+        out = subprocess.run(
+            [
+                sys.executable, "-m", "metasre.cli.main", "llm", "--team",
+                "--scenario", "payment-bad-deploy", "--model", "big",
+                "--role-model", "fixer=small", "--turn-policy", policy, "--json", "--no-store",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+            env={**os.environ, "METASRE_LLM_BASE_URL": endpoint.base_url},
+        )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = json.loads(out.stdout)
+    assert result["grade"]["final"] and result["grade"]["resolved"], result["grade"]
+    roles = result["roles"]
+    assert {r: v["model"] for r, v in roles.items()} == {
+        "commander": "big", "investigator": "big", "fixer": "small"
+    }  # fmt: skip
+    assert all(v["stop_reason"] == "episode_over" for v in roles.values()), roles
+    # each seat heard its teammates in its own conversation, and only the commander may report
+    heard = {r: [m for m in v["messages"] if str(m.get("content", "")).startswith("Message from")]
+             for r, v in roles.items()}  # fmt: skip
+    assert heard["fixer"] and heard["commander"]
+    fixer_tools = {
+        t["function"]["name"] for m in roles["fixer"]["messages"] for t in m.get("tool_calls", ())
+    }
+    assert "submit_report" not in fixer_tools
+    assert set(result["agent_rewards"]) == {"commander", "investigator", "fixer"}
+
+
+def test_role_models_are_checked(stand_in):
+    def llm(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "metasre.cli.main", "llm", "--model", "m", "--no-store", *extra],
+            capture_output=True, text=True, timeout=60, check=False,
+            env={**os.environ, "METASRE_LLM_BASE_URL": stand_in.base_url},
+        )  # fmt: skip
+
+    out = llm("--role-model", "fixer=x")
+    assert out.returncode == 2 and "--role-model needs --team" in out.stderr
+    out = llm("--team", "--role-model", "janitor=x")
+    assert out.returncode == 2 and "no role 'janitor'" in out.stderr
+    out = llm("--team", "--role-model", "fixer")
+    assert out.returncode == 2 and "ROLE=MODEL" in out.stderr
