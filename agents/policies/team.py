@@ -223,3 +223,17 @@ def play_team(
         t.join()
     if errors:
         raise errors[0]
+
+
+__all__ = [
+    "ROLES",
+    "ROLE_PLAYS",
+    "WAIT_SECONDS",
+    "Look",
+    "TeamCaller",
+    "commander",
+    "fixer",
+    "investigator",
+    "looks",
+    "play_team",
+]
