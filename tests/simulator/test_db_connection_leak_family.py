@@ -49,11 +49,11 @@ def test_the_tables_are_what_the_generator_writes():
 
 
 def test_every_structure_is_met_in_the_first_cycle_and_varies_the_answer():
-    assert len(SEEDS) == 30
+    assert len(SEEDS) == 33
     entry = resolve(FAMILY)
     truths = [entry.spec(s).ground_truth for s in SEEDS.values()]
-    assert len({(t.location, t.lines) for t in truths}) == 30
-    assert len({t.location for t in truths}) == 5
+    assert len({(t.location, t.lines) for t in truths}) == 33
+    assert len({t.location for t in truths}) == 6
     assert {t.service for t in truths} == {"whatsapp_sync", "capi_pipeline"}
 
 
@@ -121,7 +121,9 @@ def test_one_structures_exact_fix_does_not_repair_its_sibling(memorised, other):
     assert not ep.grade().resolved
 
 
-@pytest.mark.parametrize("key", ["get-user-early-return", "send-slot-refused", "capi-purge-raise"])
+@pytest.mark.parametrize(
+    "key", ["get-user-early-return", "send-slot-refused", "media-fetch-raise", "capi-purge-raise"]
+)
 def test_a_restart_or_a_rollback_does_not_resolve_it(key):
     for tool in ("restart_service", "rollback_deployment"):
         ep = Episode.make(FAMILY, SEEDS[key])

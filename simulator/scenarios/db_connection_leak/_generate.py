@@ -1,14 +1,15 @@
-"""Writes db-connection-leak's main axis (`[[variants.fault]]`): 30 leaks at 17 pooled calls.
+"""Writes db-connection-leak's main axis (`[[variants.fault]]`): 33 leaks at 19 calls.
 
-Each table is one edit of healthy code: whatsapp_sync's templates, opt-outs, outbox and sender
-(history/06 here) and message repository (history/03 of the topology), or capi_pipeline's
-postgres event store (history/07). `find` is the healthy block of a pooled call, `bug` the
-broken form the bad commit (history/09) puts in its place. The ground-truth lines, the commit
-message and the evidence (the endpoint the pool's leak detector names, the query postgres
-shows for the stuck connections, lock timeouts for the leaks on a failing query) follow from
-the call and the mechanism. The hidden checks are computed by the engine: a table's
-FAIL_TO_PASS are the probes of hidden/probes.py whose observation at the start differs from
-the reference's, all the others its PASS_TO_PASS.
+Each table is one edit of healthy code: whatsapp_sync's templates, opt-outs, outbox, sender and
+attachment reads (history/06 here) and message repository (history/03 of the topology), or
+capi_pipeline's postgres event store (history/07). `find` is the healthy block of a pooled
+call, `bug` the broken form the bad commit (history/09) puts in its place. What leaks is a
+pooled connection, a send slot (a semaphore) or a blob handle (a file descriptor). The
+ground-truth lines, the commit message and the evidence (the endpoint the pool's leak detector names,
+the query postgres shows for the stuck connections, lock timeouts for the leaks on a failing
+query) follow from the call and the mechanism. The hidden checks are computed by the engine: a
+table's FAIL_TO_PASS are the probes of hidden/probes.py whose observation at the start differs
+from the reference's, all the others its PASS_TO_PASS.
 
 A call with two structures starts the second one's edit at the `def`, under a note of PAD
 lines: otherwise one structure's exact fix (the same start line, one length or the other)
@@ -38,6 +39,7 @@ SOURCES = {
     "whatsapp_sync/templates.py": HERE / "history" / "06-outbound-messaging",
     "whatsapp_sync/optouts.py": HERE / "history" / "06-outbound-messaging",
     "whatsapp_sync/outbox.py": HERE / "history" / "06-outbound-messaging",
+    "whatsapp_sync/media.py": HERE / "history" / "06-outbound-messaging",
     "capi_pipeline/pg_store.py": HERE / "history" / "07-capi-postgres-store",
 }
 
@@ -49,6 +51,11 @@ T = "whatsapp_sync/templates.py"
 OPT = "whatsapp_sync/optouts.py"
 X = "whatsapp_sync/outbox.py"
 PG = "capi_pipeline/pg_store.py"
+MEDIA = "whatsapp_sync/media.py"
+FD = (
+    "        # Open the blob by hand: closing() hid which read held a handle when the media\n"
+    "        # volume ran out of descriptors last week ({ticket})."
+)
 
 FAULTS: list[dict[str, Any]] = []
 """One dict per structure: key, file, fn (Class.method), mech, bug (the broken block), endpoint,
@@ -518,6 +525,57 @@ add(
     path="send whose outbox row vanished",
 )
 
+# ---------------- whatsapp_sync's attachment reads: a blob handle (a file descriptor)
+add(
+    "media-fetch-raise",
+    MEDIA,
+    "MediaReader.fetch",
+    "fd_raise",
+    FD
+    + """
+        handle = self._store.open(media_id)
+        data = handle.read(config.MAX_MEDIA_BYTES + 1)
+        if len(data) > config.MAX_MEDIA_BYTES:
+            raise MediaTooLarge(f"attachment {media_id} is over {config.MAX_MEDIA_BYTES} bytes")
+        handle.close()
+        return data""",
+    endpoint="GET /v1/media",
+    path="attachment over the size limit",
+)
+add(
+    "media-fetch-no-finally",
+    MEDIA,
+    "MediaReader.fetch",
+    "fd_nofinally",
+    FD
+    + """
+        handle = self._store.open(media_id)
+        data = handle.read(config.MAX_MEDIA_BYTES + 1)
+        handle.close()
+        if len(data) > config.MAX_MEDIA_BYTES:
+            raise MediaTooLarge(f"attachment {media_id} is over {config.MAX_MEDIA_BYTES} bytes")
+        return data""",
+    endpoint="GET /v1/media",
+    path="read that fails",
+)
+add(
+    "media-sniff-early-return",
+    MEDIA,
+    "MediaReader.sniff",
+    "fd_early",
+    FD
+    + """
+        handle = self._store.open(media_id)
+        head = handle.read(8)
+        for signature, kind in SIGNATURES:
+            if head.startswith(signature):
+                return kind
+        handle.close()
+        return "application/octet-stream\"""",
+    endpoint="POST /v1/webhooks/inbound",
+    path="recognised attachment type",
+)
+
 # ---------------- capi_pipeline's postgres event store (history/07)
 add(
     "capi-insert-event-early-return",
@@ -644,6 +702,7 @@ PAD = {
     "enqueue-no-finally": 3,
     "mark-sent-early-return": 3,
     "capi-insert-event-no-finally": 3,
+    "media-fetch-no-finally": 3,
     "capi-insert-batch-swallowed": 3,
     "record-failure-raise": 4,
     "send-slot-no-finally": 3,
@@ -657,7 +716,15 @@ _HOT = [
     "profile of the evening peak, and every request of this endpoint runs it.",
     "Keep it that way unless a new profile says otherwise.",
 ]
+_FD = [
+    "Opens its blob by hand ({ticket}): closing() hid which read held a handle when the",
+    "media volume ran out of descriptors last week.",
+    "Owner: messaging-team.",
+]
 NOTE = {
+    "fd_raise": _FD,
+    "fd_nofinally": _FD,
+    "fd_early": _FD,
     "early": _HOT,
     "nofinally": _HOT,
     "raise": _HOT,
@@ -672,6 +739,8 @@ NOTE = {
         "Owner: messaging-team.",
     ],
 }
+DB_MECHANISMS = ("early", "nofinally", "raise", "swallow")
+"""The mechanisms that leak a pooled database connection (not a send slot or a blob handle)."""
 WHO = {
     "whatsapp_sync": {
         "service": "whatsapp_sync",
@@ -694,7 +763,15 @@ PAGER = {
     " attribution job is falling behind.",
 }
 """The pager's second sentence, by service."""
+_FD_MESSAGE = """{service}: open attachment blobs by hand in {fn} ({ticket})
+
+Last week the media volume ran out of descriptors and we could not tell
+which read held them: closing() hid it. {fn} now opens and closes its
+handle itself, next to the read. Unit suite green."""
 MESSAGE = {
+    "fd_raise": _FD_MESSAGE,
+    "fd_nofinally": _FD_MESSAGE,
+    "fd_early": _FD_MESSAGE,
     "early": """{service}: acquire/release by hand in {fn} ({ticket})
 
 {endpoint} is on the evening peak's hot path and the py-spy profile shows
@@ -726,6 +803,9 @@ Sender.send now acquires and releases the semaphore itself so the slot
 accounting (free_slots) sits next to it. Unit suite green.""",
 }
 DIFFICULTY = {
+    "fd_raise": "medium",
+    "fd_nofinally": "hard",
+    "fd_early": "medium",
     "early": "medium",
     "raise": "medium",
     "nofinally": "hard",
@@ -785,13 +865,13 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
         assert src.count(find) == 1, f["key"]
         query = queries.get(f.get("query", ""), "")
         hints, pg = [], []
-        if f["mech"] in ("nofinally", "swallow"):
+        if f["mech"] in ("nofinally", "swallow") and query:
             pg.append(f"canceling statement due to lock timeout; statement: {query}")
-        if f["mech"] == "raise":
+        if f["mech"] in ("raise", "fd_raise"):
             hints.append(
                 f"{f['endpoint']}: {f['path']} answered {130 + 7 * i} times in the last minute"
             )
-        if f["mech"] == "early":
+        if f["mech"] in ("early", "fd_early"):
             unit = "calls" if f["endpoint"].startswith("the ") else "requests"
             hints.append(f"{f['endpoint']}: {f['path']} {unit} up 4x since the evening peak began")
         failing = checks.get(f["key"], [])
@@ -811,8 +891,9 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
                 "query": query,
                 "service": service,
                 "pager": PAGER[service],
-                "db": f["mech"] != "slot",
-                "wa_db": f["mech"] != "slot" and service == "whatsapp_sync",
+                "db": f["mech"] in DB_MECHANISMS,
+                "wa_db": f["mech"] in DB_MECHANISMS and service == "whatsapp_sync",
+                "fd": f["mech"].startswith("fd_"),
                 "slot": f["mech"] == "slot",
                 "wa": service == "whatsapp_sync",
                 "capi": service == "capi_pipeline",

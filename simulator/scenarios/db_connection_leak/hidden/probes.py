@@ -17,7 +17,7 @@ import asyncio
 import json
 
 from whatsapp_sync import ConnectionPool, MessageRepository, PoolExhausted, SyncApi
-from whatsapp_sync import optouts, outbox, repository, templates
+from whatsapp_sync import media, optouts, outbox, repository, templates
 
 from capi_pipeline import ConversionEvent
 from capi_pipeline import pg_store
@@ -519,6 +519,102 @@ async def sender_peak_keeps_its_send_slots():
         "connections_in_use": pool.in_use,
         "stored": _tally(v["state"] for v in db["outbox"].values()),
     }
+
+
+# --- whatsapp_sync's attachment reads (blob handles) ----------------------------------------
+
+
+class _Handle:
+    def __init__(self, volume, data, fail):
+        self.volume, self.data, self.fail, self.closed = volume, data, fail, False
+
+    def read(self, size):
+        if self.fail:
+            raise OSError(5, "Input/output error")
+        return self.data[:size]
+
+    def close(self):
+        if self.closed:
+            self.volume.double_closes += 1
+            return
+        self.closed = True
+        self.volume.open_handles -= 1
+
+
+class _Volume:
+    """Blobs by id; "bad-..." opens but fails to read; at most `limit` handles open."""
+
+    def __init__(self, limit=10_000):
+        big = media.config.MAX_MEDIA_BYTES + 3
+        self.blobs = {
+            "jpg": b"\xff\xd8\xff\xe0" + b"j" * 40, "png": b"\x89PNG\r\n" + b"p" * 30,
+            "pdf": b"%PDF-1.7" + b"d" * 20, "ogg": b"OggS" + b"o" * 12, "txt": b"plain text",
+            "huge": b"%PDF" + b"h" * big,
+        }
+        self.limit, self.open_handles, self.refused, self.double_closes = limit, 0, 0, 0
+
+    def open(self, media_id):
+        if media_id not in self.blobs and not media_id.startswith("bad-"):
+            raise KeyError(media_id)
+        if self.open_handles >= self.limit:
+            self.refused += 1
+            raise OSError(24, "Too many open files")
+        self.open_handles += 1
+        return _Handle(self, self.blobs.get(media_id, b""), media_id.startswith("bad-"))
+
+
+def _media_walk(steps):
+    volume = _Volume()
+    reader = media.MediaReader(volume)
+    observed = []
+    for name, call in steps:
+        try:
+            result = call(reader)
+            returned = {"returned": result if isinstance(result, str) else
+                        {"bytes": len(result), "head": list(result[:4])}}
+        except Exception as exc:
+            returned = {"raised": type(exc).__name__}
+        observed.append({"step": name, **returned, "open_handles": volume.open_handles})
+    return {"steps": observed, "double_closes": volume.double_closes}
+
+
+def media_fetch_gives_its_handle_back():
+    return _media_walk([
+        ("small", lambda r: r.fetch("jpg")),
+        ("over the limit", lambda r: r.fetch("huge")),
+        ("unknown id", lambda r: r.fetch("nope")),
+        ("read fails", lambda r: r.fetch("bad-1")),
+        ("small again", lambda r: r.fetch("txt")),
+        ("over the limit again", lambda r: r.fetch("huge")),
+    ])
+
+
+def media_sniff_gives_its_handle_back():
+    return _media_walk([
+        ("jpeg", lambda r: r.sniff("jpg")),
+        ("png", lambda r: r.sniff("png")),
+        ("unknown type", lambda r: r.sniff("txt")),
+        ("pdf", lambda r: r.sniff("pdf")),
+        ("read fails", lambda r: r.sniff("bad-2")),
+        ("unknown id", lambda r: r.sniff("nope")),
+        ("ogg", lambda r: r.sniff("ogg")),
+    ])
+
+
+def media_peak_keeps_its_handles():
+    volume = _Volume(limit=48)
+    reader = media.MediaReader(volume)
+    outcomes = []
+    for i in range(420):
+        media_id = ("jpg", "png", "txt", "huge", f"bad-{i}", "pdf", "nope")[i % 7]
+        call = reader.fetch if i % 2 else reader.sniff
+        try:
+            result = call(media_id)
+            outcomes.append(result if isinstance(result, str) else f"{len(result)} bytes")
+        except Exception as exc:
+            outcomes.append(type(exc).__name__)
+    return {"outcomes": _tally(outcomes), "open_handles": volume.open_handles,
+            "refused": volume.refused}
 
 
 # --- capi_pipeline's postgres event store -------------------------------------------------

@@ -20,5 +20,9 @@ PII_SCOPE = "support:read_pii"
 MAX_CONCURRENT_SENDS = 8
 MAX_SEND_ATTEMPTS = 3
 
+# Attachments: the largest we accept, and how many blob handles a replica may hold open.
+MAX_MEDIA_BYTES = 16 * 1024 * 1024
+MAX_OPEN_MEDIA = 1024
+
 # Delivery statuses WhatsApp reports for an outbound message, in lifecycle order.
 MESSAGE_STATUSES = ("sent", "delivered", "read", "failed")
