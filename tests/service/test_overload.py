@@ -80,7 +80,10 @@ async def test_a_flood_beyond_the_cap_is_refused_at_once_with_retry_info() -> No
                 f"refusal p50 {refused_p50 * 1000:.1f} ms, acceptance p50 "
                 f"{accepted_p50 * 1000:.1f} ms ({FLOOD} creates, cap {CAP})"
             )
-            assert refused_p50 <= accepted_p50
+            # Rendering a new seed of a family takes milliseconds now, so an acceptance is not
+            # much slower than a refusal either: the bound allows the scheduling noise of one
+            # loop serving both, not a refusal that waits behind renders (seconds, before).
+            assert refused_p50 <= 1.5 * accepted_p50 + 0.02
             # Jittered: refused clients are not all told to come back at the same instant.
             assert len({retry_delay(r) for _, r in refusals}) > 1
     finally:
