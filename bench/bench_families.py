@@ -5,7 +5,8 @@ Run: python -m bench.bench_families [--base REV] [--seeds N]. The base's scenari
 temporary folder and rendered by this tree's engine, interleaved with the families, so both
 sides meet the same machine at the same moments. Rendering is measured cold: every seed is one
 no process rendered before (seeds 1000 and up), with the loader's caches emptied, as a server
-renders the first session of a seed. Memory is per idle episode (made, nothing called), one new
+renders the first session of a seed (after start-up, the heap frozen as a server's GcFreezer
+keeps it). Memory is per idle episode (made, nothing called), one new
 seed each (the worst case: no rendering shared) and seeds 0-4 over and over (as rollouts do).
 """
 
@@ -76,6 +77,12 @@ def main() -> int:
     families = [resolve(sid).folder for sid in scenario_ids()]
     with tempfile.TemporaryDirectory() as tmp:
         base = _extract(args.base, Path(tmp))
+        for folder in (*base, *families):
+            load_instance(folder, 0)  # each family's topology read once, as a server does
+        # As a server's GcFreezer does (service/gc_freeze.py): what lived through start-up is
+        # frozen, so a collection during a render walks what is new, not the whole heap.
+        gc.collect()
+        gc.freeze()
         render: dict[str, list[float]] = {"base": [], "families": []}
         per_family: dict[str, list[float]] = {}
         for k in range(args.seeds):
