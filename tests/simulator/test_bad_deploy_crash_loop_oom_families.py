@@ -95,8 +95,10 @@ def test_only_the_stuck_service_connects_straight_to_the_cached_primary():
     for seed in range(_tables("meta-sre/checkout-crash-loop-v2")):
         inst = entry.instance(seed)
         fault = inst.values["fault"]
-        for package, service in (("inventory_service", "inventory-service"),
-                                 ("order_service", "order-service")):
+        for package, service in (
+            ("inventory_service", "inventory-service"),
+            ("order_service", "order-service"),
+        ):
             main = inst.tree.files[f"{package}/main.py"]
             text = main.decode() if isinstance(main, bytes) else str(main)
             stuck = fault["mechanism"] == "mongo" and fault["service"] == service
@@ -107,9 +109,14 @@ def test_the_start_up_code_that_went_stale_is_in_the_tree_only_where_it_did():
     """A stuck Python service's last words name a file in its emptyDir; the module that keeps
     it there is in the tree (and says that path) in exactly the seeds where it went stale."""
     entry = resolve("meta-sre/checkout-crash-loop-v2")
-    modules = ("auth_service/startup.py", "notification_service/startup.py",
-               "user_service/startup.py", "payment_service/startup.py",
-               "checkout_service/drain_lock.py", "api_gateway/route_snapshot.py")
+    modules = (
+        "auth_service/startup.py",
+        "notification_service/startup.py",
+        "user_service/startup.py",
+        "payment_service/startup.py",
+        "checkout_service/drain_lock.py",
+        "api_gateway/route_snapshot.py",
+    )
     for seed in range(_tables("meta-sre/checkout-crash-loop-v2")):
         inst = entry.instance(seed)
         truth = inst.spec.ground_truth
@@ -123,8 +130,13 @@ def test_the_start_up_code_that_went_stale_is_in_the_tree_only_where_it_did():
         text = inst.tree.files[present[0]]
         text = text.decode() if isinstance(text, bytes) else str(text)
         last_words = next(
-            line for f in inst.spec.faults for b in f.logs if b.service == truth.service
-            and b.level == "FATAL" for line in b.lines
+            line
+            for f in inst.spec.faults
+            for b in f.logs
+            if b.service == truth.service and b.level == "FATAL"
+            for line in b.lines
         )
-        path = next(w.strip("(),") for w in last_words.split() if w.strip("(),").startswith("/var/"))
+        path = next(
+            w.strip("(),") for w in last_words.split() if w.strip("(),").startswith("/var/")
+        )
         assert path in text, (seed, path)

@@ -38,8 +38,8 @@ def test_queues_consumers_and_remedies_vary():
 @pytest.mark.parametrize("seed", _seeds("poison"))
 def test_the_poison_trace_is_the_handlers_real_line_and_another_queue_skip_does_not_help(seed):
     ep = Episode.make(FAMILY, seed)
-    lines = [l for b in ep.instance.spec.faults[0].logs for l in b.lines]
-    frame = next(l for l in lines if l.startswith('  File "'))
+    lines = [line for b in ep.instance.spec.faults[0].logs for line in b.lines]
+    frame = next(line for line in lines if line.startswith('  File "'))
     path, _, rest = frame.removeprefix('  File "').partition('", line ')
     number = int(rest.split(",")[0])
     code = ep.instance.tree.files[path].split("\n")[number - 1].strip()
@@ -55,12 +55,16 @@ def test_one_replica_short_does_not_resolve(seed):
     ep = Episode.make(FAMILY, seed)
     fault = ep.instance.values["fault"]
     need = fault["params"]["required_replicas"]
-    assert ep.apply("a", "scale_service", {"service": fault["service"], "replicas": need - 1}).output.ok
+    assert ep.apply(
+        "a", "scale_service", {"service": fault["service"], "replicas": need - 1}
+    ).output.ok
     assert not ep.grade().resolved
 
 
 @pytest.mark.parametrize("seed", [*_seeds("release")[:2], *_seeds("poison")[:1]])
 def test_restarting_the_consumer_resolves_nothing(seed):
     ep = Episode.make(FAMILY, seed)
-    assert ep.apply("a", "restart_service", {"service": ep.instance.spec.ground_truth.service}).output.ok
+    assert ep.apply(
+        "a", "restart_service", {"service": ep.instance.spec.ground_truth.service}
+    ).output.ok
     assert not ep.grade().resolved

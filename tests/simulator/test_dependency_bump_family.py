@@ -25,7 +25,11 @@ def test_the_seed_chooses_service_library_and_change():
     assert len(keys) == 29
     assert len(services) == 7 and libs == {"moneyfmt", "isotime", "skucodes", "tmpl"}
     assert changes == {
-        "renamed-keyword", "stricter-parsing", "removed-function", "changed-default", "return-type"
+        "renamed-keyword",
+        "stricter-parsing",
+        "removed-function",
+        "changed-default",
+        "return-type",
     }
 
 
@@ -35,11 +39,13 @@ def test_the_logged_frame_is_real_and_blamed_on_the_bump(seed):
     fault = ep.instance.values["fault"]
     text = ep.instance.tree.files[fault["file"]]
     line = text.split("\n")[fault["trace_line"] - 1]
-    frame = next(l for b in ep.instance.spec.faults[0].logs for l in b.lines if "File " in l)
-    assert f'line {fault["trace_line"]},' in frame
-    assert line.strip() in "\n".join(l for b in ep.instance.spec.faults[0].logs for l in b.lines)
+    logged = [entry for b in ep.instance.spec.faults[0].logs for entry in b.lines]
+    frame = next(entry for entry in logged if "File " in entry)
+    assert f"line {fault['trace_line']}," in frame
+    assert line.strip() in "\n".join(logged)
     blame = ep.apply(
-        "a", "git_blame",
+        "a",
+        "git_blame",
         {"path": fault["file"], "start_line": fault["trace_line"], "end_line": fault["trace_line"]},
     ).output.data["lines"][0]
     assert blame["message"].startswith(f"{fault['pkg']}: bump vendored {fault['lib']}")

@@ -44,7 +44,9 @@ def test_rolling_back_an_innocent_migration_resolves_nothing(seed):
     bad = spec.ground_truth.location.partition(":")[2]
     for innocent in (m for m in _batch(spec) if m.id != bad):
         ep = Episode.make(FAMILY, seed)
-        out = ep.apply("a", "rollback_migration", {"service": innocent.service, "migration": innocent.id})
+        out = ep.apply(
+            "a", "rollback_migration", {"service": innocent.service, "migration": innocent.id}
+        )
         assert out.output.ok
         assert not ep.grade().resolved
 
@@ -55,9 +57,10 @@ def test_the_database_log_names_the_bad_migration_and_the_tree_holds_the_batch(s
     spec = ep.instance.spec
     db = spec.ground_truth.service
     bad = spec.ground_truth.location.partition(":")[2]
-    lines = [l["text"] for l in ep.apply("a", "read_logs", {"service": db, "level": "WARN"}).output.data["lines"]]
-    assert any(bad in l and "Seq Scan" in l for l in lines)
-    assert not any(m.id in l for m in _batch(spec) if m.id != bad for l in lines)
+    logs = ep.apply("a", "read_logs", {"service": db, "level": "WARN"}).output
+    lines = [entry["text"] for entry in logs.data["lines"]]
+    assert any(bad in line and "Seq Scan" in line for line in lines)
+    assert not any(m.id in line for m in _batch(spec) if m.id != bad for line in lines)
     for m in _batch(spec):
         assert m.file in ep.instance.tree.files
     assert "DROP INDEX" in ep.instance.tree.files[next(m.file for m in _batch(spec) if m.id == bad)]

@@ -393,8 +393,7 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
                 "find": f["find"],
                 "bug": bug,
                 "ticket": ticket,
-                "message": f["msg"].replace("{ticket}", ticket)
-                + "\n\nReviewed against DLP-3.",
+                "message": f["msg"].replace("{ticket}", ticket) + "\n\nReviewed against DLP-3.",
                 "dlp": dlp.replace("{user}", "{{sampled_user}}"),
                 "scan": f["scan"],
                 "wa": wa,
