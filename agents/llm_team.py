@@ -89,13 +89,20 @@ def play_llm_team(
     if on_session is not None:
         on_session(session.id)
     allowed = {s[0]: set(s[2]) if len(s) > 2 else None for s in seats}
+
+    def seat_tools(role: str) -> list[dict[str, Any]]:
+        names = allowed[role]
+        return [t for t in tools if names is None or t["name"] in names]
+
+    def shown_as(role: str) -> Callable[[Mapping[str, Any]], None] | None:
+        if on_message is None:
+            return None
+        show = on_message
+        return lambda message: show(role, message)
+
     policies = {
         role: LLMPolicy(
-            configs[role],
-            [t for t in tools if allowed[role] is None or t["name"] in allowed[role]],
-            on_message=(lambda m, r=role: on_message(r, m)) if on_message else None,
-            role=role,
-            seats=ROLES,
+            configs[role], seat_tools(role), on_message=shown_as(role), role=role, seats=ROLES
         )
         for role in ROLES
     }
