@@ -23,6 +23,18 @@ def test_scenarios_lists_every_registered_id_as_json():
     rows = json.loads(out.stdout)
     assert [r["id"] for r in rows] == scenario_ids()
     assert all(r["seed_varies"] for r in rows)
+    # families, each counted over seeds 0-99
+    assert len(rows) >= 18
+    for r in rows:
+        assert r["seeds"] == 100 and sum(r["difficulty"].values()) == 100, r["id"]
+        assert r["ground_truths"] >= 20 and r["categories"] and r["remediations"], r["id"]
+
+
+def test_scenarios_prints_the_family_table():
+    out = metasre("scenarios")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].split()[:3] == ["family", "sev", "truths"]
+    assert "an instance is (family id, seed)" in out.stdout
 
 
 def test_validate_proves_a_scenario_and_prints_its_figures():

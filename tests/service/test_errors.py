@@ -302,3 +302,23 @@ async def test_refusals_read_as_plain_english(channel, control) -> None:
     refused = await solo.result_or_error(solo.tool("read_logs", {"service": "payment-service"}))
     assert "seat 'solo' (no role) may not use 'read_logs'" in refused.error.message
     solo.close()
+
+
+@pytest.mark.parametrize(
+    ("retired", "family"),
+    [
+        ("meta-sre/ad-ranking-crash-v1", "meta-sre/ad-ranking-crash-v2"),
+        ("meta-sre/payment-bad-deploy-v1", "meta-sre/payment-bad-deploy-v2"),
+        ("meta-sre/user-service-oom-v1", "meta-sre/user-service-oom-v2"),
+    ],
+)
+async def test_a_retired_id_is_refused_with_the_family_that_replaced_it(control, retired, family):
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await create(control, ("a",), scenario=retired)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    assert details(rpc_status.from_call(err.value))[0].reason == "SCENARIO_NOT_FOUND"
+    text = err.value.details() or ""
+    assert "retired" in text and family in text
+    # the unversioned name reaches the family
+    reply = await create(control, ("a",), scenario=retired.split("/")[1].rsplit("-v", 1)[0])
+    assert reply.session.scenario_id == family
