@@ -26,7 +26,7 @@ from metasre.simulator.scenarios._topologies.courier.platform_data import (
     path_to_edge,
     upstream,
 )
-from metasre.simulator.scenarios._topologies.courier.toml_writer import table
+from metasre.simulator.scenarios.authoring import BARE_DASHED_KEYS, toml_table
 
 SCENARIOS = Path(__file__).resolve().parent.parent.parent
 Site = dict[str, Any]
@@ -638,7 +638,7 @@ def axis(name: str, tables: list[Site]) -> str:
     for t in tables:
         t = dict(t)
         key = t.pop("key_")
-        out.append(table(f"[[variants.{name}]]", {"key": key, **t}))
+        out.append(toml_table(f"[[variants.{name}]]", {"key": key, **t}, BARE_DASHED_KEYS))
     return "\n".join(out)
 
 

@@ -17,7 +17,7 @@ from metasre.simulator.scenarios._topologies.courier.platform_data import (
     app_deps,
     config_of,
 )
-from metasre.simulator.scenarios._topologies.courier.toml_writer import table, value
+from metasre.simulator.scenarios.authoring import BARE_DASHED_KEYS, toml_table, toml_value
 
 HERE = Path(__file__).resolve().parent
 
@@ -64,8 +64,8 @@ def topology() -> str:
         data["baseline"] = s.baseline
         data["disk_used_pct"] = s.disk
         data["logs"] = s.logs
-        out.append(table("[[services]]", data))
-        out.append(table("[services.config]", config_of(s)))
+        out.append(toml_table("[[services]]", data, BARE_DASHED_KEYS))
+        out.append(toml_table("[services.config]", config_of(s), BARE_DASHED_KEYS))
     out.append(
         "# Releases, oldest first: each Python service shipped the platform's first commit, then\n"
         "# the retry-policy commit weeks before any incident; infrastructure had a patch upgrade.\n"
@@ -73,7 +73,7 @@ def topology() -> str:
     for i, s in enumerate(SERVICES):
         when = "true" if s.core else "{{site.on." + s.ident + "}}"
         out.append(
-            table(
+            toml_table(
                 "[[deployments]]",
                 {
                     "when": when,
@@ -82,10 +82,11 @@ def topology() -> str:
                     "minutes_ago": 120960 + 1440 * (i % 11) + 53 * i,
                     **({"commit": "01-courier-platform"} if s.code else {}),
                 },
+                BARE_DASHED_KEYS,
             )
         )
         out.append(
-            table(
+            toml_table(
                 "[[deployments]]",
                 {
                     "when": when,
@@ -94,6 +95,7 @@ def topology() -> str:
                     "minutes_ago": 20160 + 1440 * (i % 9) + 37 * i,
                     **({"commit": "02-retry-policy-runbook"} if s.code else {}),
                 },
+                BARE_DASHED_KEYS,
             )
         )
     return "\n".join(out)
@@ -443,7 +445,7 @@ def history_files() -> dict[str, str]:
     # The first policy: three retries without jitter (commit 02 is the postmortem's fix).
     first_retry = RETRY_PY.replace("    jitter: bool = True\n", "    jitter: bool = False\n")
     packages = [s.ident for s in SERVICES if s.code]
-    listed = value(packages).replace('"', "'")
+    listed = toml_value(packages, BARE_DASHED_KEYS).replace('"', "'")
     files = {
         c1 + "commit.toml": COMMIT_1,
         c1 + "README.md": README,
