@@ -32,7 +32,9 @@ __all__ = [
     "LogBlock",
     "TomlStyle",
     "below_mark",
+    "deployed_check",
     "engine_checks",
+    "healthy_check",
     "marked_text",
     "probe_names",
     "prose_list",
@@ -44,6 +46,7 @@ __all__ = [
     "toml_tables",
     "toml_value",
     "write_engine_checked_axis",
+    "wrong_fix",
 ]
 
 # --- TOML -----------------------------------------------------------------------------------
@@ -139,6 +142,38 @@ def prose_list(names: Sequence[str], none: str) -> str:
     if not names:
         return none
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def healthy_check(service: str) -> dict[str, Any]:
+    """The state check that `service` is healthy when the episode ends."""
+    return {"name": f"{service} healthy", "kind": "healthy", "service": service}
+
+
+def deployed_check(service: str, version: str) -> dict[str, Any]:
+    """The state check that `service` runs `version` (back on its good release) at the end."""
+    return {
+        "name": f"{service} back on {version}",
+        "kind": "deployed_version",
+        "service": service,
+        "version": version,
+    }
+
+
+def wrong_fix(
+    tool: str, args: dict[str, Any], service: str, category: str, summary: str
+) -> list[dict[str, Any]]:
+    """A table's plausible wrong fix: `tool` called with `args`, then a report blaming `service`.
+
+    The report names `tool` as the remediation, as an agent that believed the fix would.
+    """
+    report = {
+        "root_cause_service": service,
+        "root_cause_location": f"service:{service}",
+        "category": category,
+        "remediation": tool,
+        "summary": summary,
+    }
+    return [{"tool": tool, "args": args}, {"tool": "submit_report", "args": report}]
 
 
 # --- the generated block of scenario.toml ---------------------------------------------------

@@ -31,9 +31,12 @@ from metasre.simulator.scenarios.authoring import (
     Effects,
     LogBlock,
     below_mark,
+    deployed_check,
+    healthy_check,
     prose_list,
     rewrite,
     toml_tables,
+    wrong_fix,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -724,32 +727,19 @@ def table(index: int, site: tuple[str, str, dict[str, str]]) -> dict[str, Any]:
             "category": "bad_deployment",
             "remediation": "rollback_deployment",
         }
-        checks = [
-            {
-                "name": f"{service} back on {release['good']}",
-                "kind": "deployed_version",
-                "service": service,
-                "version": release["good"],
-            }
-        ]
+        checks = [deployed_check(service, release["good"])]
         done = f"Rolled {service} back to {release['good']}"
         wrong_service, wrong_tool, wrong_cat = service, "restart_service", "crash_loop"
-    checks.append({"name": f"{service} healthy", "kind": "healthy", "service": service})
+    checks.append(healthy_check(service))
     if "api-gateway" in chain:
-        checks.append({"name": "api-gateway healthy", "kind": "healthy", "service": "api-gateway"})
-    wrong = [
-        {"tool": wrong_tool, "args": {"service": wrong_service}},
-        {
-            "tool": "submit_report",
-            "args": {
-                "root_cause_service": wrong_service,
-                "root_cause_location": f"service:{wrong_service}",
-                "category": wrong_cat,
-                "remediation": wrong_tool,
-                "summary": f"{wrong_service} looked guilty; {wrong_tool.replace('_', ' ')} done.",
-            },
-        },
-    ]
+        checks.append(healthy_check("api-gateway"))
+    wrong = wrong_fix(
+        wrong_tool,
+        {"service": wrong_service},
+        wrong_service,
+        wrong_cat,
+        f"{wrong_service} looked guilty; {wrong_tool.replace('_', ' ')} done.",
+    )
     # Extra services: the root always; of the others, a rotating pair.
     present = {x: x == service or (index + i) % 4 < 2 for i, x in enumerate(EXTRAS)}
     p2p = [

@@ -20,7 +20,13 @@ import textwrap
 from pathlib import Path
 from typing import Any, TypedDict
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, replace_marked, toml_tables
+from metasre.simulator.scenarios.authoring import (
+    FROM_HERE,
+    deployed_check,
+    healthy_check,
+    replace_marked,
+    toml_tables,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -500,14 +506,7 @@ def table(root: Path, q: Queue, mech: str, n: int) -> dict[str, Any]:
         fault = {"kind": "deployment", "params": {"bad_version": q["slow"]}}
         location, remediation = f"deployment:{svc}@{q['slow']}", "rollback_deployment"
         fix = {"tool": "rollback_deployment", "args": {"service": svc}}
-        checks = [
-            {
-                "name": f"{svc} back on {q['good']}",
-                "kind": "deployed_version",
-                "service": svc,
-                "version": q["good"],
-            }
-        ]
+        checks = [deployed_check(svc, q["good"])]
         cause = (
             f"{svc} {q['slow']} ({q['feature']}) reads column {q['column']}, which the schema "
             f"does not have yet, so its {name} handler fails on every message and the queue"
@@ -538,7 +537,7 @@ def table(root: Path, q: Queue, mech: str, n: int) -> dict[str, Any]:
         "remediation": remediation,
         "fix_tool": fix["tool"],
         "fix_args": fix["args"],
-        "state_checks": [*checks, {"name": f"{svc} healthy", "kind": "healthy", "service": svc}],
+        "state_checks": [*checks, healthy_check(svc)],
         "cause": cause,
         "how": how,
         "page": page,

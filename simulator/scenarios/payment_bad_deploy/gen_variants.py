@@ -19,9 +19,12 @@ from metasre.simulator.scenarios.authoring import (
     Effects,
     LogBlock,
     below_mark,
+    deployed_check,
+    healthy_check,
     prose_list,
     rewrite,
     toml_tables,
+    wrong_fix,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -643,34 +646,22 @@ def table(index: int, site: tuple[str, str, str, str, str, dict[str, str]]) -> d
         **effects,
     }
     blamed = m["wrong"][1] if isinstance(m["wrong"], tuple) else None
-    if m["wrong"] == "restart":
-        wrong = [
-            {"tool": "restart_service", "args": {"service": service}},
-            {
-                "tool": "submit_report",
-                "args": {
-                    "root_cause_service": service,
-                    "root_cause_location": f"service:{service}",
-                    "category": "crash_loop",
-                    "remediation": "restart_service",
-                    "summary": f"{service} pods were failing; restarted them.",
-                },
-            },
-        ]
+    if blamed is None:  # "restart"
+        wrong = wrong_fix(
+            "restart_service",
+            {"service": service},
+            service,
+            "crash_loop",
+            f"{service} pods were failing; restarted them.",
+        )
     else:
-        wrong = [
-            {"tool": "rollback_deployment", "args": {"service": blamed}},
-            {
-                "tool": "submit_report",
-                "args": {
-                    "root_cause_service": blamed,
-                    "root_cause_location": f"service:{blamed}",
-                    "category": "bad_deployment",
-                    "remediation": "rollback_deployment",
-                    "summary": f"{blamed} answers 404 to {service}; rolled {blamed} back.",
-                },
-            },
-        ]
+        wrong = wrong_fix(
+            "rollback_deployment",
+            {"service": blamed},
+            blamed,
+            "bad_deployment",
+            f"{blamed} answers 404 to {service}; rolled {blamed} back.",
+        )
     return {
         "key": f"{service.removesuffix('-service')}-{mech}",
         "service": service,
@@ -691,19 +682,10 @@ def table(index: int, site: tuple[str, str, str, str, str, dict[str, str]]) -> d
         "terminal": [{"text": t} for t in m["terminal"]],
         "gateway_alert": service != "api-gateway",
         "state_checks": [
-            {
-                "name": f"{service} back on {good}",
-                "kind": "deployed_version",
-                "service": service,
-                "version": good,
-            },
-            {"name": f"{service} healthy", "kind": "healthy", "service": service},
+            deployed_check(service, good),
+            healthy_check(service),
         ]
-        + [
-            {"name": f"{s} healthy", "kind": "healthy", "service": s}
-            for s in chain
-            if s == "api-gateway"
-        ],
+        + [healthy_check(s) for s in chain if s == "api-gateway"],
         "symptoms": chain,
         "callers": prose_list(chain, "the customers, directly"),
         "blamed": [blamed] if blamed else [],

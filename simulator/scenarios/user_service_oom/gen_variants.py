@@ -30,9 +30,12 @@ from metasre.simulator.scenarios.authoring import (
     Effects,
     LogBlock,
     below_mark,
+    deployed_check,
+    healthy_check,
     prose_list,
     rewrite,
     toml_tables,
+    wrong_fix,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -545,14 +548,7 @@ def table(index: int, site: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
             "tool": "rollback_deployment",
             "args": {"service": service, "to_version": release["good"]},
         }
-        checks = [
-            {
-                "name": f"{service} back on {release['good']}",
-                "kind": "deployed_version",
-                "service": service,
-                "version": release["good"],
-            }
-        ]
+        checks = [deployed_check(service, release["good"])]
         params = {"bad_version": bad}
         done = f"Rolled {service} back to {release['good']}"
     else:
@@ -570,38 +566,25 @@ def table(index: int, site: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
             f"Scaled {service} from {replicas} to {need} replicas (runbook: ceil({replicas}"
             f" x {factor} / 1.15) + 1 spare)"
         )
-    checks.append({"name": f"{service} healthy", "kind": "healthy", "service": service})
+    checks.append(healthy_check(service))
     if "api-gateway" in chain:
-        checks.append({"name": "api-gateway healthy", "kind": "healthy", "service": "api-gateway"})
+        checks.append(healthy_check("api-gateway"))
     if m["wrong"] == "restart":
-        wrong = [
-            {"tool": "restart_service", "args": {"service": service}},
-            {
-                "tool": "submit_report",
-                "args": {
-                    "root_cause_service": service,
-                    "root_cause_location": f"service:{service}",
-                    "category": "capacity",
-                    "remediation": "restart_service",
-                    "summary": f"{service} pods were OOMKilled; restarted them and memory"
-                    " dropped back.",
-                },
-            },
-        ]
+        wrong = wrong_fix(
+            "restart_service",
+            {"service": service},
+            service,
+            "capacity",
+            f"{service} pods were OOMKilled; restarted them and memory dropped back.",
+        )
     else:
-        wrong = [
-            {"tool": "scale_service", "args": {"service": service, "replicas": 2 * replicas}},
-            {
-                "tool": "submit_report",
-                "args": {
-                    "root_cause_service": service,
-                    "root_cause_location": f"service:{service}",
-                    "category": "capacity",
-                    "remediation": "scale_service",
-                    "summary": f"{service} pods were OOMKilled; added replicas.",
-                },
-            },
-        ]
+        wrong = wrong_fix(
+            "scale_service",
+            {"service": service, "replicas": 2 * replicas},
+            service,
+            "capacity",
+            f"{service} pods were OOMKilled; added replicas.",
+        )
     return {
         "key": f"{service.removesuffix('-service')}-{mech}" + (f"-{bad}" if mech == "boot" else ""),
         "service": service,
