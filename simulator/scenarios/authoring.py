@@ -34,6 +34,7 @@ __all__ = [
     "below_mark",
     "deployed_check",
     "engine_checks",
+    "fault_axis",
     "healthy_check",
     "marked_text",
     "probe_names",
@@ -46,6 +47,7 @@ __all__ = [
     "toml_tables",
     "toml_value",
     "write_engine_checked_axis",
+    "write_fault_axis",
     "wrong_fix",
 ]
 
@@ -217,6 +219,22 @@ def below_mark(text: str, mark: str, body: str) -> str:
     return head + "\n\n" + mark + "\n\n" + body
 
 
+def fault_axis(tables: Iterable[Mapping[str, Any]], style: TomlStyle = PLAIN) -> str:
+    """The main axis: one `[[variants.fault]]` table per item of `tables`."""
+    return toml_tables("[[variants.fault]]", tables, style)
+
+
+def write_fault_axis(
+    folder: Path,
+    tables: Iterable[Mapping[str, Any]],
+    begin: str = BEGIN,
+    end: str | None = END,
+    style: TomlStyle = PLAIN,
+) -> None:
+    """Write `tables` as the main axis into the marked block of `folder`/scenario.toml."""
+    replace_marked(folder / "scenario.toml", fault_axis(tables, style), begin, end)
+
+
 def rewrite(path: Path, render: Callable[[str], str]) -> None:
     """Replace the text of the file at `path` with `render` of it."""
     path.write_text(render(path.read_text(encoding="utf-8")), encoding="utf-8")
@@ -312,13 +330,11 @@ def write_engine_checked_axis(
     """
     toml = here / "scenario.toml"
     every = probe_names(here / "hidden" / "probes.py")
-    replace_marked(
-        toml, toml_tables("[[variants.fault]]", tables(dict.fromkeys(keys, every))) + "\n"
-    )
+    replace_marked(toml, fault_axis(tables(dict.fromkeys(keys, every))) + "\n")
     checks = engine_checks(family, len(keys))
     for key, failing in checks.items():
         assert failing, f"{key}: no probe sees this {what}"
-    replace_marked(toml, toml_tables("[[variants.fault]]", tables(checks)) + "\n")
+    replace_marked(toml, fault_axis(tables(checks)) + "\n")
     return checks
 
 
@@ -487,7 +503,7 @@ class CodeSites:
         tables = self.tables(faults)
         toml = self.here / "scenario.toml"
         # Each table followed by a blank line, the last one too.
-        replace_marked(toml, toml_tables("[[variants.fault]]", tables) + "\n")
+        replace_marked(toml, fault_axis(tables) + "\n")
         print(f"{len(tables)} fault tables written to {toml}")
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import replace_marked, toml_tables
+from metasre.simulator.scenarios.authoring import write_fault_axis
 
 HERE = Path(__file__).resolve().parent
 SATURATION = 1.3
@@ -842,7 +842,7 @@ def fault_table(index: int, source: Source) -> dict[str, Any]:
 def main() -> None:
     """Write the axis."""
     tables = [fault_table(i, s) for i, s in enumerate(SOURCES)]
-    replace_marked(HERE / "scenario.toml", toml_tables("[[variants.fault]]", tables))
+    write_fault_axis(HERE, tables)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, marked_text, toml_tables
+from metasre.simulator.scenarios.authoring import FROM_HERE, fault_axis, marked_text
 
 HERE = Path(__file__).resolve().parent
 
@@ -506,7 +506,7 @@ def generated() -> str:
             f'name = "{service}"',
             f'clock_offset_seconds = "{{{{fault.clock.{_key(service)}}}}}"',
         ]
-    return toml_tables("[[variants.fault]]", tables()) + "\n" + "\n".join(lines) + "\n"
+    return fault_axis(tables()) + "\n" + "\n".join(lines) + "\n"
 
 
 def text() -> str:

@@ -24,8 +24,7 @@ from metasre.simulator.scenarios.authoring import (
     FROM_HERE,
     deployed_check,
     healthy_check,
-    replace_marked,
-    toml_tables,
+    write_fault_axis,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -547,7 +546,7 @@ def table(root: Path, q: Queue, mech: str, n: int) -> dict[str, Any]:
 def main() -> None:
     """Rewrite scenario.toml's generated tables in place."""
     rows = tables()
-    replace_marked(HERE / "scenario.toml", toml_tables("[[variants.fault]]", rows), FROM_HERE, None)
+    write_fault_axis(HERE, rows, FROM_HERE, None)
     print(f"{len(rows)} tables written")
 
 

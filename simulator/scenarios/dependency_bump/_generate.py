@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, TypedDict
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, replace_marked, toml_tables
+from metasre.simulator.scenarios.authoring import FROM_HERE, write_fault_axis
 
 HERE = Path(__file__).resolve().parent
 
@@ -652,7 +652,7 @@ def tables() -> list[dict[str, Any]]:
 def main() -> None:
     """Rewrite scenario.toml's generated tables in place."""
     rows = tables()
-    replace_marked(HERE / "scenario.toml", toml_tables("[[variants.fault]]", rows), FROM_HERE, None)
+    write_fault_axis(HERE, rows, FROM_HERE, None)
     print(f"{len(rows)} tables written")
 
 

@@ -16,12 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metasre.simulator.scenarios.authoring import (
-    FROM_HERE,
-    TomlStyle,
-    marked_text,
-    toml_tables,
-)
+from metasre.simulator.scenarios.authoring import FROM_HERE, TomlStyle, fault_axis, marked_text
 
 HERE = Path(__file__).resolve().parent
 
@@ -555,7 +550,7 @@ STYLE = TomlStyle(wrap_string_lists_over=80)
 
 def generated() -> str:
     """Everything below the marker."""
-    return toml_tables("[[variants.fault]]", tables(), STYLE)
+    return fault_axis(tables(), STYLE)
 
 
 def text() -> str:

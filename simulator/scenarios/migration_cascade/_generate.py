@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import replace_marked, toml_tables
+from metasre.simulator.scenarios.authoring import write_fault_axis
 
 HERE = Path(__file__).resolve().parent
 FIRST_COMMIT = 6
@@ -1186,7 +1186,7 @@ def write_history(folder: Path) -> None:
 def main() -> None:
     """Write the axis and the history."""
     tables = [fault_table(batch, position) for batch in BATCHES for position in range(3)]
-    replace_marked(HERE / "scenario.toml", toml_tables("[[variants.fault]]", tables))
+    write_fault_axis(HERE, tables)
     write_history(HERE / "history")
 
 

@@ -20,10 +20,10 @@ from metasre.simulator.scenarios.authoring import (
     LogBlock,
     below_mark,
     deployed_check,
+    fault_axis,
     healthy_check,
     prose_list,
     rewrite,
-    toml_tables,
     wrong_fix,
 )
 
@@ -697,9 +697,7 @@ def table(index: int, site: tuple[str, str, str, str, str, dict[str, str]]) -> d
 def render(scenario_toml: str) -> str:
     """`scenario_toml` with everything below MARK written afresh from SITES."""
     tables = [table(index, (*site[:-1], dict(site[-1]))) for index, site in enumerate(SITES)]
-    return below_mark(
-        scenario_toml, MARK, toml_tables("[[variants.fault]]", tables, BARE_DASHED_KEYS)
-    )
+    return below_mark(scenario_toml, MARK, fault_axis(tables, BARE_DASHED_KEYS))
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, replace_marked, toml_tables
+from metasre.simulator.scenarios.authoring import FROM_HERE, write_fault_axis
 
 HERE = Path(__file__).resolve().parent
 
@@ -658,7 +658,7 @@ def main() -> None:
     keys = [t["key"] for t in all_tables]
     write_history(all_tables)
     rows = [variant(t, keys) for t in all_tables]
-    replace_marked(HERE / "scenario.toml", toml_tables("[[variants.fault]]", rows), FROM_HERE, None)
+    write_fault_axis(HERE, rows, FROM_HERE, None)
     print(f"{len(all_tables)} tables written")
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, marked_text, toml_tables, toml_value
+from metasre.simulator.scenarios.authoring import FROM_HERE, fault_axis, marked_text, toml_value
 
 HERE = Path(__file__).resolve().parent
 
@@ -556,7 +556,7 @@ def generated() -> str:
             f"hostnames = {toml_value(hostnames)}",
             f'expires_in_minutes = "{{{{fault.expires.{_key(service, cert)}}}}}"',
         ]
-    return toml_tables("[[variants.fault]]", tables()) + "\n" + "\n".join(lines) + "\n"
+    return fault_axis(tables()) + "\n" + "\n".join(lines) + "\n"
 
 
 def text() -> str:
