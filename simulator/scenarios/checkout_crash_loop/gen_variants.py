@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
+from metasre.simulator.scenarios._topologies.shop.deployments import release_fields
 from metasre.simulator.scenarios.authoring import (
     BARE_DASHED_KEYS,
     Effects,
@@ -766,10 +767,7 @@ def table(index: int, site: tuple[str, str, dict[str, str]]) -> dict[str, Any]:
         "good": release.get("good", ""),
         "bad": bad,
         "author": release.get("author", ""),
-        "deploy_find": f"version: {tip}\nimage: registry.shop.internal/{service}:{tip}",
-        "deploy_good": f"version: {release.get('good')}\nimage: registry.shop.internal/"
-        f"{service}:{release.get('good')}",
-        "deploy_bad": f"version: {bad}\nimage: registry.shop.internal/{service}:{bad}",
+        **release_fields(service, tip, release.get("good"), bad),
         "code_release": bool(code_dir) and not stale,
         "change": m.get("change", ""),
         **{f"module_{name}": (service, mech) == site for name, site in MODULES.items()},

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
+from metasre.simulator.scenarios._topologies.shop.deployments import image as shop_image
+from metasre.simulator.scenarios._topologies.shop.deployments import release_fields
 from metasre.simulator.scenarios.authoring import (
     BARE_DASHED_KEYS,
     Effects,
@@ -199,7 +201,7 @@ def mech_env(s: str, c: str, b: str, g: str, p: str, r: int, var: str, why: str)
 
 def mech_image(s: str, c: str, b: str, g: str, p: str, r: int, tag: str, why: str) -> Mechanism:
     """A release whose manifest names an image tag the pipeline never pushed."""
-    image = f"registry.shop.internal/{s}:{b}"
+    image = shop_image(s, b)
     return Mechanism(
         down=True,
         logs=[
@@ -671,9 +673,7 @@ def table(index: int, site: tuple[str, str, str, str, str, dict[str, str]]) -> d
         "good": good,
         "bad": bad,
         "author": author,
-        "deploy_find": f"version: {tip}\nimage: registry.shop.internal/{service}:{tip}",
-        "deploy_good": f"version: {good}\nimage: registry.shop.internal/{service}:{good}",
-        "deploy_bad": f"version: {bad}\nimage: registry.shop.internal/{service}:{bad}",
+        **release_fields(service, tip, good, bad),
         "change": m["change"],
         "title": EDGE[service][0],
         "page": EDGE[service][1],

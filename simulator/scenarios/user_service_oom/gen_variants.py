@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
+from metasre.simulator.scenarios._topologies.shop.deployments import release_fields
 from metasre.simulator.scenarios.authoring import (
     BARE_DASHED_KEYS,
     Effects,
@@ -597,10 +598,7 @@ def table(index: int, site: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
         "good": release.get("good", ""),
         "bad": bad,
         "author": release.get("author", ""),
-        "deploy_find": f"version: {tip}\nimage: registry.shop.internal/{service}:{tip}",
-        "deploy_good": f"version: {release.get('good')}\nimage: registry.shop.internal/"
-        f"{service}:{release.get('good')}",
-        "deploy_bad": f"version: {bad}\nimage: registry.shop.internal/{service}:{bad}",
+        **release_fields(service, tip, release.get("good"), bad),
         "change": m["change"],
         "title": EDGE[service][0],
         "page": EDGE[service][1],
