@@ -168,7 +168,12 @@ class Estimate:
 
     def text(self, digits: int = 2) -> str:
         """`0.93 [0.88, 0.97]`."""
-        return f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+        def shown(value: float) -> str:
+            # round first, so a tiny negative mean prints as 0.00, not -0.00
+            return f"{round(value, digits) + 0.0:.{digits}f}"
+
+        return f"{shown(self.mean)} [{shown(self.low)}, {shown(self.high)}]"
 
 
 def over_seeds(
