@@ -32,8 +32,8 @@ from metasre.cli.rollout import (
     _progress,
     ledger_client,
     list_scenario_ids,
+    make_player,
     resolve_scenarios,
-    team_player,
 )
 from metasre.cli.serving import in_process, local_store
 
@@ -129,22 +129,16 @@ class Configuration:
         """A short name for tables."""
         return f"{self.team.name} | {self.turn_policy} | {self.attribution} | {self.reward_mode}"
 
-    def player(self) -> EpisodePlayer:
+    def player(self, client: SyncClient) -> EpisodePlayer:
         """The episode player for this cell."""
-        from metasre.agents.policies import ExpertPolicy, RandomPolicy
-        from metasre.agents.rollout import solo_player
-
-        options: dict[str, Any] = {
-            "turn_policy": self.turn_policy,
-            "attribution": self.attribution,
-            "reward_mode": self.reward_mode,
-            "turn_timeout_seconds": self.turn_timeout_seconds,
-        }
-        if self.team.agents == "team":
-            return team_player(**options)
-        if self.team.agents == "random":
-            return solo_player(RandomPolicy, "random", **options)
-        return solo_player(lambda seed: ExpertPolicy(), "expert", **options)
+        return make_player(
+            self.team.agents,
+            client,
+            turn_policy=self.turn_policy,
+            attribution=self.attribution,
+            reward_mode=self.reward_mode,
+            turn_timeout_seconds=self.turn_timeout_seconds,
+        )
 
 
 def configurations(spec: ExperimentFile) -> list[Configuration]:
@@ -176,7 +170,7 @@ class Estimate:
         return f"{shown(self.mean)} [{shown(self.low)}, {shown(self.high)}]"
 
 
-def over_seeds(
+def over_instances(
     by_seed: Mapping[tuple[str, int], Sequence[float]], *, salt: str = ""
 ) -> Estimate | None:
     """Mean of the per-instance means, with a percentile bootstrap over instances.
@@ -245,7 +239,7 @@ class ConfigurationResult:
         }
 
 
-def summarize(
+def summarize_configuration(
     configuration: Configuration, results: Sequence[EpisodeResult]
 ) -> ConfigurationResult:
     """The figures of one configuration's episodes, estimated over seeds."""
@@ -253,13 +247,13 @@ def summarize(
     figures: dict[str, Estimate | None] = {}
     for name, read in METRICS.items():
         values = [(r, read(t)) for r, t in played]
-        figures[name] = over_seeds(
+        figures[name] = over_instances(
             _by_instance([(r, v) for r, v in values if v is not None]),
             salt=f"{configuration.label}:{name}",
         )
     seats = sorted({s for _, t in played for s in t.credit})
     credit = {
-        seat: over_seeds(
+        seat: over_instances(
             _by_instance([(r, t.credit.get(seat, 0.0)) for r, t in played]),
             salt=f"{configuration.label}:credit:{seat}",
         )
@@ -367,7 +361,7 @@ def experiment_command(args: argparse.Namespace) -> int:
                     break
                 report = run_rollout(
                     client,
-                    cell.player(),
+                    cell.player(client),
                     plan,
                     parallel=parallel,
                     agent=cell.label,
@@ -376,7 +370,7 @@ def experiment_command(args: argparse.Namespace) -> int:
                     collect=collect,
                 )
                 if report.results:
-                    results.append(summarize(cell, report.results))
+                    results.append(summarize_configuration(cell, report.results))
         ledger.wait_closed()
     print_comparison(results)
     if args.out is not None:

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from metasre.cli.arguments import (
     add_command,
@@ -207,23 +207,31 @@ def resolve_scenarios(wanted: Sequence[str] | None, offered: Sequence[str]) -> l
     return out
 
 
-def make_player(agent: str, client: SyncClient, args: argparse.Namespace) -> EpisodePlayer:
-    """The episode player for `--agent`."""
+def make_player(
+    agent: str,
+    client: SyncClient,
+    args: argparse.Namespace | None = None,
+    **session_options: Any,
+) -> EpisodePlayer:
+    """The episode player for `--agent` (`args` only for llm's endpoint flags).
+
+    `session_options`: more arguments of `create_session` (turn_policy, attribution, ...).
+    """
     from metasre.agents.policies import ExpertPolicy, RandomPolicy
     from metasre.agents.rollout import solo_player
 
     if agent == "expert":
-        return solo_player(lambda seed: ExpertPolicy(), "expert")
+        return solo_player(lambda seed: ExpertPolicy(), "expert", **session_options)
     if agent == "random":
-        return solo_player(RandomPolicy, "random")
-    if agent == "llm":
+        return solo_player(RandomPolicy, "random", **session_options)
+    if agent == "llm" and args is not None:
         from metasre.agents.llm import LLMPolicy
 
         config = _llm_config(args)
         tools = client.list_tools()
-        return solo_player(lambda seed: LLMPolicy(config, tools), "llm")
+        return solo_player(lambda seed: LLMPolicy(config, tools), "llm", **session_options)
     if agent == "team":
-        return team_player()
+        return team_player(**session_options)
     raise ValueError(f"unknown agent {agent!r}; choose from {', '.join(AGENTS)}")
 
 
@@ -572,28 +580,14 @@ def llm_command(args: argparse.Namespace) -> int:
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
         policy = LLMPolicy(config, client.list_tools(), on_message=transcript.show)
-        # The episode plays on a thread of its own: a chat request can block for minutes, and
-        # Ctrl-C must not wait for it.
-        finished = threading.Event()
-        outcome: list[Played | BaseException] = []
-
-        def play() -> None:
-            try:
-                outcome.append(
-                    solo_player(lambda seed: policy, "llm")(
-                        client, EpisodeSpec(0, scenario, args.seed)
-                    )
-                )
-            except BaseException as exc:  # handed to the main thread, raised there
-                outcome.append(exc)
-            finally:
-                finished.set()
-
-        interrupt.on_interrupt(ledger.close_all_soon)
-        interrupt.on_interrupt(finished.set)
-        threading.Thread(target=play, name="llm-episode", daemon=True).start()
-        finished.wait()
-        if interrupt.requested:
+        done = _on_a_thread(
+            lambda: solo_player(lambda seed: policy, "llm")(
+                client, EpisodeSpec(0, scenario, args.seed)
+            ),
+            interrupt,
+            ledger,
+        )
+        if done is None:
             ledger.wait_closed()
             print(
                 f"interrupted: the session is closed after {policy.stats.requests} chat "
@@ -601,9 +595,6 @@ def llm_command(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return ExitCode.INTERRUPTED
-        if isinstance(outcome[0], BaseException):
-            raise outcome[0]
-        done = outcome[0]
         answer = client.get_grade(done.session_id)
         client.close_session(done.session_id)
     grade = answer.get("grade", {})
@@ -627,18 +618,13 @@ def llm_command(args: argparse.Namespace) -> int:
             f"{policy.stats.malformed} malformed calls, {done.steps} steps, "
             f"{done.minutes:.1f} simulated minutes"
         )
-        print(
-            f"grade {grade.get('total', 0.0):.3f} (resolved: {grade.get('resolved', False)}"
-            f"{', provisional' if not grade.get('final') else ''})"
-        )
-        for c in grade.get("components", ()):
-            print(f"  {c['name']:<15} {c.get('score', 0.0):.2f}  {c.get('detail', '')}")
+        _print_grade(grade)
     return ExitCode.OK if grade.get("final") else ExitCode.FAILED
 
 
 def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]) -> int:
     """`metasre llm --team`: three model seats in one session, their transcripts, the grade."""
-    from metasre.agents.llm_team import LLMTeamRun, play_llm_team
+    from metasre.agents.llm_team import play_llm_team
 
     connection = Connection.from_args(args)
     lock = threading.Lock()
@@ -660,37 +646,17 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
             (scenario,) = resolve_scenarios([args.scenario], list_scenario_ids(client))
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
-        finished = threading.Event()
-        outcome: list[LLMTeamRun | BaseException] = []
-
-        def play() -> None:
-            try:
-                outcome.append(
-                    play_llm_team(
-                        client,
-                        scenario,
-                        args.seed,
-                        configs,
-                        turn_policy=args.turn_policy,
-                        on_message=show,
-                    )
-                )
-            except BaseException as exc:  # handed to the main thread, raised there
-                outcome.append(exc)
-            finally:
-                finished.set()
-
-        interrupt.on_interrupt(ledger.close_all_soon)
-        interrupt.on_interrupt(finished.set)
-        threading.Thread(target=play, name="llm-team", daemon=True).start()
-        finished.wait()
-        if interrupt.requested:
+        run = _on_a_thread(
+            lambda: play_llm_team(
+                client, scenario, args.seed, configs, turn_policy=args.turn_policy, on_message=show
+            ),
+            interrupt,
+            ledger,
+        )
+        if run is None:
             ledger.wait_closed()
             print("interrupted: the session is closed; no grade", file=sys.stderr)
             return ExitCode.INTERRUPTED
-        if isinstance(outcome[0], BaseException):
-            raise outcome[0]
-        run = outcome[0]
         answer = client.get_grade(run.session_id)
         client.close_session(run.session_id)
     grade = answer.get("grade", {})
@@ -719,13 +685,49 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
                 f"{role} ({configs[role].model}): {p.stats.stop_reason}, "
                 f"{p.stats.requests} requests, {p.stats.malformed} malformed calls"
             )
-        print(
-            f"grade {grade.get('total', 0.0):.3f} (resolved: {grade.get('resolved', False)}"
-            f"{', provisional' if not grade.get('final') else ''})"
-        )
-        for c in grade.get("components", ()):
-            print(f"  {c['name']:<15} {c.get('score', 0.0):.2f}  {c.get('detail', '')}")
+        _print_grade(grade)
     return ExitCode.OK if grade.get("final") else ExitCode.FAILED
+
+
+T = TypeVar("T")
+
+
+def _on_a_thread(play: Callable[[], T], interrupt: Interrupt, ledger: SessionLedger) -> T | None:
+    """`play()` on a thread of its own: its result, or None once Ctrl-C closed its sessions.
+
+    A chat request can block for minutes, and Ctrl-C must not wait for it. What `play` raised
+    is raised here.
+    """
+    finished = threading.Event()
+    outcome: list[T | BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(play())
+        except BaseException as exc:  # handed to the main thread, raised there
+            outcome.append(exc)
+        finally:
+            finished.set()
+
+    interrupt.on_interrupt(ledger.close_all_soon)
+    interrupt.on_interrupt(finished.set)
+    threading.Thread(target=run, name="llm-episode", daemon=True).start()
+    finished.wait()
+    if interrupt.requested:
+        return None
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _print_grade(grade: Mapping[str, Any]) -> None:
+    print(
+        f"grade {grade.get('total', 0.0):.3f} (resolved: {grade.get('resolved', False)}"
+        f"{', provisional' if not grade.get('final') else ''})"
+    )
+    for c in grade.get("components", ()):
+        print(f"  {c['name']:<15} {c.get('score', 0.0):.2f}  {c.get('detail', '')}")
 
 
 class _Transcript:
