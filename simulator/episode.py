@@ -28,6 +28,7 @@ from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.tools import get_tool, validate_args
 from metasre.simulator.tools.base import Tool, ToolOutput
 from metasre.simulator.vfs import Workspace
+from metasre.simulator.views import FULL, View
 from metasre.simulator.world import World
 
 TERMINAL_LINES = 12
@@ -162,6 +163,7 @@ class Episode:
         self._round_start: float | None = None
         self._tick = 0
         self._agent = ""
+        self._view = FULL
         self._phase = EpisodePhase.RUNNING
         self._report: IncidentReport | None = None
         self._grade: Grade | None = None
@@ -258,6 +260,11 @@ class Episode:
         return self._agent
 
     @property
+    def view(self) -> View:
+        """What the caller of the call being applied may see."""
+        return self._view
+
+    @property
     def hints_given(self) -> int:
         """Hints asked for so far."""
         return self._shaper.hints
@@ -313,8 +320,17 @@ class Episode:
         """(tick, sender, recipients, text) of every message, oldest first."""
         return tuple(self._messages)
 
-    def apply(self, agent_id: str, tool: str, args: Mapping[str, Any] | None = None) -> StepResult:
+    def apply(
+        self,
+        agent_id: str,
+        tool: str,
+        args: Mapping[str, Any] | None = None,
+        view: View = FULL,
+    ) -> StepResult:
         """Apply one agent's tool call to the world.
+
+        `view`: what the caller may see; the tool cuts its output to it. It changes nothing
+        else: a call aimed at what it hides must be refused before (`views.refusal`).
 
         Raises:
             EpisodeOverError: the episode has ended.
@@ -328,7 +344,11 @@ class Episode:
         spec_tool = get_tool(tool)
         parsed = validate_args(spec_tool, args)
         self._agent = agent_id
-        output = spec_tool.handler(self, parsed)
+        self._view = view
+        try:
+            output = spec_tool.handler(self, parsed)
+        finally:
+            self._view = FULL
         _check_effects(spec_tool, output)
         minutes = output.minutes if output.minutes is not None else spec_tool.minutes
         if self._round_start is None:

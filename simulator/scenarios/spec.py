@@ -7,6 +7,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from metasre.simulator.views import View
+
 Metric = Literal["cpu", "memory", "error_rate", "p99_ms", "queue_depth", "business"]
 """The telemetry signals every service reports each simulated minute."""
 
@@ -492,6 +494,20 @@ class SolutionStep(_Strict):
     args: dict[str, Any] = {}
 
 
+class RoleSpec(_Strict):
+    """A role a seat can take: a name, what it is for, the tools it may use and what it sees.
+
+    A session seat whose role is this name gets this view (and, unless the seat names its
+    own, these tools); see `metasre.simulator.views`.
+    """
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,63}$")
+    description: str = Field("", max_length=500)
+    tools: tuple[str, ...] = ()
+    """The tools the role may use; empty: every tool its view allows."""
+    view: View = View()
+
+
 class ScenarioSpec(_Strict):
     """One incident, fully rendered for a seed."""
 
@@ -520,6 +536,8 @@ class ScenarioSpec(_Strict):
     expert: ExpertSpec = ExpertSpec()
     solution: tuple[SolutionStep, ...] = Field(min_length=1)
     """The reference solution."""
+    roles: tuple[RoleSpec, ...] = ()
+    """Roles for a team, each with its view; a team incident splits its evidence among them."""
     wrong_fix: tuple[SolutionStep, ...] = ()
     """A plausible but wrong remedy (restart instead of scale, a symptom patched downstream);
     validate proves it leaves the incident unresolved and scores clearly below the solution."""
@@ -553,6 +571,12 @@ class ScenarioSpec(_Strict):
             need(svc, "ground_truth")
         for c in self.hidden.state_checks:
             need(c.service, f"state check {c.name!r}")
+        for r in self.roles:
+            for svc in r.view.services or ():
+                need(svc, f"role {r.name!r}'s view")
+        role_names = [r.name for r in self.roles]
+        if len(set(role_names)) != len(role_names):
+            problems.append(f"roles named twice: {role_names}")
         if not problems:
             problems += self._knob_problems()
         if not (self.hidden.fail_to_pass or self.hidden.state_checks):
@@ -560,6 +584,10 @@ class ScenarioSpec(_Strict):
         # Imported here, not at the top: the tools read the metric names from this module.
         from metasre.simulator.tools.registry import TOOLS
 
+        for r in self.roles:
+            unknown = sorted(set(r.tools) - TOOLS.keys())
+            if unknown:
+                problems.append(f"role {r.name!r} names unknown tools {unknown}")
         for name, steps in (("solution", self.solution), ("wrong_fix", self.wrong_fix)):
             unknown = sorted({s.tool for s in steps} - TOOLS.keys())
             if unknown:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from metasre.simulator.scenarios.loader import ScenarioInstance
     from metasre.simulator.telemetry import Telemetry
     from metasre.simulator.vfs import Workspace
+    from metasre.simulator.views import View
     from metasre.simulator.world import World
 
 ToolKind = Literal["investigate", "change", "operate", "team"]
@@ -168,6 +169,14 @@ class ToolContext(Protocol):
         ...
 
     @property
+    def view(self) -> View:
+        """What the calling seat may see (`metasre.simulator.views`).
+
+        A tool cuts its output to it; calls aimed at what it hides were refused before.
+        """
+        ...
+
+    @property
     def hints_given(self) -> int:
         """Hints asked for so far."""
         ...
@@ -211,6 +220,13 @@ class Tool:
     """A successful call ends the episode for the whole team (its output carries the report)."""
     sends_message: bool = False
     """A successful call carries a message to teammates (its output's `message`)."""
+    needs: frozenset[str] = frozenset()
+    """The systems (`metasre.simulator.views.SYSTEMS`) a seat's view must show to call it."""
+    service_args: tuple[str, ...] = ()
+    """Arguments that name a service, or a thing a service owns (`queue`, `flag`): a seat whose
+    view hides that service may not make the call."""
+    gives_hints: bool = False
+    """Its output is written for the whole incident (a hint): only a full view may call it."""
 
     @property
     def read_only(self) -> bool:

@@ -9,6 +9,7 @@ from pydantic import Field
 from metasre.simulator.clock import stamp
 from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
 from metasre.simulator.tools.observe import unknown_service
+from metasre.simulator.views import shows_event
 
 EventKind = Literal[
     "deploy",
@@ -60,6 +61,7 @@ def get_events(ctx: ToolContext, args: GetEventsArgs) -> ToolOutput:
         if c[0] >= since
         and (args.service is None or c[1] == args.service)
         and (args.kind is None or c[2] == args.kind)
+        and shows_event(ctx.view, c[1], c[2])
     ]
     # Stable: changes of one moment keep the order the world recorded them in.
     picked = sorted(picked, key=lambda c: c[0])[-args.limit :]
@@ -102,5 +104,6 @@ TOOLS = (
         "investigate",
         get_events,
         inline=True,
+        service_args=("service",),
     ),
 )

@@ -224,6 +224,7 @@ TOOLS = (
         "investigate",
         list_files,
         inline=True,
+        needs=frozenset({"code"}),
     ),
     Tool(
         "view_file",
@@ -234,6 +235,7 @@ TOOLS = (
         "investigate",
         view_file,
         inline=True,
+        needs=frozenset({"code"}),
     ),
     Tool(
         "edit_lines",
@@ -245,5 +247,6 @@ TOOLS = (
         1.0,
         "change",
         edit_lines,
+        needs=frozenset({"code"}),
     ),
 )

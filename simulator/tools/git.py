@@ -166,6 +166,7 @@ TOOLS = (
         "investigate",
         git_log,
         inline=True,
+        needs=frozenset({"code"}),
     ),
     Tool(
         "git_show",
@@ -175,6 +176,7 @@ TOOLS = (
         "investigate",
         git_show,
         inline=True,
+        needs=frozenset({"code"}),
     ),
     Tool(
         "git_blame",
@@ -184,6 +186,7 @@ TOOLS = (
         "investigate",
         git_blame,
         inline=True,
+        needs=frozenset({"code"}),
     ),
     Tool(
         "git_diff",
@@ -193,5 +196,6 @@ TOOLS = (
         "investigate",
         git_diff,
         inline=True,
+        needs=frozenset({"code"}),
     ),
 )

@@ -102,7 +102,7 @@ def query_metrics(ctx: ToolContext, args: QueryMetricsArgs) -> ToolOutput:
 
 def get_alerts(ctx: ToolContext, args: NoArgs) -> ToolOutput:
     """Alerts firing now."""
-    alerts = ctx.alerts.firing(ctx.minute)
+    alerts = [a for a in ctx.alerts.firing(ctx.minute) if ctx.view.sees(a.service)]
     if not alerts:
         return ToolOutput(text="no alerts firing", data={"alerts": []})
     lines = [
@@ -144,6 +144,7 @@ def check_dependencies(ctx: ToolContext, args: CheckDependenciesArgs) -> ToolOut
     if args.service is not None and args.service not in world.services:
         return unknown_service(ctx, args.service)
     names = sorted(world.services) if args.service is None else [args.service]
+    names = [n for n in names if ctx.view.sees(n)]
     rows = []
     for name in names:
         health = ctx.telemetry.signals(name, ctx.minute).health
@@ -175,20 +176,31 @@ def describe_service(ctx: ToolContext, args: DescribeServiceArgs) -> ToolOutput:
         return unknown_service(ctx, args.service)
     svc = ctx.world.services[args.service]
     sig = ctx.telemetry.signals(args.service, ctx.minute)
-    releases = [{"version": r.version, "minute": r.at_minute, "by": r.by} for r in svc.releases]
+    view = ctx.view
+    releases = [
+        {"version": r.version, "minute": r.at_minute, "by": r.by}
+        for r in (svc.releases if view.deploys else ())
+    ]
     migrations = [
         {"id": m.id, "applied_minute": m.applied_at, "file": m.file, "applied": m.applied}
-        for m in ctx.world.migrations
+        for m in (ctx.world.migrations if view.data else ())
         if m.service == svc.name
     ]
+    version = svc.version if view.deploys else ""
+    code_dir = svc.code_dir if view.code else None
     lines = [
-        f"{svc.name}: {sig.health}, version {svc.version}, {svc.replicas} replicas"
-        + (f", code in {svc.code_dir}/" if svc.code_dir else ""),
+        f"{svc.name}: {sig.health}"
+        + (f", version {version}" if version else "")
+        + f", {svc.replicas} replicas"
+        + (f", code in {code_dir}/" if code_dir else ""),
         f"  now: cpu {sig.cpu:.0%} memory {sig.memory:.0%} errors {sig.error_rate:.1%} "
         f"p99 {sig.p99_ms:.0f} ms queue {sig.queue_depth:.0f}",
-        "  releases: "
-        + ", ".join(f"{r['version']} (t{r['minute']:+.0f}m by {r['by']})" for r in releases),
     ]
+    if view.deploys:
+        lines.append(
+            "  releases: "
+            + ", ".join(f"{r['version']} (t{r['minute']:+.0f}m by {r['by']})" for r in releases)
+        )
     if svc.restarts:
         lines.append("  restarts at: " + ", ".join(f"t{t:+.1f}m" for t in svc.restarts))
     if migrations:
@@ -205,9 +217,9 @@ def describe_service(ctx: ToolContext, args: DescribeServiceArgs) -> ToolOutput:
         data={
             "service": svc.name,
             "health": sig.health,
-            "version": svc.version,
+            "version": version,
             "replicas": svc.replicas,
-            "code_dir": svc.code_dir,
+            "code_dir": code_dir,
             "releases": releases,
             "restarts": list(svc.restarts),
             "migrations": migrations,
@@ -226,6 +238,7 @@ TOOLS = (
         "investigate",
         read_logs,
         inline=True,
+        service_args=("service",),
     ),
     Tool(
         "query_metrics",
@@ -237,6 +250,7 @@ TOOLS = (
         "investigate",
         query_metrics,
         inline=True,
+        service_args=("service",),
     ),
     Tool(
         "get_alerts",
@@ -257,6 +271,7 @@ TOOLS = (
         "investigate",
         check_dependencies,
         inline=True,
+        service_args=("service",),
     ),
     Tool(
         "describe_service",
@@ -267,5 +282,6 @@ TOOLS = (
         "investigate",
         describe_service,
         inline=True,
+        service_args=("service",),
     ),
 )

@@ -134,6 +134,8 @@ TOOLS = (
         3.0,
         "operate",
         rollback_deployment,
+        needs=frozenset({"deploys"}),
+        service_args=("service",),
     ),
     Tool(
         "rollback_migration",
@@ -143,6 +145,8 @@ TOOLS = (
         3.0,
         "operate",
         rollback_migration,
+        needs=frozenset({"data"}),
+        service_args=("service",),
     ),
     Tool(
         "restart_service",
@@ -152,6 +156,7 @@ TOOLS = (
         2.0,
         "operate",
         restart_service,
+        service_args=("service",),
     ),
     Tool(
         "scale_service",
@@ -160,5 +165,6 @@ TOOLS = (
         2.0,
         "operate",
         scale_service,
+        service_args=("service",),
     ),
 )

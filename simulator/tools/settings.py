@@ -390,6 +390,7 @@ TOOLS = (
         "investigate",
         get_config,
         inline=True,
+        service_args=("service",),
     ),
     Tool(
         "set_config",
@@ -400,6 +401,7 @@ TOOLS = (
         1.0,
         "operate",
         set_config,
+        service_args=("service",),
     ),
     Tool(
         "rollback_config",
@@ -409,6 +411,7 @@ TOOLS = (
         1.0,
         "operate",
         rollback_config,
+        service_args=("service",),
     ),
     Tool(
         "set_feature_flag",
@@ -418,6 +421,7 @@ TOOLS = (
         0.5,
         "operate",
         set_feature_flag,
+        service_args=("flag",),
     ),
     Tool(
         "renew_certificate",
@@ -428,6 +432,7 @@ TOOLS = (
         2.0,
         "operate",
         renew_certificate,
+        service_args=("service",),
     ),
     Tool(
         "sync_clock",
@@ -436,6 +441,7 @@ TOOLS = (
         0.5,
         "operate",
         sync_clock,
+        service_args=("service",),
     ),
     Tool(
         "clean_disk",
@@ -447,6 +453,7 @@ TOOLS = (
         1.0,
         "operate",
         clean_disk,
+        service_args=("service",),
     ),
     Tool(
         "skip_message",
@@ -456,6 +463,7 @@ TOOLS = (
         0.5,
         "operate",
         skip_message,
+        service_args=("queue",),
     ),
     Tool(
         "warm_cache",
@@ -465,5 +473,6 @@ TOOLS = (
         2.0,
         "operate",
         warm_cache,
+        service_args=("service",),
     ),
 )

@@ -73,6 +73,7 @@ TOOLS = (
         1.0,
         "team",
         ask_hint,
+        gives_hints=True,
     ),
     Tool(
         "send_message",

@@ -77,5 +77,6 @@ TOOLS = (
         1.0,
         "investigate",
         run_tests,
+        needs=frozenset({"code"}),
     ),
 )
