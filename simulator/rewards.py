@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from metasre.simulator.report import normalize_location
-from metasre.simulator.scenarios.spec import GroundTruth, remedy_steps
+from metasre.simulator.scenarios.spec import FurtherFault, GroundTruth, remedy_steps
 
 if TYPE_CHECKING:  # the tools import their prices from here
     from metasre.simulator.tools.base import Operation, ToolOutput
@@ -96,8 +96,9 @@ class Shaper:
     """Replicas the root service needs, when its remedy is a scale-up."""
     unneeded_operations: list[str] = field(default_factory=list)
     """Operations the incident did not need, for the grade's cost."""
-    remedied: set[int] = field(default_factory=set)
-    """Steps of the remedy (spec.remedy_steps) applied once already."""
+    remedied: set[tuple[int, int]] = field(default_factory=set)
+    """(fault, step) of the remedies' steps (spec.remedy_steps) applied once already; fault 0
+    is the primary, then `GroundTruth.further_faults` in order."""
     hints: int = 0
     """Hints asked so far: the one count the hint tool, the prices and the grade read."""
     debts: dict[int, str] = field(default_factory=dict)
@@ -150,12 +151,33 @@ class Shaper:
             self.cured_by[index] = debtor or caller
 
     def _unneeded(self, tool: str, op: Operation) -> str | None:
-        """Why an operation was not needed, or None when it was the incident's remedy.
+        """Why an operation was not needed, or None when it was a remedy the incident needs.
+
+        An incident of several faults (`GroundTruth.further_faults`) needs each one's remedy;
+        the reason given for an operation that is none of them is the primary fault's.
+        """
+        truth = self.truth
+        why = self._unneeded_for(0, truth, self.required_replicas, tool, op)
+        for index, further in enumerate(truth.further_faults, start=1):
+            if why is None:
+                break
+            if self._unneeded_for(index, further, None, tool, op) is None:
+                why = None
+        return why
+
+    def _unneeded_for(
+        self,
+        fault: int,
+        truth: GroundTruth | FurtherFault,
+        required_replicas: int | None,
+        tool: str,
+        op: Operation,
+    ) -> str | None:
+        """Why an operation was not the remedy of one fault (0: the primary), or None.
 
         The remedy is named by its tool (the report's `remediation` vocabulary); a remedy of
         several steps (spec.remedy_steps) needs one operation of each.
         """
-        truth = self.truth
         service = op.service
         step = next(
             (i for i, tools in enumerate(remedy_steps(truth.remediation)) if tool in tools), None
@@ -173,14 +195,14 @@ class Shaper:
             wanted = truth.location.strip()
             if wanted.partition(":")[0] == op.knob.partition(":")[0] and op.knob != wanted:
                 return f"{tool} changed {op.knob} on {service}, which was not the bad one"
-        if op.replicas is not None and self.required_replicas is not None:
-            ceiling = OVER_PROVISION_FACTOR * self.required_replicas + 1
+        if op.replicas is not None and required_replicas is not None:
+            ceiling = OVER_PROVISION_FACTOR * required_replicas + 1
             if op.replicas > ceiling:
                 return (
                     f"scaled {service} to {op.replicas} replicas, more than"
                     f" {ceiling}: over-provisioned"
                 )
-        if step in self.remedied:
+        if (fault, step) in self.remedied:
             return f"{tool} on {service} again: the remedy was already applied"
-        self.remedied.add(step)
+        self.remedied.add((fault, step))
         return None

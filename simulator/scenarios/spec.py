@@ -424,6 +424,15 @@ class AlertRule(_Strict):
         return self
 
 
+class FurtherFault(_Strict):
+    """Another fault of an incident with several: where it lives and the remedy it needs."""
+
+    service: str
+    location: str
+    category: Category
+    remediation: Remediation
+
+
 class GroundTruth(_Strict):
     """The answer key: what a correct report says."""
 
@@ -435,6 +444,9 @@ class GroundTruth(_Strict):
     symptom_services: tuple[str, ...] = ()
     red_herrings: tuple[str, ...] = ()
     summary: str = ""
+    further_faults: tuple[FurtherFault, ...] = ()
+    """The incident's other faults, beside the primary one the report names: their remedies
+    are needed operations, not unneeded ones (the hidden checks say whether they were done)."""
 
 
 class StateCheck(KnobCondition):
@@ -569,6 +581,8 @@ class ScenarioSpec(_Strict):
         need(self.ground_truth.service, "ground_truth")
         for svc in (*self.ground_truth.symptom_services, *self.ground_truth.red_herrings):
             need(svc, "ground_truth")
+        for further in self.ground_truth.further_faults:
+            need(further.service, "ground_truth further_faults")
         for c in self.hidden.state_checks:
             need(c.service, f"state check {c.name!r}")
         for r in self.roles:
@@ -736,6 +750,7 @@ __all__ = [
     "FaultLog",
     "FaultSpec",
     "FlagSpec",
+    "FurtherFault",
     "GroundTruth",
     "HiddenSpec",
     "KnobCondition",
