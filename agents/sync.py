@@ -255,6 +255,28 @@ class WireCaller:
                 )
             return ToolReply(r.ok, r.text, r.data, r.done, r.error_code or None)
 
+    @property
+    def observation(self) -> Mapping[str, Any]:
+        """The latest observation the seat received."""
+        return self.agent.observation
+
+    @property
+    def over(self) -> bool:
+        """Whether the episode or the seat's stream has ended."""
+        return self._over()
+
+    def inbox(self) -> Sequence[Mapping[str, Any]]:
+        """Teammates' messages received so far, in the order the session applied them."""
+        return self.agent.messages()
+
+    def wait_inbox(self, count: int, timeout: float, filler: Filler | None = None) -> bool:
+        """Wait until more than `count` messages have arrived; False on timeout or the end.
+
+        Turns the seat holds meanwhile go to `filler`'s looks, as in `wait_message`.
+        """
+        messages = self.agent.conn.inbox.messages
+        return self._wait(lambda: len(messages) > count, timeout, filler)
+
     def wait_message(
         self,
         predicate: Callable[[Mapping[str, Any]], bool],
@@ -266,17 +288,25 @@ class WireCaller:
         Under ROUND_ROBIN and SIMULTANEOUS, each turn the seat holds meanwhile goes to the
         `filler`'s next look (remembered for the seat's own later call of it).
         """
+        found: list[Mapping[str, Any]] = []
+
+        def matched() -> bool:
+            found[:] = [m for m in self.agent.messages() if predicate(m)][:1]
+            return bool(found)
+
+        return found[0] if self._wait(matched, timeout, filler) else None
+
+    def _wait(self, ready: Callable[[], bool], timeout: float, filler: Filler | None) -> bool:
         deadline = time.monotonic() + timeout
         while True:
             seen = self.agent.news
-            for message in self.agent.messages():
-                if predicate(message):
-                    return message
+            if ready():
+                return True
             left = deadline - time.monotonic()
             # An ended episode or stream sends nothing more: waiting out the timeout would
             # only delay the end (a closed session's team would linger for a minute).
             if left <= 0 or self._over():
-                return None
+                return False
             if filler is not None and self.turn_policy != "FREE_FOR_ALL" and self._holds_turn():
                 look = filler()
                 if look is not None:

@@ -1,13 +1,22 @@
-"""Seating and playing the scripted team in one session over the wire."""
+"""Seating and playing the scripted team in one session over the wire.
+
+A scenario that declares roles gets one seat per role (the seat's role is the role's name, so
+the server gives it that role's view and tools); any other gets the commander, investigator and
+fixer.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from metasre.agents.policies.team import ROLES, play_team
-from metasre.agents.sync import SyncClient, WireCaller
+from metasre.agents.policies.base import Policy
+from metasre.agents.policies.team import ROLES, RoleSeat, SeatView, play_role_team, play_team
+from metasre.agents.rollout import EpisodePlayer, EpisodeSpec, Played, played
+from metasre.agents.sync import SyncAgent, SyncClient, WireCaller
 
 REPORT_TOOL = "submit_report"
 TEAM_TURN_TIMEOUT = 1.0
@@ -35,6 +44,83 @@ class TeamRun:
     """Every teammate message any seat received."""
 
 
+_ROLES: weakref.WeakKeyDictionary[SyncClient, dict[str, tuple[RoleSeat, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+_ROLES_LOCK = threading.Lock()
+
+
+def scenario_roles(client: SyncClient, scenario_id: str) -> tuple[RoleSeat, ...]:
+    """The roles `scenario_id` declares (ListScenarios, asked once per client); () if none.
+
+    Their views are the family's at seed 0: a seat learns its view for the episode's seed
+    when it joins.
+    """
+    with _ROLES_LOCK:
+        known = _ROLES.get(client)
+    if known is None:
+        known = {
+            str(s["id"]): tuple(RoleSeat.of(r) for r in s.get("roles", ()))
+            for s in client.list_scenarios()
+        }
+        with _ROLES_LOCK:
+            _ROLES[client] = known
+    if scenario_id in known:
+        return known[scenario_id]
+    # A name without its version: the newest version, as the server resolves it.
+    versions = {
+        int(version): sid
+        for sid in known
+        for base, _, version in [sid.rpartition("-v")]
+        if version.isdigit() and scenario_id in (base, base.rpartition("/")[2])
+    }
+    return known[versions[max(versions)]] if versions else ()
+
+
+def pick_role(roles: Sequence[RoleSeat], role: str) -> RoleSeat:
+    """The role named `role`, or the Nth (from 1) when `role` is a number.
+
+    Raises:
+        LookupError: no such role (the message lists the roles).
+    """
+    if role.isdigit() and 1 <= int(role) <= len(roles):
+        return roles[int(role) - 1]
+    found = next((r for r in roles if r.name == role), None)
+    if found is None:
+        names = ", ".join(r.name for r in roles) or "none"
+        raise LookupError(f"the scenario has no role {role!r} (its roles: {names})")
+    return found
+
+
+def role_player(
+    make_policy: Callable[[int], Policy], role: str, **session_options: Any
+) -> EpisodePlayer:
+    """A player that seats one policy alone, in the seat of one scenario role (its view).
+
+    `role`: a role name, or its position among the scenario's roles from 1 (roles differ
+    between families). `session_options`: more arguments of `create_session`.
+    """
+
+    def play(client: SyncClient, spec: EpisodeSpec) -> Played:
+        name = pick_role(scenario_roles(client, spec.scenario_id), role).name
+        session = client.create_session(
+            spec.scenario_id, seed=spec.seed, seats=[(name, name)], **session_options
+        )
+        agent = client.agent(session.id, session.tokens[name])
+        try:
+            make_policy(spec.seed).play(WireCaller(agent), agent.observation)
+            return played(session.id, agent.observation)
+        finally:
+            agent.close()
+
+    return play
+
+
+def role_seats(roles: Sequence[RoleSeat]) -> list[Seat]:
+    """One seat per scenario role, its agent id and role the role's name."""
+    return [(r.name, r.name) for r in roles]
+
+
 def play_team_session(
     client: SyncClient,
     scenario_id: str,
@@ -42,24 +128,72 @@ def play_team_session(
     *,
     turn_policy: str = "FREE_FOR_ALL",
     tools: Sequence[str] | None = None,
+    roles: Sequence[RoleSeat] | None = None,
     **session_options: Any,
 ) -> TeamRun:
     """Create a session for the team, play one episode, hang up.
 
     `tools`: the server's tool names, if already known (asked for otherwise).
+    `roles`: the scenario's roles, if already known (asked for otherwise); with none, the
+    commander, investigator and fixer play.
     `session_options`: more arguments of `create_session` (attribution, reward_mode, ...).
     """
-    if tools is None:
-        tools = [str(t["name"]) for t in client.list_tools()]
+    if roles is None:
+        roles = scenario_roles(client, scenario_id)
     session_options.setdefault("turn_timeout_seconds", TEAM_TURN_TIMEOUT)
+    if roles:
+        seats = role_seats(roles)
+    else:
+        if tools is None:
+            tools = [str(t["name"]) for t in client.list_tools()]
+        seats = team_seats(tools)
     session = client.create_session(
         scenario_id,
         seed=seed,
-        seats=team_seats(tools),
+        seats=seats,
         turn_policy=turn_policy,
         **session_options,
     )
+    if roles:
+        return play_seated_role_team(client, session.id, session.tokens, roles)
     return play_seated_team(client, session.id, session.tokens)
+
+
+def seat_view(agent: SyncAgent, fallback: SeatView) -> SeatView:
+    """The view the server gave the seat when it joined (`fallback` if it says none)."""
+    view = getattr(agent.conn, "view", None)
+    return SeatView.of(view) if isinstance(view, Mapping) and view else fallback
+
+
+def play_seated_role_team(
+    client: SyncClient, session_id: str, tokens: Mapping[str, str], roles: Sequence[RoleSeat]
+) -> TeamRun:
+    """Join the seats of a role team in an existing session, play one episode, hang up.
+
+    Each seat plays within the view the server gave it; a seat whose play is over hangs up
+    at once, so that SIMULTANEOUS rounds no longer wait for it.
+    """
+    agents = {r.name: client.agent(session_id, tokens[r.name]) for r in roles}
+    seats = [replace(r, view=seat_view(agents[r.name], r.view)) for r in roles]
+    observations: dict[str, Mapping[str, Any]] = {}
+    messages: dict[str, list[Mapping[str, Any]]] = {}
+
+    def hang_up(name: str) -> None:
+        agent = agents[name]
+        observations[name] = dict(agent.observation)
+        messages[name] = list(agent.messages())
+        agent.close()
+
+    try:
+        play_role_team({n: WireCaller(a) for n, a in agents.items()}, seats, on_done=hang_up)
+        return TeamRun(
+            session_id,
+            {r.name: observations.get(r.name, agents[r.name].observation) for r in roles},
+            [m for r in roles for m in messages.get(r.name, agents[r.name].messages())],
+        )
+    finally:
+        for a in agents.values():
+            a.close()
 
 
 def play_seated_team(client: SyncClient, session_id: str, tokens: Mapping[str, str]) -> TeamRun:
@@ -86,7 +220,13 @@ __all__ = [
     "TEAM_TURN_TIMEOUT",
     "Seat",
     "TeamRun",
+    "pick_role",
+    "play_seated_role_team",
     "play_seated_team",
     "play_team_session",
+    "role_player",
+    "role_seats",
+    "scenario_roles",
+    "seat_view",
     "team_seats",
 ]

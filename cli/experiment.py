@@ -52,9 +52,12 @@ class TeamSpec(_Strict):
     """One team composition of the grid."""
 
     name: str = Field(min_length=1, max_length=40)
-    agents: Literal["expert", "team", "random"]
-    """expert: the scripted expert alone on one seat; team: the scripted commander,
-    investigator and fixer on three seats; random: the random agent alone."""
+    agents: str = Field(pattern=r"^(expert|team|random|expert@([a-z][a-z0-9_-]{0,63}|[1-9]))$")
+    """expert: the scripted expert alone on one seat (the full view); expert@ROLE: the expert
+    alone in the seat of one of the scenario's roles, with that role's view (ROLE: a role
+    name, or its position from 1, since families name their roles differently); team: the
+    scripted team (a seat per scenario role, or commander, investigator and fixer when the
+    scenario declares none); random: the random agent alone."""
 
 
 class ExperimentFile(_Strict):
@@ -131,14 +134,19 @@ class Configuration:
 
     def player(self, client: SyncClient) -> EpisodePlayer:
         """The episode player for this cell."""
-        return make_player(
-            self.team.agents,
-            client,
-            turn_policy=self.turn_policy,
-            attribution=self.attribution,
-            reward_mode=self.reward_mode,
-            turn_timeout_seconds=self.turn_timeout_seconds,
-        )
+        options: dict[str, Any] = {
+            "turn_policy": self.turn_policy,
+            "attribution": self.attribution,
+            "reward_mode": self.reward_mode,
+            "turn_timeout_seconds": self.turn_timeout_seconds,
+        }
+        agent, _, role = self.team.agents.partition("@")
+        if role:
+            from metasre.agents.policies import ExpertPolicy
+            from metasre.agents.team_session import role_player
+
+            return role_player(lambda seed: ExpertPolicy(), role, **options)
+        return make_player(agent, client, **options)
 
 
 def configurations(spec: ExperimentFile) -> list[Configuration]:

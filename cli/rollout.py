@@ -669,7 +669,7 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
             "agent_rewards": answer.get("agent_rewards", {}),
             "roles": {
                 role: {
-                    "model": configs[role].model,
+                    "model": p.config.model,
                     "stop_reason": p.stats.stop_reason,
                     "requests": p.stats.requests,
                     "malformed_calls": p.stats.malformed,
@@ -682,7 +682,7 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
     else:
         for role, p in run.policies.items():
             print(
-                f"{role} ({configs[role].model}): {p.stats.stop_reason}, "
+                f"{role} ({p.config.model}): {p.stats.stop_reason}, "
                 f"{p.stats.requests} requests, {p.stats.malformed} malformed calls"
             )
         _print_grade(grade)

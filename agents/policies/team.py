@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from metasre.agents.policies.base import ToolCaller
+from metasre.agents.policies.evidence import SUITE_FOR, read_finding
 from metasre.agents.policies.expert import Diagnosis, ExpertPolicy
 
 ROLES = ("commander", "investigator", "fixer")
@@ -225,15 +227,564 @@ def play_team(
         raise errors[0]
 
 
+# -- a team of the scenario's roles, each seat within its view --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """What a seat sees, as the wire tells it (`simulator.views.View` on the agents' side).
+
+    `services`: whose signals the seat sees (None: every service); `code`, `data`, `deploys`:
+    whether it sees the code tree, the data layer and the deploy system.
+    """
+
+    services: tuple[str, ...] | None = None
+    code: bool = True
+    data: bool = True
+    deploys: bool = True
+
+    @classmethod
+    def of(cls, view: Mapping[str, Any] | None) -> SeatView:
+        """A view as the client gives it or as ListScenarios lists it; None is the full view.
+
+        The client's form has `services`, `code`, `data`, `deploys`; ListScenarios' has
+        `services`, `hide_code`, `hide_data`, `hide_deploys`.
+        """
+        if not view:
+            return cls()
+        services = tuple(str(s) for s in view.get("services") or ()) or None
+
+        def shown(system: str) -> bool:
+            if system in view:
+                return bool(view[system])
+            return not view.get(f"hide_{system}", False)
+
+        return cls(services, shown("code"), shown("data"), shown("deploys"))
+
+    @property
+    def full(self) -> bool:
+        """Sees everything."""
+        return self.services is None and self.code and self.data and self.deploys
+
+    def sees(self, service: str) -> bool:
+        """Whether the seat sees `service`'s signals and may operate on it."""
+        return self.services is None or service in self.services
+
+    def shows(self, system: str) -> bool:
+        """Whether the seat sees `system` (code, data or deploys)."""
+        return bool(getattr(self, system))
+
+    def describe(self) -> str:
+        """One line for a prompt, worded as `simulator.views.View.describe` words it."""
+        if self.full:
+            return "full view: every service, the code, the data layer and the deploy system"
+        seen = "every service" if self.services is None else ", ".join(self.services) or "none"
+        hidden = [s for s in SYSTEMS if not self.shows(s)]
+        return f"services: {seen}; hidden: {', '.join(hidden) or 'nothing else'}"
+
+
+SYSTEMS = ("code", "data", "deploys")
+"""The systems a view can hide."""
+
+REMEDY: Mapping[str, tuple[str | None, str]] = {
+    **{category: ("code", "edit_lines") for category in SUITE_FOR},
+    "bad_deployment": ("deploys", "rollback_deployment"),
+    "bad_migration": ("data", "rollback_migration"),
+    "slow_query": ("data", "rollback_migration"),
+    "crash_loop": (None, "restart_service"),
+    "capacity": (None, "scale_service"),
+    "bad_config": (None, "rollback_config"),
+    "retry_storm": (None, "rollback_config"),
+    "feature_flag": (None, "set_feature_flag"),
+    "expired_certificate": (None, "renew_certificate"),
+    "clock_skew": (None, "sync_clock"),
+    "disk_full": (None, "clean_disk"),
+    "consumer_lag": (None, "skip_message"),
+    "cache_stampede": (None, "warm_cache"),
+}
+"""Per kind of failure, the system its remedy needs (None: only the service) and its tool, as
+`ExpertPolicy.remediate` applies it."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoleSeat:
+    """One seat of a role team.
+
+    Its name is the scenario role's (and the seat's agent id); its view and tools are the
+    role's (no tools: every tool).
+    """
+
+    name: str
+    view: SeatView = SeatView()
+    tools: tuple[str, ...] = ()
+    description: str = ""
+
+    def may(self, tool: str) -> bool:
+        """Whether the role may call `tool`."""
+        return not self.tools or tool in self.tools
+
+    def can_fix(self, service: str, category: str) -> bool:
+        """Whether this seat may apply the remedy for `category` on `service`."""
+        system, tool = REMEDY.get(category, ("code", "edit_lines"))
+        return (
+            self.view.sees(service)
+            and (system is None or self.view.shows(system))
+            and self.may(tool)
+        )
+
+    @classmethod
+    def of(cls, role: Mapping[str, Any]) -> RoleSeat:
+        """A role as ListScenarios lists it."""
+        return cls(
+            str(role["name"]),
+            SeatView.of(role.get("view")),
+            tuple(str(t) for t in role.get("tools") or ()),
+            str(role.get("description", "")),
+        )
+
+
+def reporter_of(seats: Sequence[RoleSeat]) -> str:
+    """The seat that files the report: the first whose role may call submit_report."""
+    return next((s.name for s in seats if s.may("submit_report")), seats[0].name)
+
+
+class RoleCaller(TeamCaller, Protocol):
+    """A TeamCaller that also shows the seat's dashboard and whole inbox."""
+
+    @property
+    def observation(self) -> Mapping[str, Any]:
+        """The latest observation the seat received (cut to its view by the server)."""
+        ...
+
+    def inbox(self) -> Sequence[Mapping[str, Any]]:
+        """Teammates' messages received so far, in the order the session applied them."""
+        ...
+
+    def wait_inbox(
+        self, count: int, timeout: float, filler: Callable[[], Look | None] | None = None
+    ) -> bool:
+        """Wait until more than `count` messages arrived; False on timeout or the episode's end.
+
+        Turns the seat holds meanwhile go to `filler`'s looks, as in `wait_message`.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One structured line of a teammate's message."""
+
+    position: int
+    """Its message's position in the inbox."""
+    sender: str
+    kind: str
+    body: Mapping[str, Any]
+
+
+KINDS = ("LEAD", "FINDING", "CLAIM", "FIXED", "DONE")
+"""What a role seat tells its teammates: LEAD (a service I see blames one I do not), FINDING (a
+fault I cannot fix, for the seat named to fix it), CLAIM (a fault I am fixing), FIXED (a fault
+remedied, with what was done), DONE (nothing more from me unless you send me something)."""
+
+
+class Board:
+    """What a seat has heard from its teammates, read from its inbox as it grows."""
+
+    def __init__(self, call: RoleCaller) -> None:
+        self.call = call
+        self.notes: list[Note] = []
+        self.heard = 0
+        """How many messages have been read."""
+
+    def update(self) -> int:
+        """Read the new messages; the inbox's length."""
+        messages = self.call.inbox()
+        for position in range(self.heard, len(messages)):
+            m = messages[position]
+            for line in str(m.get("text", "")).splitlines():
+                kind, _, body = line.partition(" ")
+                if kind in KINDS and body.startswith("{"):
+                    try:
+                        parsed = json.loads(body)
+                    except ValueError:
+                        continue
+                    if isinstance(parsed, dict):
+                        self.notes.append(
+                            Note(position, str(m.get("from_agent_id", "")), kind, parsed)
+                        )
+        self.heard = len(messages)
+        return self.heard
+
+    def of(self, kind: str) -> list[Note]:
+        """Every note of `kind`, oldest first."""
+        return [n for n in self.notes if n.kind == kind]
+
+    def taken(self) -> set[str]:
+        """Services a teammate is on: claimed, handed over for fixing, or fixed."""
+        return {
+            str(n.body.get("service"))
+            for n in self.notes
+            if n.kind in ("CLAIM", "FINDING", "FIXED")
+        }
+
+    def done_after(self, seat: str, position: int) -> bool:
+        """Whether `seat` said DONE after inbox position `position`."""
+        return any(n.sender == seat and n.position > position for n in self.of("DONE"))
+
+
+MAX_LOOKS = 8
+"""Services a seat reads the logs of before it stops looking (the expert's limit)."""
+
+
+class RoleSeatPlay:
+    """One seat of a role team, playing within its view; see `play_role_team`."""
+
+    def __init__(
+        self, call: RoleCaller, me: RoleSeat, team: Sequence[RoleSeat], reporter: str
+    ) -> None:
+        self.call = call
+        self.me = me
+        self.others = [s for s in team if s.name != me.name]
+        self.reporter = reporter
+        self.board = Board(call)
+        self.expert = ExpertPolicy()
+        self.health: dict[str, str] = {}
+        self.deps: dict[str, list[str]] = {}
+        self.names: list[str] = []
+        self.queue: list[str] = []
+        self.seen: list[str] = []
+        self.leads_sent: set[str] = set()
+        self.leads_taken = 0
+        self.jobs_taken = 0
+        self.found: list[Diagnosis] = []
+        """Faults this seat fixed, oldest first."""
+        self.addressed: dict[str, int] = {}
+        """Teammate -> the inbox position of the last message before this seat last sent it
+        work (a LEAD or FINDING): its DONE must come after that."""
+        self.watched: set[str] = set()
+
+    # -- the seat's loop --------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Investigate, fix or hand over, say DONE; the reporter files once all is fixed."""
+        self._triage()
+        busy = True
+        while True:
+            self.board.update()
+            if self._work():
+                busy = True
+                continue
+            if busy:
+                # Said again after each spell of work, so teammates know it came after theirs.
+                self._say("DONE", {"fixed": [d.service for d in self.found]}, "Nothing more here.")
+                busy = False
+                continue
+            if self._finished():
+                if self.me.name == self.reporter:
+                    self._report()
+                return
+            if not self.call.wait_inbox(self.board.heard, WAIT_SECONDS, self._watch):
+                if self.me.name == self.reporter and not self._over():
+                    self._report()  # the teammates went quiet: report what is known
+                return
+
+    def _over(self) -> bool:
+        return bool(getattr(self.call, "over", False))
+
+    def _work(self) -> bool:
+        """Take the next piece of work: a fault handed over, a lead, a look; False if none."""
+        findings = self.board.of("FINDING")
+        for note in findings[self.jobs_taken :]:
+            self.jobs_taken += 1
+            service = str(note.body.get("service", ""))
+            done = {d.service for d in self.found} | {
+                str(n.body.get("service")) for n in self.board.of("FIXED")
+            }
+            # A fault this seat claimed at the moment a teammate handed it over is fixed once.
+            if note.body.get("fixer") == self.me.name and service not in done:
+                self._fix(_diagnosis(note.body))
+                return True
+        for note in self.board.of("LEAD")[self.leads_taken :]:
+            self.leads_taken += 1
+            service = str(note.body.get("service", ""))
+            if self.me.view.sees(service) and service not in self.seen:
+                self.queue.insert(0, service)
+        taken = self.board.taken()
+        while self.queue and len(self.seen) < MAX_LOOKS:
+            service = self.queue.pop(0)
+            if service in self.seen or service in taken:
+                continue
+            self._look(service)
+            return True
+        return False
+
+    def _finished(self) -> bool:
+        """Every seat said DONE after the work it was sent, and every fault is fixed."""
+        for seat in self.others:
+            # after the work this seat sent it and the work any teammate sent it
+            since = max(
+                [
+                    self.addressed.get(seat.name, -1),
+                    *(n.position for n in self.board.notes if seat.name in _work_for(n)),
+                ]
+            )
+            if not self.board.done_after(seat.name, since):
+                return False
+        fixed = {str(n.body.get("service")) for n in self.board.of("FIXED")}
+        fixed |= {d.service for d in self.found}
+        pending = [
+            str(n.body.get("service")) for n in self.board.notes if n.kind in ("CLAIM", "FINDING")
+        ]
+        return all(s in fixed for s in pending)
+
+    # -- investigation ----------------------------------------------------------------------
+
+    def _triage(self) -> None:
+        """The suspects this seat can see, deepest first, from its dashboard."""
+        observation = self.call.observation
+        rows = [r for r in observation.get("services", ()) if self.me.view.sees(str(r["name"]))]
+        if rows:
+            graph = [
+                {"service": r["name"], "health": r["health"], "depends_on": r["depends_on"]}
+                for r in rows
+            ]
+        else:
+            reply = self.call("check_dependencies", {})
+            graph = [
+                r
+                for r in reply.data.get("services", ())
+                if reply.ok
+                if self.me.view.sees(str(r["service"]))
+            ]
+        self.health = {str(r["service"]): str(r["health"]) for r in graph}
+        self.deps = {str(r["service"]): [str(d) for d in r["depends_on"]] for r in graph}
+        names = list(self.health)
+        for row in graph:
+            names += [str(d) for d in row["depends_on"]]
+        for seat in (self.me, *self.others):
+            names += list(seat.view.services or ())
+        self.names = sorted(set(names))
+        alerts = [a for a in observation.get("alerts", ()) if self.me.view.sees(str(a["service"]))]
+        suspects: list[str] = []
+        for a in alerts:
+            if a["service"] in self.health and a["service"] not in suspects:
+                suspects.append(str(a["service"]))
+        suspects += [
+            s for s in sorted(self.health) if self.health[s] != "healthy" and s not in suspects
+        ]
+        self.queue = ExpertPolicy._deepest_first(suspects, self.deps)
+
+    def _look(self, service: str) -> None:
+        """Read `service`'s logs; follow its blame, pass on a lead, or act on a fault."""
+        self.seen.append(service)
+        reply = self.call("read_logs", {"service": service, "level": "WARN", "lines": 80})
+        lines = [str(r["text"]) for r in reply.data.get("lines", ())] if reply.ok else []
+        finding = read_finding(service, lines, self.names)
+        below = [m for m in finding.mentions if m in self.deps.get(service, ())]
+        # Faults flow up the graph: a service blaming what it calls is a symptom.
+        visible = [m for m in below if self.me.view.sees(m) and m not in self.seen]
+        if visible:
+            self.queue = visible + [s for s in self.queue if s not in visible]
+            return
+        hidden = [m for m in below if not self.me.view.sees(m)]
+        for m in hidden:
+            self._lead(m, service, finding.category, finding.cue or (lines[-1] if lines else ""))
+        known = self.board.taken() | {d.service for d in self.found}
+        if hidden or any(m in known for m in below) or finding.category is None:
+            return
+        self._act(Diagnosis(service, finding.category, finding.cue or "", evidence=lines))
+
+    def _lead(self, service: str, blamed_by: str, category: str | None, cue: str) -> None:
+        """Tell the seats that see `service` that `blamed_by` blames it (and how it fails)."""
+        if service in self.leads_sent:
+            return
+        self.leads_sent.add(service)
+        to = [s.name for s in self.others if s.view.sees(service)]
+        if not to:
+            return
+        kind = f" {category.replace('_', ' ')}?" if category else ""
+        self._say(
+            "LEAD",
+            {
+                "service": service,
+                "blamed_by": blamed_by,
+                "category": category,
+                "cue": cue[:300],
+                "to": to,
+            },
+            f"{blamed_by} is failing and blames {service}, which I cannot see.{kind} "
+            f"Evidence: {cue.strip()[:160]}",
+            work_for=to,
+        )
+
+    def _act(self, d: Diagnosis) -> None:
+        """Fix a fault this seat can fix; hand it to a teammate who can otherwise."""
+        if self.me.can_fix(d.service, d.category):
+            if not any(s.can_fix(d.service, d.category) for s in self.others):
+                self._fix(d)  # nobody else could take it: no need to claim it first
+                return
+            self._say(
+                "CLAIM",
+                {"service": d.service, "category": d.category},
+                f"{d.service} is failing ({d.category}): I am on it.",
+            )
+            self.board.update()
+            mine = [s.name for s in (self.me, *self.others)].index(self.me.name)
+            rivals = [
+                n
+                for n in self.board.of("CLAIM")
+                if n.body.get("service") == d.service
+                and any(s.name == n.sender for s in self.others[:mine])
+            ]
+            if not rivals:  # an earlier seat claimed the same fault at the same time
+                self._fix(d)
+            return
+        fixers = [s for s in self.others if s.can_fix(d.service, d.category)] or [
+            s for s in self.others if s.view.sees(d.service)
+        ]
+        if not fixers:
+            self._fix(d)  # nobody else could either: try within this view
+            return
+        fixer = fixers[0].name
+        _system, tool = REMEDY.get(d.category, ("code", "edit_lines"))
+        self._say(
+            "FINDING",
+            {
+                "service": d.service,
+                "category": d.category,
+                "cue": d.cue[:300],
+                "evidence": d.evidence[-20:],
+                "fixer": fixer,
+            },
+            f"{d.service} is failing: {d.category.replace('_', ' ')}? {fixer}, you can "
+            f"{tool} there and I cannot. Evidence: {d.cue.strip()[:160]}",
+            work_for=[fixer],
+        )
+
+    def _fix(self, d: Diagnosis) -> None:
+        """Apply the remedy (the expert's), then say what was done."""
+        self.expert.remediate(self.call, d)
+        self.found.append(d)
+        self._say(
+            "FIXED",
+            {
+                "service": d.service,
+                "category": d.category,
+                "cue": d.cue[:300],
+                "location": d.location,
+                "remediation": d.remediation,
+            },
+            f"Applied {d.remediation or 'no remedy'} on {d.location or d.service}.",
+        )
+
+    def _watch(self) -> Look | None:
+        """While waiting: the error rate of a fault being fixed that this seat can see."""
+        self.board.update()
+        for n in self.board.notes:
+            service = str(n.body.get("service", ""))
+            visible = self.me.view.sees(service) and service not in self.watched
+            if n.kind in ("CLAIM", "FINDING") and visible:
+                self.watched.add(service)
+                return ("query_metrics", {"service": service, "metric": "error_rate"})
+        return None
+
+    def _say(
+        self, kind: str, body: Mapping[str, Any], note: str, work_for: Sequence[str] = ()
+    ) -> None:
+        # Everything goes to every teammate: the reporter tracks the whole team's state.
+        _say(self.call, kind, body, [s.name for s in self.others], note)
+        heard = self.board.update()
+        for seat in work_for:
+            self.addressed[seat] = heard - 1
+
+    # -- the report -------------------------------------------------------------------------
+
+    def _report(self) -> None:
+        fixed = [_diagnosis(n.body) for n in self.board.of("FIXED")] + self.found
+        if not fixed:
+            alerts = list(self.call.observation.get("alerts", ()))
+            service = str(alerts[0]["service"]) if alerts else (self.names or ["unknown"])[0]
+            fixed = [Diagnosis(service, "code_bug", "no evidence", "unknown", "code_fix")]
+        ExpertPolicy.report(self.call, primary(fixed))
+
+
+def primary(fixed: Sequence[Diagnosis]) -> Diagnosis:
+    """The root cause a report names among the faults fixed: the first remedied one."""
+    return next((d for d in fixed if d.remediation), fixed[0])
+
+
+def _work_for(note: Note) -> list[str]:
+    """The seats a note gives work to: a FINDING's fixer, a LEAD's seats."""
+    if note.kind == "FINDING":
+        return [str(note.body.get("fixer", ""))]
+    if note.kind == "LEAD":
+        return [str(s) for s in note.body.get("to", ())]
+    return []
+
+
+def _diagnosis(body: Mapping[str, Any]) -> Diagnosis:
+    return Diagnosis(
+        str(body.get("service", "")),
+        str(body.get("category", "")),
+        str(body.get("cue", "")),
+        str(body.get("location", "")),
+        str(body.get("remediation", "")),
+        [str(line) for line in body.get("evidence", ())],
+    )
+
+
+def play_role_team(
+    callers: Mapping[str, RoleCaller],
+    seats: Sequence[RoleSeat],
+    on_done: Callable[[str], None] | None = None,
+) -> None:
+    """Play one episode with one seat per scenario role, each on its own thread.
+
+    Each seat investigates what its view shows, fixes what it can, hands the rest to a
+    teammate who can (messages in `_say`'s form), and says DONE; the reporter (`reporter_of`)
+    files the report once every seat is done and every fault fixed. `on_done(name)`: called
+    as a seat's play ends (to hang it up, so that SIMULTANEOUS rounds stop waiting for it).
+    """
+    reporter = reporter_of(seats)
+    errors: list[BaseException] = []
+
+    def run(seat: RoleSeat) -> None:
+        try:
+            RoleSeatPlay(callers[seat.name], seat, seats, reporter).run()
+        except BaseException as exc:  # surfaced to the caller below
+            errors.append(exc)
+        finally:
+            if on_done is not None:
+                on_done(seat.name)
+
+    threads = [threading.Thread(target=run, args=(s,), name=f"team-{s.name}") for s in seats]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
 __all__ = [
+    "KINDS",
+    "REMEDY",
     "ROLES",
     "ROLE_PLAYS",
     "WAIT_SECONDS",
+    "Board",
     "Look",
+    "RoleCaller",
+    "RoleSeat",
+    "RoleSeatPlay",
+    "SeatView",
     "TeamCaller",
     "commander",
     "fixer",
     "investigator",
     "looks",
+    "play_role_team",
     "play_team",
+    "primary",
+    "reporter_of",
 ]
