@@ -204,7 +204,10 @@ def _what(callee: str, caller: str, mech: str) -> str:
         return f"moved {op} to {_v2(op)}, and {caller} still calls the old route"
     if mech == "field":
         old, new = FIELDS[callee]
-        return f"renamed the request field '{old}' of {op} to '{new}', and {caller} still sends '{old}'"
+        return (
+            f"renamed the request field '{old}' of {op} to '{new}', "
+            f"and {caller} still sends '{old}'"
+        )
     return f"dropped API version {OLD_API} of {op}, and {caller} still pins it"
 
 
