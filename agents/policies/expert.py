@@ -6,15 +6,25 @@ logs say, then applies the remedy for that kind: revert the suspicious commit an
 the matching test suite, roll back the bad release or migration, restart, or scale; or, for a
 runtime setting, read `get_config` and put back what the evidence names (a config key, a flag,
 a certificate, a clock, a disk, a queue's head message, a cache).
+
+An incident can have more than one fault. After each remedy the expert looks again (alerts and
+health): a service still failing that no diagnosis so far explains (neither a root nor, through
+the dependency graph or its own log, downstream of one) is a further fault, diagnosed among the
+unexplained services alone and remedied in turn, up to `max_faults`. The report names the
+primary fault: the one that explains the page's first alert (most severe, then oldest).
+
+It plays whatever view its seat has: a call the view refuses (a failed reply, or a ClientError
+raised by the caller) is skipped, and the expert goes on with what it can see.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
 from metasre.agents.policies.base import ToolCaller, ToolReply
 from metasre.agents.policies.evidence import (
     BUMP_COMMIT,
@@ -50,21 +60,51 @@ class Diagnosis:
 class ExpertPolicy:
     """Solves an incident by reading evidence; see the module docstring."""
 
-    def __init__(self, max_services: int = 8) -> None:
+    def __init__(self, max_services: int = 8, max_faults: int = 3) -> None:
         self.max_services = max_services
+        self.max_faults = max_faults
+        """How many faults one episode is diagnosed and remedied for, at most."""
         self.diagnosis: Diagnosis | None = None
+        """The primary fault's diagnosis: the one the report names."""
+        self.diagnoses: list[Diagnosis] = []
+        """Every fault diagnosed and remedied, in the order they were."""
         self._services: list[str] = []
         self._configs: dict[str, Mapping[str, Any]] = {}
+        self._findings: dict[str, Finding] = {}
+        """What each service's log said, once read (a further fault is looked for without
+        reading them again)."""
+        self._evidence: dict[str, list[str]] = {}
+        self._accounted: list[set[str]] = []
+        """Per diagnosis, the services it explains (`_explained_by`)."""
 
     def play(self, call: ToolCaller, observation: Mapping[str, Any]) -> None:
-        """Investigate, fix, verify, report."""
-        graph = _rows(call("check_dependencies", {}), "services")
-        health = {r["service"]: r["health"] for r in graph}
-        deps = {r["service"]: list(r["depends_on"]) for r in graph}
+        """Investigate, fix, verify; look again for what is still failing; report."""
+        call = tolerant(call)
+        health, deps = self._graph(call, observation)
         alerts = _rows(call("get_alerts", {}), "alerts")
+        page = list(alerts)
         terminal = [str(t) for t in observation.get("terminal", ())]
-        diagnosis = self.diagnose(call, health, deps, alerts, terminal)
-        if diagnosis is None:
+        explained: set[str] = set()
+        while len(self.diagnoses) < self.max_faults:
+            found = self.diagnose(call, health, deps, alerts, terminal, skip=explained)
+            if found is None:
+                break
+            root = found.service
+            self.remediate(call, found)
+            self.diagnoses.append(found)
+            self._accounted.append(self._explained_by(found, root, deps))
+            explained |= self._accounted[-1]
+            if len(self.diagnoses) == self.max_faults:
+                break
+            # Look again: whatever still fails and no diagnosis explains is another fault.
+            health, deps = self._graph(call, observation)
+            alerts = _rows(call("get_alerts", {}), "alerts")
+            failing = [str(a["service"]) for a in alerts]
+            failing += [s for s, h in health.items() if h != "healthy"]
+            if all(s in explained for s in failing):
+                break
+            terminal = []  # the page's terminal told its story already
+        if not self.diagnoses:
             self.report(
                 call,
                 Diagnosis(
@@ -72,9 +112,49 @@ class ExpertPolicy:
                 ),
             )
             return
-        self.diagnosis = diagnosis
-        self.remediate(call, diagnosis)
-        self.report(call, diagnosis)
+        self.diagnosis = self._primary(page)
+        self.report(call, self.diagnosis, [d for d in self.diagnoses if d is not self.diagnosis])
+
+    def _graph(
+        self, call: ToolCaller, observation: Mapping[str, Any]
+    ) -> tuple[dict[str, str], dict[str, list[str]]]:
+        """Health and dependencies per service, from check_dependencies (else the dashboard)."""
+        graph = _rows(call("check_dependencies", {}), "services")
+        if not graph:  # refused: the dashboard shows the same rows the view allows
+            graph = [
+                {"service": r["name"], "health": r["health"], "depends_on": r["depends_on"]}
+                for r in _mappings(observation.get("services", ()))
+            ]
+        health = {str(r["service"]): str(r["health"]) for r in graph}
+        deps = {str(r["service"]): [str(d) for d in r["depends_on"]] for r in graph}
+        return health, deps
+
+    def _explained_by(self, d: Diagnosis, root: str, deps: Mapping[str, list[str]]) -> set[str]:
+        """The services a diagnosed fault accounts for.
+
+        Its root (as diagnosed, and where the remedy found it), whatever depends on it, and
+        whatever blamed it in its log.
+        """
+        roots = {root, d.service}
+        out = set(roots)
+        grew = True
+        while grew:
+            callers = {s for s, below in deps.items() if s not in out and out & set(below)}
+            grew = bool(callers)
+            out |= callers
+        out |= {s for s, f in self._findings.items() if roots & set(f.mentions)}
+        return out
+
+    def _primary(self, page: Sequence[Mapping[str, Any]]) -> Diagnosis:
+        """The diagnosis that explains the page's first alert; else the first diagnosis.
+
+        get_alerts lists the most severe first, then the oldest.
+        """
+        for alert in page:
+            for d, accounted in zip(self.diagnoses, self._accounted, strict=True):
+                if str(alert["service"]) in accounted:
+                    return d
+        return self.diagnoses[0]
 
     # -- investigation ----------------------------------------------------------------------
 
@@ -85,8 +165,14 @@ class ExpertPolicy:
         deps: Mapping[str, list[str]],
         alerts: Sequence[Mapping[str, Any]],
         terminal: Sequence[str],
+        skip: Collection[str] = (),
     ) -> Diagnosis | None:
-        """Follow the suspects' logs to the root cause; None if no evidence decides."""
+        """Follow the suspects' logs to the root cause; None if no evidence decides.
+
+        `skip`: services already accounted for (by an earlier diagnosis): neither suspected
+        nor followed.
+        """
+        call = tolerant(call)
         services = sorted(health)
         self._services = services
         suspects: list[str] = []
@@ -96,19 +182,25 @@ class ExpertPolicy:
             if a["service"] not in suspects:
                 suspects.append(a["service"])
         suspects += [s for s in services if health[s] != "healthy" and s not in suspects]
+        suspects = [s for s in suspects if s not in skip]
         queue = self._deepest_first(suspects, deps)
-        seen: list[str] = []
+        seen: list[str] = list(skip)
         findings: dict[str, Finding] = {}
         evidence: dict[str, list[str]] = {}
-        while queue and len(seen) < self.max_services:
+        while queue and len(seen) - len(skip) < self.max_services:
             service = queue.pop(0)
             if service in seen:
                 continue
             seen.append(service)
-            reply = call("read_logs", {"service": service, "level": "WARN", "lines": 80})
-            lines = [str(r["text"]) for r in reply.data.get("lines", ())]
-            lines += [t for t in terminal if mentioned(t, [service], "")]
-            finding = read_finding(service, lines, services)
+            if service in self._findings:  # read before, looking for an earlier fault
+                finding, lines = self._findings[service], self._evidence[service]
+            else:
+                reply = call("read_logs", {"service": service, "level": "WARN", "lines": 80})
+                lines = [str(r["text"]) for r in _mappings(reply.data.get("lines", ()))]
+                lines += [t for t in terminal if mentioned(t, [service], "")]
+                finding = read_finding(service, lines, services)
+                if reply.ok:
+                    self._findings[service], self._evidence[service] = finding, lines
             findings[service] = finding
             evidence[service] = lines
             # Follow blame toward what this service calls: that is where faults start.
@@ -121,7 +213,7 @@ class ExpertPolicy:
             if finding.category is not None:
                 return Diagnosis(service, finding.category, finding.cue or "", evidence=lines)
         # Nobody blamed a dependency: take the deepest service with a category.
-        for service in seen:
+        for service in seen[len(skip) :]:
             f = findings[service]
             if f.category is not None:
                 return Diagnosis(service, f.category, f.cue or "", evidence=evidence[service])
@@ -141,6 +233,7 @@ class ExpertPolicy:
 
     def remediate(self, call: ToolCaller, d: Diagnosis) -> None:
         """Apply the remedy for the diagnosed kind of failure; fills location and remediation."""
+        call = tolerant(call)
         knob = getattr(self, f"_fix_{d.category}", None)
         if knob is not None:
             knob(call, d)
@@ -379,13 +472,18 @@ class ExpertPolicy:
     # -- report -----------------------------------------------------------------------------
 
     @staticmethod
-    def report(call: ToolCaller, d: Diagnosis) -> None:
-        """File the incident report for diagnosis `d`."""
+    def report(call: ToolCaller, d: Diagnosis, further: Sequence[Diagnosis] = ()) -> None:
+        """File the incident report for diagnosis `d`, naming the `further` faults remedied."""
         summary = (
             f"{d.service} failed ({d.category.replace('_', ' ')}); evidence: "
             f"{d.cue.strip()[:300]}. Remediation: {d.remediation} on {d.location}."
         )
-        call(
+        for f in further:
+            summary += (
+                f" Also failing at the same time: {f.service} ({f.category.replace('_', ' ')});"
+                f" remedied with {f.remediation or 'nothing'} on {f.location or f.service}."
+            )
+        tolerant(call)(
             "submit_report",
             {
                 "root_cause_service": d.service,
@@ -403,9 +501,42 @@ def _commit_text(commit: Mapping[str, Any]) -> str:
     return " ".join([str(commit.get("message", "")), *(str(f) for f in files)])
 
 
-def _rows(reply: ToolReply, key: str) -> list[Mapping[str, Any]]:
-    rows = reply.data.get(key, ()) if reply.ok else ()
+def tolerant(call: ToolCaller) -> ToolCaller:
+    """`call`, with the refusals it raises turned into failed replies.
+
+    A view's refusal or an argument's: a seat plays on with what its view shows. A lost
+    connection still raises (its caller resumes the seat).
+    """
+    if isinstance(call, _Tolerant):
+        return call
+    return _Tolerant(call)
+
+
+class _Tolerant:
+    __slots__ = ("_call",)
+
+    def __init__(self, call: ToolCaller) -> None:
+        self._call = call
+
+    def __call__(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
+        try:
+            return self._call(tool, args)
+        except EpisodeOverError as exc:
+            return ToolReply(False, str(exc), {}, True, exc.reason or exc.code)
+        except ConnectionLostError:
+            raise  # the caller's to resume; nothing was refused
+        except ClientError as exc:
+            return ToolReply(False, str(exc), {}, False, exc.reason or exc.code)
+
+
+def _mappings(rows: Any) -> list[Mapping[str, Any]]:
+    if isinstance(rows, str | bytes | Mapping) or not isinstance(rows, Iterable):
+        return []
     return [r for r in rows if isinstance(r, Mapping)]
+
+
+def _rows(reply: ToolReply, key: str) -> list[Mapping[str, Any]]:
+    return _mappings(reply.data.get(key, ())) if reply.ok else []
 
 
 def _loudest(alerts: Sequence[Mapping[str, Any]], health: Mapping[str, str]) -> str:
@@ -417,4 +548,5 @@ def _loudest(alerts: Sequence[Mapping[str, Any]], health: Mapping[str, str]) -> 
 __all__ = [
     "Diagnosis",
     "ExpertPolicy",
+    "tolerant",
 ]

@@ -1,0 +1,321 @@
+"""Writes twin-faults' scenario.toml: the head below, the two faults' blocks and their axes.
+
+Two independent faults at once on the edge platform, in two halves that two on-call roles own:
+axis `a` is a bad release in the commerce half (catalog, pricing, inventory, checkout,
+payments, search), which pages P1; axis `b` is a runtime fault in the platform half (identity,
+media, notifications: an expired certificate, a drifted clock, a bad config push, a feature
+flag), which pages P2. The primary fault, the one the report names, is the one behind the
+page's first alert (most severe, then oldest): always the release. Both must be cured. Run
+after changing a site:
+
+    python simulator/scenarios/twin_faults/_generate.py
+"""
+
+# ruff: noqa: E501  # the head holds whole sentences of the scenario
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from metasre.simulator.scenarios.authoring import toml_tables
+from metasre.simulator.scenarios.twin_faults._edge_faults import (
+    Table,
+    axis_blocks,
+    certificate,
+    clock,
+    config,
+    flag,
+    release,
+    with_service_fields,
+)
+
+HERE = Path(__file__).resolve().parent
+
+COMMERCE = [
+    "catalog-api",
+    "pricing-service",
+    "catalog-db",
+    "inventory-service",
+    "checkout-api",
+    "payments-service",
+    "bank-gateway",
+    "ledger-service",
+    "payments-db",
+    "search-api",
+    "search-index",
+]
+PLATFORM = [
+    "auth-service",
+    "sso-bridge",
+    "mfa-service",
+    "session-store",
+    "accounts-api",
+    "accounts-db",
+    "media-api",
+    "url-signer",
+    "transcoder",
+    "object-store",
+    "media-cdn",
+    "notify-api",
+    "webhook-dispatcher",
+    "scheduler",
+    "event-bus",
+    "analytics-ingest",
+]
+EDGE = ["edge-proxy", "api-gateway"]
+
+RELEASED = [
+    "catalog-api",
+    "pricing-service",
+    "inventory-service",
+    "checkout-api",
+    "payments-service",
+    "bank-gateway",
+    "ledger-service",
+    "search-api",
+]
+
+
+def primary_sites() -> list[Table]:
+    """Axis a: a bad release of a commerce service, three ways for each (24 tables)."""
+    sites = []
+    for service in RELEASED:
+        for step, (mechanism, difficulty) in enumerate(
+            [("env", "easy"), ("image", "easy"), ("arch", "medium")]
+        ):
+            sites.append(release(service, mechanism, step, difficulty))
+    return sites
+
+
+def secondary_sites() -> list[Table]:
+    """Axis b: a runtime fault of a platform service (11 tables)."""
+    return with_service_fields(
+        [
+            certificate("media-api", "ingress", "media-api.relay.internal", 12, "medium"),
+            certificate(
+                "media-cdn", "origin-client", "media-cdn.clients.relay.internal", 19, "medium"
+            ),
+            certificate("sso-bridge", "saml-signing", "sso.relay.example", 27, "hard"),
+            clock(
+                "url-signer",
+                212.0,
+                "signed URLs rejected as issued in the future: clock is ahead by 212s (NTP source unreachable since the node reboot)",
+                "medium",
+            ),
+            clock(
+                "scheduler",
+                -95.0,
+                "lease renewals refused: clock is behind by 95s, leases expire before they are renewed (NTP unsynchronised)",
+                "hard",
+            ),
+            clock(
+                "mfa-service",
+                75.0,
+                "TOTP codes rejected: clock skew of +75s against the authenticator apps (chronyd stopped)",
+                "medium",
+            ),
+            config(
+                "webhook-dispatcher",
+                "partner.timeout_ms",
+                5000,
+                50,
+                "every partner delivery times out after 50 ms",
+                "easy",
+            ),
+            config(
+                "analytics-ingest",
+                "batch.max_events",
+                500,
+                5,
+                "batches of 5 events overrun the ingest quota and are refused",
+                "medium",
+            ),
+            config(
+                "transcoder",
+                "object_store.endpoint",
+                "objects.relay.internal",
+                "objects.staging.relay.internal",
+                "segment uploads go to the staging bucket and are refused (403)",
+                "hard",
+            ),
+            flag(
+                "notify-api",
+                "templated_push_v2",
+                "TypeError rendering the push payload: template field 'locale' is missing",
+                "easy",
+            ),
+            flag(
+                "accounts-api",
+                "profile_reads_v3",
+                "KeyError 'display_name' reading the v3 profile document",
+                "medium",
+            ),
+        ]
+    )
+
+
+HEAD = """# meta-sre/twin-faults-v1: two independent faults at once, in two halves of the edge platform.
+#
+# GENERATED by _generate.py (the head is its HEAD, the axes its sites); edit the script.
+#
+# Axis `a` ships a bad release of a commerce service (it pages P1: the primary fault, the one
+# the report names); axis `b` breaks a platform service at run time (a P2 page): an expired
+# certificate, a drifted clock, a bad config push or a feature flag. Each is cured only by its
+# own remedy and the episode is mitigated only when both are. The roles split the evidence:
+# `commerce-oncall` sees the commerce services and their releases, `platform-oncall` the
+# identity, media and notification services, and `incident-commander` only the edge (the
+# gateway's errors, which name both halves); no role sees the evidence of both faults.
+
+id = "meta-sre/twin-faults-v1"
+title = "Two incidents at once: {{a.service}} and {{b.service}}"
+severity = "P1"
+difficulty = "{{b.difficulty}}"
+description = \"\"\"[P1] Customers see errors at the edge: {{a.service}} is failing and, separately,
+{{b.service}} pages P2. Two unrelated things broke within the hour, in two halves of the platform
+owned by different on-call rotations; both must be put right. Roles: commerce-oncall owns the
+commerce services (catalog, pricing, inventory, checkout, payments, search) and their releases;
+platform-oncall owns identity, media and notifications; incident-commander sees only the edge
+(edge-proxy, api-gateway) and coordinates.\"\"\"
+sla_minutes = 30
+step_budget = 40
+topology = "edge_platform"
+seed_varies = [
+  "the commerce service that shipped a bad release and how it is broken (a required environment variable never set, an image tag never pushed, an arm64-only image): [[variants.a]], 24 tables; its versions follow",
+  "the platform service that broke at run time and how: an expired certificate, a drifted clock, a bad config push or a feature flag ramped to 100% ([[variants.b]], 11 tables)",
+  "how long before the page each fault began, when the good release went out, who pushed",
+]
+
+[variables]
+a_minutes_ago = [11, 13, 16, 19]
+b_minutes_ago = [24, 31, 38, 44]
+good_minutes_ago = [2880, 4320, 5760]
+pusher = ["lena@platform-team", "ravi@media-team", "config-bot@ci", "sofia@identity-team"]
+
+[[roles]]
+name = "commerce-oncall"
+description = "On call for the commerce half: catalog, pricing, inventory, checkout, payments, search, with their releases"
+[roles.view]
+services = @COMMERCE@
+code = false
+data = false
+deploys = true
+
+[[roles]]
+name = "platform-oncall"
+description = "On call for the platform half: identity, media and notifications, with their settings"
+[roles.view]
+services = @PLATFORM@
+code = false
+data = false
+deploys = true
+
+[[roles]]
+name = "incident-commander"
+description = "Coordinates: sees the edge (edge-proxy, api-gateway) and its alerts, no code, releases or data"
+[roles.view]
+services = @EDGE@
+code = false
+data = false
+deploys = false
+
+@BLOCKS@
+# The edge feels the primary fault; the gateway's log names the half it comes from.
+[[faults]]
+kind = "deployment"
+service = "{{a.service}}"
+onset_minutes_ago = "{{a_minutes_ago}}"
+ramp_minutes = 2
+recover_minutes = 3
+params = "{{a.params}}"
+effects = { api-gateway = { error_rate = 0.12 } }
+[[faults.logs]]
+service = "api-gateway"
+level = "ERROR"
+lines = ["upstream answered 503 on the commerce routes: {{a.service}} is failing (see its callers)"]
+
+[[alerts]]
+service = "api-gateway"
+metric = "error_rate"
+above = 0.05
+severity = "P2"
+summary = "api-gateway 5xx rate above 5% (edge SLO burning)"
+
+[ground_truth]
+service = "{{a.service}}"
+location = "{{a.location}}"
+category = "{{a.category}}"
+remediation = "{{a.remediation}}"
+symptom_services = ["api-gateway"]
+further_faults = [
+  { service = "{{b.service}}", location = "{{b.location}}", category = "{{b.category}}", remediation = "{{b.remediation}}" },
+]
+summary = \"\"\"Two faults at once. The primary (the P1 page): {{a.cause}}; roll {{a.service}} back to
+{{a.good}}. Separately, {{b.cause}}; {{b.remediation}} on {{b.service}} ({{b.location}}).
+Fixing either alone leaves the other failing.\"\"\"
+
+[hidden]
+state_checks = ["{{a.check}}", "{{a.healthy}}", "{{b.check}}", "{{b.healthy}}"]
+settle_minutes = 5
+
+[expert]
+suite = "unit"
+
+[[solution]]
+tool = "{{a.tool}}"
+args = "{{a.args}}"
+[[solution]]
+tool = "{{b.tool}}"
+args = "{{b.args}}"
+[[solution]]
+tool = "submit_report"
+[solution.args]
+root_cause_service = "{{a.service}}"
+root_cause_location = "{{a.location}}"
+category = "{{a.category}}"
+remediation = "{{a.remediation}}"
+summary = \"\"\"Two unrelated faults. Primary: {{a.cause}}; rolled {{a.service}} back to {{a.good}}. Also: {{b.cause}}; fixed with {{b.remediation}} on {{b.service}}.\"\"\"
+
+# The hurried fix: cure the loud fault (the P1 release) and report; the P2 fault keeps failing.
+[[wrong_fix]]
+tool = "{{a.tool}}"
+args = "{{a.args}}"
+[[wrong_fix]]
+tool = "submit_report"
+[wrong_fix.args]
+root_cause_service = "{{a.service}}"
+root_cause_location = "{{a.location}}"
+category = "{{a.category}}"
+remediation = "{{a.remediation}}"
+summary = "{{a.cause}}; rolled {{a.service}} back to {{a.good}}."
+
+"""
+
+
+def render() -> str:
+    """The whole scenario.toml."""
+
+    def names(services: list[str]) -> str:
+        return "[" + ", ".join(f'"{s}"' for s in services) + "]"
+
+    head = (
+        HEAD.replace("@COMMERCE@", names(COMMERCE))
+        .replace("@PLATFORM@", names(PLATFORM))
+        .replace("@EDGE@", names(EDGE))
+        .replace(
+            "@BLOCKS@",
+            axis_blocks("a", "P1", 0.2, primary_sites())
+            + "\n"
+            + axis_blocks("b", "P2", 0.05, secondary_sites()),
+        )
+    )
+    return (
+        head
+        + "# ---- generated axes ----\n"
+        + toml_tables("[[variants.a]]", primary_sites())
+        + "\n"
+        + toml_tables("[[variants.b]]", secondary_sites())
+    )
+
+
+if __name__ == "__main__":
+    (HERE / "scenario.toml").write_text(render(), encoding="utf-8")
