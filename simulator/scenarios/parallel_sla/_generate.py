@@ -31,8 +31,9 @@ from metasre.simulator.scenarios.twin_faults._edge_faults import (
 HERE = Path(__file__).resolve().parent
 
 SLA_MINUTES = 8
-"""Three slow remedies one after another take at least 7 minutes before any look; a team of
-three runs them side by side in about 4 (see the family's test)."""
+"""Three slow remedies one after another take at least 7 minutes, and with the looks that find
+them more than this; three seats run the same work side by side in about 4 (see
+tests/simulator/test_team_families_ab.py)."""
 
 EDGE = ["edge-proxy", "api-gateway"]
 COMMERCE = [
