@@ -4,8 +4,9 @@ Proved through the simulator, on seeds spread over 0-99: the full-view expert so
 from calls that no single declared role can all make (a call is refused by the role's view, or
 the role's view cuts what it returns), while for every call the expert made some role gets
 exactly what the expert got (its alerts pooled over the roles), so the roles together hold the
-evidence and the remedy. A scripted pair of roles that pass one fact between them (the service
-the failing one blames) resolves the incident through their views alone.
+evidence and the remedy. The scripted expert seated in any one role resolves nothing; a
+scripted pair of roles that pass one fact between them (the service the failing one blames)
+resolves the incident through their views alone.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from metasre.simulator import Episode, resolve
 from metasre.simulator.scenarios.loader import SCENARIOS_DIR
 from metasre.simulator.scenarios.spec import RoleSpec, ScenarioSpec
 from metasre.simulator.tools import get_tool
-from metasre.simulator.views import FULL, View, owners_of, refusal
+from metasre.simulator.views import FULL, View, observe, owners_of, refusal
 
 SPLIT = "meta-sre/split-evidence-v1"
 SCHEMA = "meta-sre/schema-release-v1"
@@ -276,6 +277,35 @@ def test_two_seats_that_pass_one_fact_resolve_it_through_their_views(family, see
     }
     episode.apply("seat", "submit_report", report, view=app.view)
     assert episode.grade().total >= 0.9
+
+
+def _seated_expert(family: str, seed: int, role: RoleSpec) -> Episode:
+    """The scripted expert alone in one role's seat: what its view refuses comes back as a
+    failed reply (as the server answers OUTSIDE_VIEW), what it allows is cut to the view."""
+    episode = Episode.make(family, seed)
+    owners = owners_of(episode.instance.spec)
+
+    def call(tool: str, args: Mapping[str, Any]) -> ToolReply:
+        why = refusal(role.view, get_tool(tool), args, owners)
+        if why:
+            return ToolReply(False, why, {}, False, "OUTSIDE_VIEW")
+        result = episode.apply(role.name, tool, args, view=role.view)
+        return ToolReply(result.ok, result.output.text, result.output.data, result.done, None)
+
+    ExpertPolicy().play(call, observe(role.view, episode.observation()).to_dict())
+    return episode
+
+
+@pytest.mark.parametrize("family", [SPLIT, SCHEMA])
+def test_the_expert_in_any_one_seat_resolves_nothing(family):
+    """Seated with one role's view, the expert that solves every seed with the full view fixes
+    none: the seat that sees the failure cannot act on its cause, the seat that can act does
+    not see the failure."""
+    for seed in SEEDS:
+        for role in resolve(family).instance(seed).spec.roles:
+            episode = _seated_expert(family, seed, role)
+            grade = episode.grade()
+            assert not grade.resolved and grade.total < 0.2, (seed, role.name, grade.total)
 
 
 def _generator(family: str) -> ModuleType:
