@@ -308,6 +308,28 @@ def test_the_expert_in_any_one_seat_resolves_nothing(family):
             assert not grade.resolved and grade.total < 0.2, (seed, role.name, grade.total)
 
 
+@pytest.mark.parametrize("family", [SPLIT, SCHEMA])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_views_split_the_platform_and_nothing_shared_names_the_failing_service(family, seed):
+    """The two views are complementary (every service is seen by exactly one seat), and the
+    page and the roles' descriptions, which every seat reads, do not say which service fails:
+    a seat that knows its teammate's view learns nothing of the failure from it."""
+    spec = resolve(family).instance(seed).spec
+    views = [set(r.view.services or ()) for r in spec.roles]
+    assert not views[0] & views[1]
+    assert views[0] | views[1] == {s.name for s in spec.services}
+    shared = " ".join([spec.title, spec.description, *(r.description for r in spec.roles)])
+
+    def named(name: str) -> bool:
+        return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", shared) is not None
+
+    for name in spec.ground_truth.symptom_services:
+        assert not named(name), name
+    root = spec.ground_truth.service
+    # The root may be named only as one of a seat's services, all of them named alike.
+    assert not named(root) or all(named(s) for v in views if root in v for s in v), root
+
+
 def _generator(family: str) -> ModuleType:
     path = SCENARIOS_DIR / FOLDERS[family] / "_generate.py"
     spec = importlib.util.spec_from_file_location(f"_generate_{FOLDERS[family]}", path)

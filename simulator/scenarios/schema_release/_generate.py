@@ -310,7 +310,6 @@ def table(w: Written, mech: str, step: int, rng: random.Random) -> dict[str, Any
         "logs": logs,
         "alerts": alerts,
         "symptoms": symptoms,
-        "app_view": sorted(symptoms),
         "state_checks": [
             {
                 "name": f"{bad} rolled back",

@@ -6,7 +6,8 @@ two of three mechanisms (a route removed, a request field renamed, an API versio
 Each table also holds what must agree with it: the two decoy releases of the hour (other
 services that shipped the same kind of change and log the same kind of warning, for callers
 that do not matter), the platform's shape around them, the evidence, the alerts, the roles'
-views and the checks. Run it after changing the data below, and commit what it writes:
+views (the release train's three services for the release captain, every other service for
+the on-call) and the checks. Run it after changing the data below, and commit what it writes:
 
     python simulator/scenarios/split_evidence/_generate.py
 """
@@ -160,7 +161,9 @@ def site(caller: str, callee: str, mech: str, step: int, rng: random.Random) -> 
         },
         *([] if caller == "edge-gateway" else gateway_alert(caller)),
     ]
-    app_view = sorted(hot)
+    # The views split the platform in two: the release train's three services, and the rest.
+    # Neither names the failing caller, so knowing a teammate's view gives nothing away.
+    app_view = sorted(present - {callee, *decoys})
     symptoms = [caller, *above]
     return {
         "key": f"{caller}>{callee}:{mech}",
