@@ -92,16 +92,18 @@ class ExpertPolicy:
             root = found.service
             self.remediate(call, found)
             self.diagnoses.append(found)
-            self._accounted.append(self._explained_by(found, root, deps))
+            failing = {str(a["service"]) for a in alerts}
+            failing |= {s for s, h in health.items() if h != "healthy"}
+            self._accounted.append(self._explained_by(found, root, deps, failing))
             explained |= self._accounted[-1]
             if len(self.diagnoses) == self.max_faults:
                 break
             # Look again: whatever still fails and no diagnosis explains is another fault.
             health, deps = self._graph(call, observation)
             alerts = _rows(call("get_alerts", {}), "alerts")
-            failing = [str(a["service"]) for a in alerts]
-            failing += [s for s, h in health.items() if h != "healthy"]
-            if all(s in explained for s in failing):
+            still = [str(a["service"]) for a in alerts]
+            still += [s for s, h in health.items() if h != "healthy"]
+            if all(s in explained for s in still):
                 break
             terminal = []  # the page's terminal told its story already
         if not self.diagnoses:
@@ -129,17 +131,22 @@ class ExpertPolicy:
         deps = {str(r["service"]): [str(d) for d in r["depends_on"]] for r in graph}
         return health, deps
 
-    def _explained_by(self, d: Diagnosis, root: str, deps: Mapping[str, list[str]]) -> set[str]:
+    def _explained_by(
+        self, d: Diagnosis, root: str, deps: Mapping[str, list[str]], failing: Collection[str]
+    ) -> set[str]:
         """The services a diagnosed fault accounts for.
 
-        Its root (as diagnosed, and where the remedy found it), whatever depends on it, and
-        whatever blamed it in its log.
+        Its root (as diagnosed, and where the remedy found it), the failing services that
+        depend on it through failing services (a failure spreads up through callers that
+        fail; a healthy one in between stops it), and whatever blamed it in its log.
         """
         roots = {root, d.service}
         out = set(roots)
         grew = True
         while grew:
-            callers = {s for s, below in deps.items() if s not in out and out & set(below)}
+            callers = {
+                s for s, below in deps.items() if s not in out and s in failing and out & set(below)
+            }
             grew = bool(callers)
             out |= callers
         out |= {s for s, f in self._findings.items() if roots & set(f.mentions)}
