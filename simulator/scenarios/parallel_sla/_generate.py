@@ -30,10 +30,11 @@ from metasre.simulator.scenarios.twin_faults._edge_faults import (
 
 HERE = Path(__file__).resolve().parent
 
-SLA_MINUTES = 8
+SLA_MINUTES = 9
 """Three slow remedies one after another take at least 7 minutes, and with the looks that find
-them more than this; three seats run the same work side by side in about 4 (see
-tests/simulator/test_team_families_ab.py)."""
+them at least 10 (the solo expert: 10.0-12.6 over seeds 0-49); three seats run the same work
+side by side in about 4 (see tests/simulator/test_team_families_ab.py), and the scripted role
+team under SIMULTANEOUS in 3.8-7.8."""
 
 EDGE = ["edge-proxy", "api-gateway"]
 COMMERCE = [
