@@ -198,3 +198,21 @@ async def test_over_the_wire_a_refused_remedy_raises_and_the_expert_goes_on(serv
     assert not all(_split(grade, truth.service))
     assert all(_split(grade, truth.further_faults[0].service))
     assert grade["grade"]["final"]
+
+
+def test_without_check_dependencies_the_expert_reads_the_graph_off_the_dashboard():
+    # A role whose tools leave out check_dependencies: the server refuses it (raised here).
+    episode = Episode.make(TWIN, 8)
+    inner = EpisodeCaller(episode)
+    refused: list[str] = []
+
+    def call(tool: str, args: Mapping[str, Any]) -> ToolReply:
+        if tool == "check_dependencies":
+            refused.append(tool)
+            raise ClientError("not among this seat's tools", code="PERMISSION_DENIED")
+        return inner(tool, args)
+
+    expert = ExpertPolicy()
+    expert.play(call, episode.observation().to_dict())
+    assert refused and len(expert.diagnoses) == 2
+    assert episode.grade().resolved
