@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from metasre.agents.policies.base import ToolCaller
-from metasre.agents.policies.evidence import SUITE_FOR, read_finding
+from metasre.agents.policies.evidence import SUITE_FOR, Finding, read_finding
 from metasre.agents.policies.expert import Diagnosis, ExpertPolicy
 
 ROLES = ("commander", "investigator", "fixer")
@@ -456,8 +456,16 @@ class RoleSeatPlay:
         self.leads_sent: set[str] = set()
         self.leads_taken = 0
         self.jobs_taken = 0
+        self.page: list[Mapping[str, Any]] = []
+        """The alerts this seat was paged with."""
+        self.findings: dict[str, Finding] = {}
+        """What each service's log said, once read."""
+        self.ranks: dict[str, list[Any]] = {}
+        """Per service a teammate led this seat to: the rank of the alert its lead explained."""
         self.found: list[Diagnosis] = []
         """Faults this seat fixed, oldest first."""
+        self.fixed_bodies: list[Mapping[str, Any]] = []
+        """What this seat said of each (its FIXED notes)."""
         self.addressed: dict[str, int] = {}
         """Teammate -> the inbox position of the last message before this seat last sent it
         work (a LEAD or FINDING): its DONE must come after that."""
@@ -507,9 +515,13 @@ class RoleSeatPlay:
         for note in self.board.of("LEAD")[self.leads_taken :]:
             self.leads_taken += 1
             service = str(note.body.get("service", ""))
+            rank = note.body.get("page")
+            if isinstance(rank, list) and len(rank) == 2:
+                self.ranks[service] = min(self.ranks.get(service, NO_PAGE), rank)
             if self.me.view.sees(service) and service not in self.seen:
                 self.queue.insert(0, service)
-        taken = self.board.taken()
+        # A service a teammate led from has been read: what it blames is known.
+        taken = self.board.taken() | {str(n.body.get("blamed_by")) for n in self.board.of("LEAD")}
         while self.queue and len(self.seen) < MAX_LOOKS:
             service = self.queue.pop(0)
             if service in self.seen or service in taken:
@@ -565,6 +577,7 @@ class RoleSeatPlay:
             names += list(seat.view.services or ())
         self.names = sorted(set(names))
         alerts = [a for a in observation.get("alerts", ()) if self.me.view.sees(str(a["service"]))]
+        self.page = alerts
         suspects: list[str] = []
         for a in alerts:
             if a["service"] in self.health and a["service"] not in suspects:
@@ -572,50 +585,71 @@ class RoleSeatPlay:
         suspects += [
             s for s in sorted(self.health) if self.health[s] != "healthy" and s not in suspects
         ]
-        self.queue = ExpertPolicy._deepest_first(suspects, self.deps)
+        # What only this seat can see comes first: the shared services are every seat's to read.
+        deepest = ExpertPolicy._deepest_first(suspects, self.deps)
+        self.queue = sorted(deepest, key=lambda s: any(o.view.sees(s) for o in self.others))
 
     def _look(self, service: str) -> None:
         """Read `service`'s logs; follow its blame, pass on a lead, or act on a fault."""
         self.seen.append(service)
         reply = self.call("read_logs", {"service": service, "level": "WARN", "lines": 80})
         lines = [str(r["text"]) for r in reply.data.get("lines", ())] if reply.ok else []
-        finding = read_finding(service, lines, self.names)
+        finding = self.findings[service] = read_finding(service, lines, self.names)
         below = [m for m in finding.mentions if m in self.deps.get(service, ())]
         # Faults flow up the graph: a service blaming what it calls is a symptom.
         visible = [m for m in below if self.me.view.sees(m) and m not in self.seen]
         if visible:
             self.queue = visible + [s for s in self.queue if s not in visible]
             return
-        hidden = [m for m in below if not self.me.view.sees(m)]
-        for m in hidden:
-            self._lead(m, service, finding.category, finding.cue or (lines[-1] if lines else ""))
+        # What it calls out of this seat's sight is a teammate's to read; so is any service a
+        # log with no failure of its own names (an edge naming the backend that fails). A
+        # failing service's log names others too (its callers, a table called like a
+        # service): those are no lead.
+        hidden = [
+            m
+            for m in finding.mentions
+            if not self.me.view.sees(m) and (m in below or finding.category is None)
+        ]
+        self._lead(hidden, service, finding.category, finding.cue or (lines[-1] if lines else ""))
         known = self.board.taken() | {d.service for d in self.found}
         if hidden or any(m in known for m in below) or finding.category is None:
             return
         self._act(Diagnosis(service, finding.category, finding.cue or "", evidence=lines))
 
-    def _lead(self, service: str, blamed_by: str, category: str | None, cue: str) -> None:
-        """Tell the seats that see `service` that `blamed_by` blames it (and how it fails)."""
-        if service in self.leads_sent:
-            return
-        self.leads_sent.add(service)
-        to = [s.name for s in self.others if s.view.sees(service)]
-        if not to:
-            return
-        kind = f" {category.replace('_', ' ')}?" if category else ""
-        self._say(
-            "LEAD",
-            {
+    def _lead(
+        self, services: Sequence[str], blamed_by: str, category: str | None, cue: str
+    ) -> None:
+        """Tell the seats that see `services` that `blamed_by` blames them, in one message.
+
+        Not for a service a teammate is already on, or was already led to.
+        """
+        known = self.board.taken() | {str(n.body.get("service")) for n in self.board.of("LEAD")}
+        lines: list[str] = []
+        work_for: list[str] = []
+        for service in services:
+            to = [s.name for s in self.others if s.view.sees(service)]
+            if service in self.leads_sent or service in known or not to:
+                continue
+            self.leads_sent.add(service)
+            work_for += [t for t in to if t not in work_for]
+            body = {
                 "service": service,
                 "blamed_by": blamed_by,
                 "category": category,
                 "cue": cue[:300],
                 "to": to,
-            },
-            f"{blamed_by} is failing and blames {service}, which I cannot see.{kind} "
-            f"Evidence: {cue.strip()[:160]}",
-            work_for=to,
+                "page": self._rank_of(service),
+            }
+            lines.append(f"LEAD {json.dumps(body, sort_keys=True)}")
+        if not lines:
+            return
+        kind = f" {category.replace('_', ' ')}?" if category else ""
+        led = [json.loads(line[5:])["service"] for line in lines]
+        note = (
+            f"{blamed_by} is failing and blames {', '.join(led)}, which I cannot see.{kind} "
+            f"Evidence: {cue.strip()[:160]}"
         )
+        self._send("\n".join([note, *lines]), work_for)
 
     def _act(self, d: Diagnosis) -> None:
         """Fix a fault this seat can fix; hand it to a teammate who can otherwise."""
@@ -663,19 +697,39 @@ class RoleSeatPlay:
 
     def _fix(self, d: Diagnosis) -> None:
         """Apply the remedy (the expert's), then say what was done."""
+        # The expert asks for the platform's services (check_dependencies) when it did not
+        # diagnose the fault itself; this seat knows them from its triage: one call less.
+        self.expert._services = self.expert._services or list(self.names)
         self.expert.remediate(self.call, d)
         self.found.append(d)
+        body = {
+            "service": d.service,
+            "category": d.category,
+            "cue": d.cue[:300],
+            "location": d.location,
+            "remediation": d.remediation,
+            "page": min(self._rank_of(d.service), self.ranks.get(d.service, NO_PAGE)),
+        }
+        self.fixed_bodies.append(body)
         self._say(
-            "FIXED",
-            {
-                "service": d.service,
-                "category": d.category,
-                "cue": d.cue[:300],
-                "location": d.location,
-                "remediation": d.remediation,
-            },
-            f"Applied {d.remediation or 'no remedy'} on {d.location or d.service}.",
+            "FIXED", body, f"Applied {d.remediation or 'no remedy'} on {d.location or d.service}."
         )
+
+    def _rank_of(self, root: str) -> list[Any]:
+        """The rank of the first alert of this seat's page that a fault at `root` explains.
+
+        That is the root's own alert, or one of a service that blamed it (directly or through
+        others).
+        """
+        chain = {root}
+        grew = True
+        while grew:
+            more = {
+                s for s, f in self.findings.items() if s not in chain and chain & set(f.mentions)
+            }
+            chain |= more
+            grew = bool(more)
+        return min((_rank(a) for a in self.page if str(a["service"]) in chain), default=NO_PAGE)
 
     def _watch(self) -> Look | None:
         """While waiting: the error rate of a fault being fixed that this seat can see."""
@@ -691,8 +745,11 @@ class RoleSeatPlay:
     def _say(
         self, kind: str, body: Mapping[str, Any], note: str, work_for: Sequence[str] = ()
     ) -> None:
+        self._send(f"{note}\n{kind} {json.dumps(body, sort_keys=True)}", work_for)
+
+    def _send(self, text: str, work_for: Sequence[str]) -> None:
         # Everything goes to every teammate: the reporter tracks the whole team's state.
-        _say(self.call, kind, body, [s.name for s in self.others], note)
+        self.call("send_message", {"text": text, "to": [s.name for s in self.others]})
         heard = self.board.update()
         for seat in work_for:
             self.addressed[seat] = heard - 1
@@ -700,17 +757,42 @@ class RoleSeatPlay:
     # -- the report -------------------------------------------------------------------------
 
     def _report(self) -> None:
-        fixed = [_diagnosis(n.body) for n in self.board.of("FIXED")] + self.found
+        fixed = [n.body for n in self.board.of("FIXED")] + self.fixed_bodies
         if not fixed:
             alerts = list(self.call.observation.get("alerts", ()))
             service = str(alerts[0]["service"]) if alerts else (self.names or ["unknown"])[0]
-            fixed = [Diagnosis(service, "code_bug", "no evidence", "unknown", "code_fix")]
-        ExpertPolicy.report(self.call, primary(fixed))
+            guess = Diagnosis(service, "code_bug", "no evidence", "unknown", "code_fix")
+            ExpertPolicy.report(self.call, guess)
+            return
+        first = primary(fixed)
+        further = [_diagnosis(f) for f in fixed if f is not first]
+        ExpertPolicy.report(self.call, _diagnosis(first), further)
 
 
-def primary(fixed: Sequence[Diagnosis]) -> Diagnosis:
-    """The root cause a report names among the faults fixed: the first remedied one."""
-    return next((d for d in fixed if d.remediation), fixed[0])
+NO_PAGE: list[Any] = ["P9", 0.0]
+"""The rank of a fault that explains no alert: after every alert's."""
+
+
+def _rank(alert: Mapping[str, Any]) -> list[Any]:
+    """An alert's place on the page: most severe first, then the oldest (as get_alerts)."""
+    if "firing_minutes" in alert:
+        return [str(alert.get("severity", "P9")), -float(alert["firing_minutes"])]
+    return [str(alert.get("severity", "P9")), float(alert.get("since_minute", 0.0))]
+
+
+def primary(fixed: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The fault a report names among those fixed (FIXED bodies).
+
+    The one that explains the first alert of the page (most severe, then oldest), as the
+    expert chooses; else the first fixed.
+    """
+    return min(fixed, key=lambda f: _page_rank(f.get("page")))
+
+
+def _page_rank(rank: Any) -> tuple[str, float]:
+    if isinstance(rank, list) and len(rank) == 2:
+        return (str(rank[0]), float(rank[1]))
+    return ("P9", 0.0)
 
 
 def _work_for(note: Note) -> list[str]:
