@@ -234,6 +234,7 @@ class WireCaller:
         while True:
             self._await_turn(deadline)
             conn = self.agent.conn
+            used = self._turns_used, self._round_used
             self._turns_used = len(conn.inbox.turns)
             self._round_used = max((int(t.get("round", 0)) for t in conn.inbox.turns), default=1)
             self.calls += 1
@@ -246,6 +247,11 @@ class WireCaller:
                 # machine): the call was not applied, so wait for the next turn and send again.
                 if exc.reason == "NOT_YOUR_TURN" and time.monotonic() < deadline:
                     continue
+                # Any other refusal (outside the seat's view, a tool its role may not use, bad
+                # arguments) comes before the call is admitted: the turn or round is still the
+                # seat's to use.
+                if exc.reason != "NOT_YOUR_TURN":
+                    self._turns_used, self._round_used = used
                 return ToolReply(
                     False,
                     str(exc),

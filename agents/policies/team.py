@@ -452,6 +452,8 @@ class RoleSeatPlay:
         self.deps: dict[str, list[str]] = {}
         self.names: list[str] = []
         self.queue: list[str] = []
+        self.visible: list[str] = []
+        """The services this seat sees, in the order it would read them."""
         self.seen: list[str] = []
         self.leads_sent: set[str] = set()
         self.leads_taken = 0
@@ -470,6 +472,7 @@ class RoleSeatPlay:
         """Teammate -> the inbox position of the last message before this seat last sent it
         work (a LEAD or FINDING): its DONE must come after that."""
         self.watched: set[str] = set()
+        """The looks taken while waiting."""
 
     # -- the seat's loop --------------------------------------------------------------------
 
@@ -491,7 +494,7 @@ class RoleSeatPlay:
                 if self.me.name == self.reporter:
                     self._report()
                 return
-            if not self.call.wait_inbox(self.board.heard, WAIT_SECONDS, self._watch):
+            if not self.call.wait_inbox(self.board.heard, WAIT_SECONDS, self._filler):
                 if self.me.name == self.reporter and not self._over():
                     self._report()  # the teammates went quiet: report what is known
                 return
@@ -587,7 +590,12 @@ class RoleSeatPlay:
         ]
         # What only this seat can see comes first: the shared services are every seat's to read.
         deepest = ExpertPolicy._deepest_first(suspects, self.deps)
-        self.queue = sorted(deepest, key=lambda s: any(o.view.sees(s) for o in self.others))
+        self.queue = sorted(deepest, key=self._shared)
+        self.visible = sorted(self.health, key=lambda s: (self._shared(s), s not in suspects))
+
+    def _shared(self, service: str) -> bool:
+        """Whether a teammate sees `service` too."""
+        return any(o.view.sees(service) for o in self.others)
 
     def _look(self, service: str) -> None:
         """Read `service`'s logs; follow its blame, pass on a lead, or act on a fault."""
@@ -731,14 +739,25 @@ class RoleSeatPlay:
             grew = bool(more)
         return min((_rank(a) for a in self.page if str(a["service"]) in chain), default=NO_PAGE)
 
-    def _watch(self) -> Look | None:
-        """While waiting: the error rate of a fault being fixed that this seat can see."""
+    def _filler(self) -> Look | None:
+        """A useful look for a turn this seat holds while it waits for its teammates.
+
+        First the logs of the services it sees and has not read, what only it sees first (a
+        teammate's lead will send it to one of them: the read is then at hand, remembered by
+        the caller), then the error rate of a fault a teammate is fixing where it can see.
+        """
         self.board.update()
+        taken = self.board.taken()
+        for service in self.visible:
+            if service not in self.seen and service not in taken and service not in self.watched:
+                self.watched.add(service)
+                return ("read_logs", {"service": service, "level": "WARN", "lines": 80})
         for n in self.board.notes:
             service = str(n.body.get("service", ""))
-            visible = self.me.view.sees(service) and service not in self.watched
-            if n.kind in ("CLAIM", "FINDING") and visible:
-                self.watched.add(service)
+            key = f"metrics:{service}"
+            fixing = n.kind in ("CLAIM", "FINDING") and self.me.view.sees(service)
+            if fixing and key not in self.watched:
+                self.watched.add(key)
                 return ("query_metrics", {"service": service, "metric": "error_rate"})
         return None
 
