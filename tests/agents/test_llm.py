@@ -24,6 +24,7 @@ from metasre.agents.llm import (
 )
 from metasre.agents.policies import ToolReply
 from metasre.agents.sync import SyncClient, WireCaller
+from metasre.simulator import resolve
 
 PAY = "meta-sre/payment-bad-deploy-v2"
 Script = Callable[[dict[str, Any]], dict[str, Any]]
@@ -416,3 +417,66 @@ def test_role_models_are_checked(stand_in):
     assert out.returncode == 2 and "no role 'janitor'" in out.stderr
     out = llm("--team", "--role-model", "fixer")
     assert out.returncode == 2 and "ROLE=MODEL" in out.stderr
+
+
+def role_team_script(body: dict[str, Any]) -> dict[str, Any]:
+    """Two 'models' in the seats of split-evidence's roles, knowing only their prompts."""
+    system = body["messages"][0]["content"]
+    role = re.search(r"You are (app-oncall|release-manager):", system)
+    assert role, "a role seat's prompt names its role"
+    seen = re.search(r"What you see: services: ([^;]+);", system)
+    assert seen, system
+    mine = [m for m in body["messages"] if m["role"] == "tool"]
+    wait = completion(content="Waiting for a teammate.")
+    if role.group(1) == "release-manager":
+        if not mine:  # a service the app on-call sees: outside this seat's view
+            return completion(("read_logs", {"service": "orders-api"}))
+        if len(mine) == 1:
+            text = f"I see {seen.group(1)}; orders-api: {mine[0]['content'][:120]}"
+            return completion(("send_message", {"to": ["app-oncall"], "text": text}))
+        return wait
+    heard = _said(body, "release-manager")
+    if not heard:
+        return wait
+    return completion(("submit_report", {
+        "root_cause_service": "orders-api", "root_cause_location": "unknown",
+        "category": "bad_deployment", "remediation": "rollback_deployment",
+        "summary": "the release manager cannot see orders-api; we stop here",
+    }))  # fmt: skip
+
+
+def test_metasre_llm_team_seats_the_scenario_s_roles_each_told_its_view():
+    with StandIn(role_team_script) as endpoint:
+        out = subprocess.run(
+            [
+                sys.executable, "-m", "metasre.cli.main", "llm", "--team",
+                "--scenario", "split-evidence", "--seed", "0", "--model", "big",
+                "--turn-policy", "SIMULTANEOUS", "--json", "--no-store",
+            ],
+            capture_output=True, text=True, timeout=180, check=False,
+            env={**os.environ, "METASRE_LLM_BASE_URL": endpoint.base_url},
+        )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = json.loads(out.stdout)
+    assert result["grade"]["final"], result["grade"]
+    roles = result["roles"]
+    spec = resolve("split-evidence").spec(0)
+    assert list(roles) == [r.name for r in spec.roles]
+    assert set(result["agent_rewards"]) == set(roles)
+    for r in spec.roles:
+        system = roles[r.name]["messages"][0]["content"]
+        # the view of the episode's seed, in the simulator's own words, and the teammates
+        assert f"What you see: {r.view.describe()}." in system, system
+        assert "team of 2 seats: app-oncall, release-manager" in system
+        assert roles[r.name]["model"] == "big"
+    assert "You file the incident report" in roles["app-oncall"]["messages"][0]["content"]
+    assert "app-oncall files the report" in roles["release-manager"]["messages"][0]["content"]
+    # the server applied the release manager's view, and what it learned crossed in a message
+    refused = next(m for m in roles["release-manager"]["messages"] if m["role"] == "tool")
+    assert "OUTSIDE_VIEW" in refused["content"], refused
+    heard = [
+        m["content"]
+        for m in roles["app-oncall"]["messages"]
+        if str(m.get("content", "")).startswith("Message from release-manager:")
+    ]
+    assert heard and "orders-api" in heard[0]
