@@ -14,7 +14,7 @@ import statistics
 import sys
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -215,6 +215,8 @@ METRICS: dict[str, Callable[[EpisodeTeamwork], float | None]] = {
     "idle_turns": lambda t: float(t.idle_turns),
 }
 """The figures compared per configuration; mitigation_minutes over mitigated episodes only."""
+FAMILY_METRICS = ("sla_met", "grade", "resolved", "mitigation_minutes")
+"""The figures also given family by family (families differ in SLA and in who can solve them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +231,8 @@ class ConfigurationResult:
     credit: Mapping[str, Estimate | None]
     """Per seat: its reward under the configuration's attribution."""
     rows: Sequence[Mapping[str, Any]]
+    by_family: Mapping[str, Mapping[str, Estimate | None]] = field(default_factory=dict)
+    """Per family: the `FAMILY_METRICS` over its seeds alone."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the results file."""
@@ -243,6 +247,10 @@ class ConfigurationResult:
             "failed": self.failed,
             "figures": {k: asdict(v) if v else None for k, v in self.figures.items()},
             "credit": {k: asdict(v) if v else None for k, v in self.credit.items()},
+            "by_family": {
+                family: {k: asdict(v) if v else None for k, v in figures.items()}
+                for family, figures in self.by_family.items()
+            },
             "episodes_detail": list(self.rows),
         }
 
@@ -277,6 +285,22 @@ def summarize_configuration(
         }
         for r in results
     ]
+    by_family = {
+        family: {
+            name: over_instances(
+                _by_instance(
+                    [
+                        (r, v)
+                        for r, t in played
+                        if r.scenario_id == family and (v := METRICS[name](t)) is not None
+                    ]
+                ),
+                salt=f"{configuration.label}:{family}:{name}",
+            )
+            for name in FAMILY_METRICS
+        }
+        for family in dict.fromkeys(r.scenario_id for r in results)
+    }
     return ConfigurationResult(
         configuration,
         len(results),
@@ -284,6 +308,7 @@ def summarize_configuration(
         figures,
         credit,
         rows,
+        by_family,
     )
 
 
@@ -427,4 +452,15 @@ def print_comparison(results: Sequence[ConfigurationResult]) -> None:
             print(f"  {title:<18} {e.text(digits) if e else '-'}")
         credit = ", ".join(f"{seat} {e.text()}" for seat, e in r.credit.items() if e)
         print(f"  {'credit per seat':<18} {credit or '-'}")
+    if any(len(r.by_family) > 1 for r in results):
+        print("per family: SLA met | grade | resolved | mitigated (min)")
+        for r in results:
+            print(f"{r.configuration.label}")
+            for family, figures in r.by_family.items():
+                shown = [
+                    e.text(1 if name == "mitigation_minutes" else 2) if e else "-"
+                    for name in FAMILY_METRICS
+                    for e in [figures.get(name)]
+                ]
+                print(f"  {family.rpartition('/')[2]:<28} {' | '.join(shown)}")
     print(f"means over instances (family, seed) with {CONFIDENCE:.0%} bootstrap intervals")

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -201,3 +204,70 @@ REMEDIES = {
     "skip_message",
     "edit_lines",
 }
+
+
+ROLE_GRID = """
+name = "roles"
+families = ["split-evidence", "schema-release"]
+seeds = "0-1"
+turn_policies = ["SIMULTANEOUS"]
+parallel = 4
+
+[[teams]]
+name = "team"
+agents = "team"
+
+[[teams]]
+name = "full view"
+agents = "expert"
+
+[[teams]]
+name = "first role"
+agents = "expert@1"
+
+[[teams]]
+name = "second role"
+agents = "expert@2"
+"""
+
+
+def experiment(tmp_path: Path, grid: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    path, out_file = tmp_path / "grid.toml", tmp_path / "results.json"
+    path.write_text(grid)
+    out = subprocess.run(
+        [sys.executable, "-m", "metasre.cli.main", "experiment", str(path), "--out",
+         str(out_file), "--no-store", "--no-progress"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    return out, json.loads(out_file.read_text()) if out_file.exists() else {}
+
+
+def test_an_experiment_compares_the_team_with_the_expert_in_one_role_s_seat(tmp_path):
+    out, results = experiment(tmp_path, ROLE_GRID)
+    assert out.returncode == 0, out.stdout + out.stderr
+    cells = {c["team"]: c for c in results["configurations"]}
+    for name in ("team", "full view"):
+        assert cells[name]["figures"]["resolved"]["mean"] == 1.0, name
+    for name, seats in (
+        ("first role", {"app-oncall"}),
+        ("second role", {"release-manager", "dba"}),
+    ):
+        assert cells[name]["figures"]["resolved"]["mean"] == 0.0, name
+        # one seat, the role's (the same name in both families, or each family's own)
+        assert set(cells[name]["credit"]) == seats
+    assert set(cells["team"]["credit"]) == {"app-oncall", "release-manager", "dba"}
+    # family by family too, on stdout and in the file
+    by_family = cells["team"]["by_family"]
+    assert set(by_family) == {SPLIT, SCHEMA}
+    assert all(f["sla_met"]["seeds"] == 2 for f in by_family.values())
+    assert "per family: SLA met | grade | resolved | mitigated (min)" in out.stdout
+    assert "split-evidence-v1" in out.stdout
+
+
+def test_a_role_the_family_does_not_declare_fails_its_episodes_and_says_which(tmp_path):
+    grid = ROLE_GRID.replace('agents = "expert@2"', 'agents = "expert@janitor"')
+    out, results = experiment(tmp_path, grid.replace('"0-1"', '"0"'))
+    assert out.returncode == 1, out.stdout + out.stderr
+    cell = next(c for c in results["configurations"] if c["team"] == "second role")
+    assert cell["failed"] == 2
+    assert all("no role 'janitor'" in r["error"] for r in cell["episodes_detail"])
