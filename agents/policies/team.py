@@ -1,6 +1,18 @@
-"""The scripted team: a commander, an investigator and a fixer who cooperate through messages.
+"""The scripted teams: the scenario's roles, each seat within its view; or three generalists.
 
-The commander triages from the page (alerts, the dashboard's health and dependencies) and hands
+A scenario that declares roles (a team family) gets one seat per role, and the server gives
+each seat its role's view: some services' signals, with or without the code, the data layer and
+the deploy system. Each seat (`RoleSeatPlay`) reads what only it can see first, follows blame
+toward what its services call, and acts on what it finds: it fixes a fault its view and tools
+reach, hands a fault it cannot fix to the seat that can (FINDING), and tells the seats that see
+a service it cannot that one of its services blames it (LEAD). Seats work side by side: under
+SIMULTANEOUS two seats remedy two faults in the same round, and a seat that waits spends its
+turns on the reads a lead will send it to. Once every seat has said DONE after the work it was
+sent and every fault is FIXED, the reporter files the report naming the fault that explains the
+page's first alert. Each message is a line for people, then `KIND {json}` lines for teammates.
+
+Without roles: a commander, an investigator and a fixer cooperate through messages. The
+commander triages from the page (alerts, the dashboard's health and dependencies) and hands
 the investigation over at once; the investigator follows the logs to the root cause and sends its
 diagnosis to the fixer and the commander; the fixer applies the remedy for that kind of failure,
 proves it, and says so; meanwhile the commander watches the diagnosed service's errors, then
