@@ -368,6 +368,11 @@ class RoleCaller(TeamCaller, Protocol):
         """The latest observation the seat received (cut to its view by the server)."""
         ...
 
+    @property
+    def over(self) -> bool:
+        """Whether the episode or the seat's stream has ended."""
+        ...
+
     def inbox(self) -> Sequence[Mapping[str, Any]]:
         """Teammates' messages received so far, in the order the session applied them."""
         ...
@@ -507,12 +512,10 @@ class RoleSeatPlay:
                     self._report()
                 return
             if not self.call.wait_inbox(self.board.heard, WAIT_SECONDS, self._filler):
-                if self.me.name == self.reporter and not self._over():
+                if self.me.name == self.reporter and not self.call.over:
                     self._report()  # the teammates went quiet: report what is known
                 return
 
-    def _over(self) -> bool:
-        return bool(getattr(self.call, "over", False))
 
     def _work(self) -> bool:
         """Take the next piece of work: a fault handed over, a lead, a look; False if none."""
