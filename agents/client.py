@@ -39,6 +39,57 @@ TURN_POLICIES = ("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS")
 ATTRIBUTIONS = ("SHARED", "INDIVIDUAL", "MIXED", "DIFFERENCE")
 REWARD_MODES = ("DENSE", "SPARSE")
 
+SeatLike = str | tuple[str, str] | tuple[str, str, Sequence[str]] | Mapping[str, Any]
+"""A seat as `MetasreClient.create_session` takes it."""
+FULL_VIEW: Mapping[str, Any] = {"services": None, "code": True, "data": True, "deploys": True}
+"""The full view, as `view_of` gives it."""
+
+
+def view_of(message: common_pb2.View) -> dict[str, Any]:
+    """A View message as plain data: `services` (None: all) and `code`, `data`, `deploys`."""
+    return {
+        "services": list(message.services) or None,
+        "code": not message.hide_code,
+        "data": not message.hide_data,
+        "deploys": not message.hide_deploys,
+    }
+
+
+def seat_config(seat: Mapping[str, Any]) -> common_pb2.SeatConfig:
+    """A SeatConfig from a mapping (see `MetasreClient.create_session`).
+
+    Raises:
+        ValueError: an unknown key, or no agent_id.
+    """
+    unknown = sorted(set(seat) - {"agent_id", "role", "allowed_tools", "view"})
+    if unknown or "agent_id" not in seat:
+        raise ValueError(
+            "a seat mapping takes agent_id (required), role, allowed_tools and view;"
+            f" got {sorted(seat)}"
+        )
+    config = common_pb2.SeatConfig(
+        agent_id=str(seat["agent_id"]),
+        role=str(seat.get("role", "")),
+        allowed_tools=list(seat.get("allowed_tools", ())),
+    )
+    view = seat.get("view")
+    if view is not None:
+        bad = sorted(set(view) - set(FULL_VIEW))
+        if bad:
+            raise ValueError(f"a view takes services, code, data and deploys; got {bad}")
+        if view.get("services") is not None and not view["services"]:
+            # The wire's empty list means every service, not none: say so rather than widen it.
+            raise ValueError("a view's services must name at least one; omit it for every service")
+        config.view.CopyFrom(
+            common_pb2.View(
+                services=list(view.get("services") or ()),
+                hide_code=not view.get("code", True),
+                hide_data=not view.get("data", True),
+                hide_deploys=not view.get("deploys", True),
+            )
+        )
+    return config
+
 
 def to_struct(data: Mapping[str, Any] | None) -> struct_pb2.Struct:
     """Plain data as a `google.protobuf.Struct`."""
@@ -203,14 +254,20 @@ class MetasreClient:
         scenario_id: str,
         *,
         seed: int = 0,
-        seats: Sequence[str | tuple[str, str] | tuple[str, str, Sequence[str]]] = ("agent",),
+        seats: Sequence[SeatLike] = ("agent",),
         turn_policy: str = "FREE_FOR_ALL",
         attribution: str = "SHARED",
         team_spirit: float = 0.0,
         turn_timeout_seconds: float = 0.0,
         reward_mode: str | None = None,
     ) -> SessionHandle:
-        """Create a session; each seat is an agent id, or (agent id, role[, allowed tools]).
+        """Create a session with `seats`, each an id, a tuple or a mapping.
+
+        A seat is an agent id, (agent id, role[, allowed tools]), or a mapping with `agent_id`
+        and optionally `role`, `allowed_tools` and `view`. A `view` is a mapping with `services`
+        (a list; absent: every service) and booleans `code`, `data`, `deploys` (absent: shown),
+        as `metasre.simulator.views.View`. A seat whose role names one of the scenario's roles
+        gets that role's view unless it has its own.
 
         `reward_mode`: DENSE (shaping as each call applies) or SPARSE (the grade only, at the
         end); the client's default (DENSE unless it was made with another) when None.
@@ -226,6 +283,8 @@ class MetasreClient:
         for seat in seats:
             if isinstance(seat, str):
                 seat_pbs.append(common_pb2.SeatConfig(agent_id=seat))
+            elif isinstance(seat, Mapping):
+                seat_pbs.append(seat_config(seat))
             else:
                 allowed = list(seat[2]) if len(seat) > 2 else []
                 seat_pbs.append(
@@ -357,6 +416,8 @@ class AgentConnection:
         self.inbox = Inbox()
         self.agent_id = ""
         self.role = ""
+        self.view: dict[str, Any] = dict(FULL_VIEW)
+        """What this seat sees, as `view_of` gives it (the full view until joined)."""
         self.resume_token = ""
         self.last_sequence = 0
         """The sequence number of the last event received: resume from here after a drop."""
@@ -548,6 +609,7 @@ class AgentConnection:
         if kind == "joined":
             joined = response.joined
             self.agent_id, self.role = joined.agent_id, joined.role
+            self.view = view_of(joined.view)
             self.resume_token = joined.resume_token
             self.observation = to_dict(joined.observation)
             self.session = to_dict(joined.session)
@@ -624,12 +686,16 @@ class AgentConnection:
 
 __all__ = [
     "ATTRIBUTIONS",
+    "FULL_VIEW",
     "REWARD_MODES",
     "TURN_POLICIES",
     "AgentConnection",
     "CallResult",
     "Inbox",
     "MetasreClient",
+    "SeatLike",
     "SessionHandle",
+    "seat_config",
     "to_struct",
+    "view_of",
 ]

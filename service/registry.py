@@ -27,6 +27,7 @@ from metasre.service.config import Limits
 from metasre.service.core.coordinator import Coordinator, make_episode
 from metasre.service.core.errors import (
     CallAbortedError,
+    InvalidRequestError,
     RequestIdReusedError,
     ServerAtCapacityError,
     ServerDrainingError,
@@ -44,7 +45,7 @@ from metasre.service.core.session import Session, SessionSpec
 from metasre.service.store.codec import StoreRecorder, entry_of
 from metasre.service.store.recovery import RecoveryError, rebuild
 from metasre.service.store.sqlite import SessionRow, TrajectoryStore
-from metasre.simulator import resolve
+from metasre.simulator import Episode, resolve
 from metasre.simulator.sandbox import TestRunner
 
 log = structlog.get_logger("metasre.service.registry")
@@ -192,6 +193,7 @@ class Registry:
         finally:
             # From here on it counts as a session (nothing awaits before it is one), or not at all.
             self._creating -= 1
+        _check_views(spec, episode)
         session_id = secrets.token_hex(8)
         if spec.scenario_id != scenario_id:  # a name without its version: store the full id
             spec = replace(spec, scenario_id=scenario_id)
@@ -493,3 +495,21 @@ class Registry:
                     await self._hand_over(session.id)
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+def _check_views(spec: SessionSpec, episode: Episode) -> None:
+    """Refuse seats whose view names services the scenario does not have at this seed.
+
+    Raises:
+        InvalidRequestError: naming the seat and the scenario's services.
+    """
+    services = [svc.name for svc in episode.instance.spec.services]
+    for i, seat in enumerate(spec.seats):
+        unknown = [n for n in (seat.view.services or ()) if n not in services] if seat.view else []
+        if unknown:
+            raise InvalidRequestError(
+                f"seat {i} ({seat.agent_id!r}): its view names services {unknown} that"
+                f" {spec.scenario_id} does not have at seed {spec.seed}; its services are:"
+                f" {', '.join(services)}",
+                ((f"seats[{i}].view.services", "services of the scenario at the seed"),),
+            )

@@ -30,6 +30,7 @@ from metasre.service.core.attribution import (
 from metasre.service.core.errors import (
     EpisodeEndedError,
     EpisodeResetError,
+    OutsideViewError,
     ServerHandingOverError,
     ServiceError,
     SessionClosedError,
@@ -39,11 +40,12 @@ from metasre.service.core.errors import (
 from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started
 from metasre.service.core.session import Seat, Session
 from metasre.service.core.turns import TIMED_OUT, TimedOut, turns_for
-from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve
+from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve, views
 from metasre.simulator.errors import InvalidToolCallError
 from metasre.simulator.replay import RecordedCall, patch_of
 from metasre.simulator.sandbox import TestRunner
 from metasre.simulator.tools import Tool, get_tool, validate_args
+from metasre.simulator.views import View
 
 log = structlog.get_logger("metasre.service.core.coordinator")
 
@@ -251,15 +253,25 @@ class Coordinator:
                 "ResetSession starts a new one"
             )
         spec_tool = get_tool(tool)
-        self._check_agents_named(spec_tool, validate_args(spec_tool, args))
-        if not seat.may_use(tool):
-            allowed = ", ".join(sorted(seat.spec.allowed_tools))
+        parsed = validate_args(spec_tool, args)
+        self._check_agents_named(spec_tool, parsed)
+        tools = s.tools_of(seat)
+        if tools and tool not in tools:
+            allowed = ", ".join(sorted(tools))
             raise ToolNotAllowedError(
                 f"seat {seat.agent_id!r}"
                 + (f" (role {seat.spec.role!r})" if seat.spec.role else " (no role)")
                 + f" may not use {tool[:64]!r}; it may use: {allowed}",
                 (("tool", f"allowed for this role: {allowed}"),),
                 {"allowed": allowed},
+            )
+        view = s.view_of(seat)
+        why = views.refusal(view, spec_tool, parsed.model_dump(), s.owners)
+        if why:
+            raise OutsideViewError(
+                f"seat {seat.agent_id!r}: {why}",
+                (("args" if spec_tool.service_args else "tool", why),),
+                {"view": view.describe()},
             )
         agent = seat.agent_id
         self.turns.admit(seat, agent in self._waiting)
@@ -333,7 +345,7 @@ class Coordinator:
 
     async def _apply_logged(self, batch: Sequence[Pending], round_no: int) -> None:
         s = self.session
-        calls = [(p.seat.agent_id, p.tool, p.args) for p in batch]
+        calls = [(p.seat.agent_id, p.tool, p.args, s.view_of(p.seat)) for p in batch]
         started = time.perf_counter()
         async with s.lock:
             if _quick(s.episode, calls):
@@ -489,24 +501,27 @@ async def make_episode(scenario_id: str, seed: int, runner: TestRunner | None) -
     return await asyncio.to_thread(Episode.make, scenario_id, seed, runner)
 
 
-def _quick(episode: Episode, calls: Sequence[tuple[str, str, Mapping[str, Any]]]) -> bool:
+Call = tuple[str, str, Mapping[str, Any], View]
+"""A call as the sequencer applies it: agent, tool, arguments and the caller's view."""
+
+
+def _quick(episode: Episode, calls: Sequence[Call]) -> bool:
     # A tool declares whether it is cheap enough to run inline (Tool.inline). The call that uses
     # the last step is graded (hidden tests run): that one goes to a thread.
     return len(calls) == 1 and get_tool(calls[0][1]).inline and episode.steps_left > 1
 
 
-def _apply_sync(
-    episode: Episode, calls: Sequence[tuple[str, str, Mapping[str, Any]]], round_no: int
-) -> list[Outcome]:
+def _apply_sync(episode: Episode, calls: Sequence[Call], round_no: int) -> list[Outcome]:
     """Apply `calls` in order (as one round when `round_no`); runs in a worker thread."""
     out: list[Outcome] = []
     if round_no:
         episode.begin_round()
     try:
-        for agent, tool, args in calls:
+        for agent, tool, args, view in calls:
             try:
-                step = episode.apply(agent, tool, args)
-                out.append((step, episode.observation()))
+                step = episode.apply(agent, tool, args, view)
+                # The caller's result shows the dashboard as its view does; the log keeps that.
+                out.append((step, views.observe(view, episode.observation())))
             except Exception as exc:  # reported to that caller; the others still apply
                 out.append(exc)
     finally:

@@ -74,6 +74,10 @@ class NotYourTurnError(ServiceError):
     """Raised when a call arrives out of turn under ROUND_ROBIN or twice in a SIMULTANEOUS round."""
 
 
+class OutsideViewError(ServiceError):
+    """Raised when a seat's call aims at something its view hides (`metasre.simulator.views`)."""
+
+
 class ToolNotAllowedError(ServiceError):
     """Raised when a seat's role may not use the tool it called."""
 
@@ -165,6 +169,7 @@ __all__ = [
     "NotJoinedError",
     "NotSessionOwnerError",
     "NotYourTurnError",
+    "OutsideViewError",
     "RequestIdReusedError",
     "SeatIdleError",
     "SeatTakenError",

@@ -38,6 +38,8 @@ from metasre.service.core.errors import (
 from metasre.service.core.events import Event, LogEntry
 from metasre.simulator import Episode
 from metasre.simulator.replay import RecordedCall
+from metasre.simulator.scenarios.spec import RoleSpec
+from metasre.simulator.views import FULL, View, owners_of
 
 PAST_PAGE = 64
 """Entries of past episodes a follower reads from the store at a time."""
@@ -58,7 +60,9 @@ class SeatSpec:
     agent_id: str
     role: str = ""
     allowed_tools: frozenset[str] = frozenset()
-    """Empty: every tool."""
+    """Empty: every tool (or the scenario role's tools)."""
+    view: View | None = None
+    """What the seat sees, as asked for; None: its scenario role's view, or the full view."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,10 +135,6 @@ class Seat:
     def kept(self) -> bool:
         """Whether a dropped stream's grace period still holds the seat for its agent."""
         return self.kept_until is not None and time.monotonic() < self.kept_until
-
-    def may_use(self, tool: str) -> bool:
-        """Whether the seat's role allows `tool`."""
-        return not self.spec.allowed_tools or tool in self.spec.allowed_tools
 
 
 class Recorder(Protocol):
@@ -228,6 +228,35 @@ class Session:
     def seat(self, agent_id: str) -> Seat:
         """The seat of `agent_id`."""
         return next(s for s in self.seats if s.agent_id == agent_id)
+
+    def view_of(self, seat: Seat) -> View:
+        """What `seat` sees in the current episode: its own view, its scenario role's, or all.
+
+        A role's services are rendered per seed, so a role's view is read from the current
+        episode's scenario each time rather than fixed at creation.
+        """
+        if seat.spec.view is not None:
+            return seat.spec.view
+        role = self._role(seat)
+        return role.view if role is not None else FULL
+
+    def tools_of(self, seat: Seat) -> frozenset[str]:
+        """The tools `seat` may call (empty: every tool): its own list, or its scenario role's."""
+        if seat.spec.allowed_tools:
+            return seat.spec.allowed_tools
+        role = self._role(seat)
+        return frozenset(role.tools) if role is not None else frozenset()
+
+    @property
+    def owners(self) -> dict[str, str]:
+        """Which service owns each queue and flag of the current episode (`views.refusal`)."""
+        return owners_of(self.episode.instance.spec)
+
+    def _role(self, seat: Seat) -> RoleSpec | None:
+        if not seat.spec.role:
+            return None
+        roles = self.episode.instance.spec.roles
+        return next((r for r in roles if r.name == seat.spec.role), None)
 
     def _new_seat(self, spec: SeatSpec, join: str) -> Seat:
         resume = auth.resume_token_for(self.token_key, join)

@@ -31,6 +31,7 @@ from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 from metasre.simulator import EpisodePhase, Grade, Observation
 from metasre.simulator.grader import GradeComponent
 from metasre.simulator.observation import AlertView, ServiceRow
+from metasre.simulator.views import View
 
 
 class StoreRecorder:
@@ -89,6 +90,7 @@ def session_config(spec: SessionSpec) -> dict[str, Any]:
                 "agent_id": s.agent_id,
                 "role": s.role,
                 "allowed_tools": sorted(s.allowed_tools),
+                **({"view": s.view.model_dump(mode="json")} if s.view is not None else {}),
             }
             for s in spec.seats
         ],
@@ -143,7 +145,12 @@ def spec_from_config(config: Mapping[str, Any]) -> SessionSpec:
         scenario_id=str(config["scenario_id"]),
         seed=int(config["seed"]),
         seats=tuple(
-            SeatSpec(str(s["agent_id"]), str(s["role"]), frozenset(s["allowed_tools"]))
+            SeatSpec(
+                str(s["agent_id"]),
+                str(s["role"]),
+                frozenset(s["allowed_tools"]),
+                View.model_validate(s["view"]) if s.get("view") is not None else None,
+            )
             for s in config["seats"]
         ),
         policy=TurnPolicy(config["turn_policy"]),

@@ -3,7 +3,7 @@
 Each episode becomes::
 
     {"session_id", "episode", "scenario_id", "seed", "turn_policy", "reward_attribution",
-     "reward_mode", "agents": [{"agent_id", "role", "allowed_tools"}],
+     "reward_mode", "agents": [{"agent_id", "role", "allowed_tools", "view"}],
      "finished", "phase", "grade": {"total", "resolved", "components": [...], ...} | null,
      "agent_rewards": {agent_id: total},
      "messages": [
@@ -134,7 +134,12 @@ def episode_record(session: SessionRow, episode: int, events: Sequence[EventRow]
         "reward_mode": config.get("reward_mode", "dense"),
         "team_spirit": config["team_spirit"],
         "agents": [
-            {"agent_id": s["agent_id"], "role": s["role"], "allowed_tools": s["allowed_tools"]}
+            {
+                "agent_id": s["agent_id"],
+                "role": s["role"],
+                "allowed_tools": s["allowed_tools"],
+                "view": s.get("view"),
+            }
             for s in config["seats"]
         ],
         "finished": ended is not None,

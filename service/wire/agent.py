@@ -32,6 +32,8 @@ from metasre.service.registry import Registry
 from metasre.service.wire import convert
 from metasre.service.wire.status import abort, guarded, status_of
 from metasre.service.wire.undecodable import Refused
+from metasre.simulator import views
+from metasre.simulator.views import View
 from metasre.v1 import agent_pb2
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -502,11 +504,13 @@ class AgentStream:
         start = session.episode_start()
         if resume and after > 0:
             start = min(int(after), session.end)
+        view = session.view_of(seat)
         joined = agent_pb2.Joined(
             session=convert.session_pb(session),
             agent_id=seat.agent_id,
             role=seat.spec.role,
             resume_token=resume_token,
+            view=convert.view_pb(view),
         )
         episode = session.episode
         observation = episode.observation()
@@ -514,8 +518,8 @@ class AgentStream:
         # scenario and seed: its bytes are made once. Later ones are never seen again.
         data = (
             convert.shared_observation_bytes(observation)
-            if episode.tick == 0
-            else convert.observation_pb(observation).SerializeToString()
+            if episode.tick == 0 and view.full
+            else convert.observation_pb(views.observe(view, observation)).SerializeToString()
         )
         self._enqueue(convert.joined_response_bytes(joined, data))
         self._delivered = self._start = start
@@ -602,6 +606,10 @@ class AgentStream:
         else:
             self._out.put_nowait(None)
 
+    def _seat_view(self) -> View:
+        assert self._seat is not None and self._session is not None
+        return self._session.view_of(self._seat)
+
     def _view(self, entry: LogEntry) -> Response | None:
         """What this agent is told about one log entry, if anything."""
         assert self._seat is not None
@@ -610,6 +618,8 @@ class AgentStream:
         if isinstance(event, Applied):
             if event.agent_id == me:
                 return self._views.result(entry, event)
+            if not self._seat_view().full:
+                return convert.redacted_applied_response_bytes(event, entry.sequence)
             return self._views.applied(entry, event)
         if isinstance(event, Reward):
             if event.agent_id == me:
@@ -624,6 +634,13 @@ class AgentStream:
                 return agent_pb2.ConnectResponse(turn=convert.turn_pb(event))
             return None
         if isinstance(event, Started):
+            view = self._seat_view()
+            if not view.full:
+                started = convert.started_pb(event)
+                started.observation.CopyFrom(
+                    convert.observation_pb(views.observe(view, event.observation))
+                )
+                return agent_pb2.ConnectResponse(sequence=entry.sequence, episode_start=started)
             return convert.started_response_bytes(event, entry.sequence)
         if isinstance(event, Ended):
             return agent_pb2.ConnectResponse(episode_end=convert.ended_pb(event))

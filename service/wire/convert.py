@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPol
 from metasre.service.wire.struct_wire import delimited, struct_bytes, tag
 from metasre.simulator import TOOLS, EpisodePhase, Grade, Observation, Tool
 from metasre.simulator.scenarios.registry import ScenarioEntry
+from metasre.simulator.views import View
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
 
 _POLICY = {
@@ -110,6 +112,11 @@ TURN_TIMEOUT_BOUNDS = (0.1, 3600.0)
 MAX_SEED = 2**31 - 1
 """Largest seed a session takes."""
 MAX_REQUEST_ID_LENGTH = 128
+
+MAX_VIEW_SERVICES = 256
+"""Services a seat's view may name."""
+SERVICE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+"""What a service name looks like (`metasre.simulator.scenarios.spec.ServiceSpec.name`)."""
 """Longest CreateSessionRequest.request_id, in characters."""
 
 
@@ -215,7 +222,13 @@ def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> S
                 ((f"seats[{i}].allowed_tools", "names from ListTools"),),
             )
     seats = tuple(
-        SeatSpec(s.agent_id, s.role[:64], frozenset(s.allowed_tools)) for s in request.seats
+        SeatSpec(
+            s.agent_id,
+            s.role[:64],
+            frozenset(s.allowed_tools),
+            view_from_pb(s.view, f"seats[{i}].view") if s.HasField("view") else None,
+        )
+        for i, s in enumerate(request.seats)
     ) or (SeatSpec("agent-1"),)
     alpha = request.team_spirit
     if not math.isfinite(alpha):
@@ -364,6 +377,25 @@ def applied_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
     return head + delimited(_APPLIED_TAG, body)
 
 
+def redacted_applied_response_bytes(event: Applied, sequence: int) -> bytes:
+    """A teammate's applied call as a restricted seat gets it: no arguments, text or data.
+
+    Its arguments and result are what the seat's own view may hide (`metasre.simulator.views`).
+    """
+    head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
+    applied = common_pb2.AppliedCall(
+        tick=event.tick,
+        agent_id=event.agent_id,
+        call_id=event.call_id,
+        tool=event.tool,
+        ok=event.ok,
+        minutes=event.minutes,
+        clock=event.clock,
+        round=event.round,
+    )
+    return head + delimited(_APPLIED_TAG, applied.SerializeToString())
+
+
 _BATCH_TAG = tag(_RESPONSE["batch"].number)
 _BATCH_EVENT_TAG = tag(agent_pb2.EventBatch.DESCRIPTOR.fields_by_name["events"].number)
 
@@ -508,6 +540,7 @@ def session_pb(session: Session) -> common_pb2.SessionInfo:
                 allowed_tools=sorted(s.spec.allowed_tools),
                 connected=s.holder is not None,
                 reward_total=s.reward_total,
+                view=view_pb(session.view_of(s)),
             )
             for s in session.seats
         ],
@@ -550,6 +583,49 @@ def scenario_pb(entry: ScenarioEntry) -> common_pb2.ScenarioSummary:
         difficulty=spec.difficulty,
         sla_minutes=spec.sla_minutes,
         step_budget=spec.step_budget,
+        roles=[
+            common_pb2.RoleInfo(
+                name=r.name, description=r.description, tools=list(r.tools), view=view_pb(r.view)
+            )
+            for r in spec.roles
+        ],
+    )
+
+
+def view_pb(view: View) -> common_pb2.View:
+    """A View message (the full view is the empty message)."""
+    return common_pb2.View(
+        services=list(view.services or ()),
+        hide_code=not view.code,
+        hide_data=not view.data,
+        hide_deploys=not view.deploys,
+    )
+
+
+def view_from_pb(message: common_pb2.View, where: str) -> View:
+    """The View a message asks for.
+
+    Raises:
+        InvalidRequestError: a service name is not a plausible service name.
+    """
+    services = list(message.services)
+    if len(services) > MAX_VIEW_SERVICES:
+        raise InvalidRequestError(
+            f"{where}.services names {len(services)} services; at most {MAX_VIEW_SERVICES}",
+            ((f"{where}.services", f"at most {MAX_VIEW_SERVICES} service names"),),
+        )
+    for name in services:
+        if not SERVICE_NAME.fullmatch(name):
+            raise InvalidRequestError(
+                f"{where}.services: {name[:64]!r} is not a service name (lowercase letters,"
+                " digits, '_' and '-', starting with a letter, at most 63 characters)",
+                ((f"{where}.services", "service names from the scenario"),),
+            )
+    return View(
+        services=tuple(dict.fromkeys(services)) or None,
+        code=not message.hide_code,
+        data=not message.hide_data,
+        deploys=not message.hide_deploys,
     )
 
 

@@ -10,6 +10,7 @@ from pydantic import Field
 from metasre.simulator.logs import LEVELS, LogLine
 from metasre.simulator.scenarios.spec import METRICS, Metric
 from metasre.simulator.tools.base import Args, NoArgs, Tool, ToolContext, ToolOutput
+from metasre.simulator.views import shows_event
 
 
 def unknown_service(ctx: ToolContext, name: str) -> ToolOutput:
@@ -39,6 +40,14 @@ def read_logs(ctx: ToolContext, args: ReadLogsArgs) -> ToolOutput:
     if args.service not in ctx.world.services:
         return unknown_service(ctx, args.service)
     keep = _log_filter(args.level, args.contains)
+    # A service logs its own releases and migrations: a view hiding those systems hides them here.
+    hidden = {
+        f"{e.text} (by {e.by})"
+        for e in ctx.world.events
+        if e.service == args.service and not shows_event(ctx.view, e.service, e.kind)
+    }
+    if hidden:
+        keep = _without(hidden, keep)
     lines = ctx.logs.tail(
         args.service, ctx.minute - args.since_minutes + 1, ctx.minute, args.lines, keep
     )
@@ -53,6 +62,11 @@ def read_logs(ctx: ToolContext, args: ReadLogsArgs) -> ToolOutput:
             ],
         },
     )
+
+
+def _without(texts: set[str], keep: Callable[[LogLine], bool] | None) -> Callable[[LogLine], bool]:
+    """`keep`, and not one of `texts`."""
+    return lambda line: line.text not in texts and (keep is None or keep(line))
 
 
 def _log_filter(level: str | None, contains: str | None) -> Callable[[LogLine], bool] | None:

@@ -58,18 +58,20 @@ class ConnectRequest(_message.Message):
     def __init__(self, join: _Optional[_Union[JoinSeat, _Mapping]] = ..., resume: _Optional[_Union[ResumeSeat, _Mapping]] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ...) -> None: ...
 
 class Joined(_message.Message):
-    __slots__ = ("session", "agent_id", "role", "resume_token", "observation")
+    __slots__ = ("session", "agent_id", "role", "resume_token", "observation", "view")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
     session: _common_pb2.SessionInfo
     agent_id: str
     role: str
     resume_token: str
     observation: _common_pb2.Observation
-    def __init__(self, session: _Optional[_Union[_common_pb2.SessionInfo, _Mapping]] = ..., agent_id: _Optional[str] = ..., role: _Optional[str] = ..., resume_token: _Optional[str] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ...) -> None: ...
+    view: _common_pb2.View
+    def __init__(self, session: _Optional[_Union[_common_pb2.SessionInfo, _Mapping]] = ..., agent_id: _Optional[str] = ..., role: _Optional[str] = ..., resume_token: _Optional[str] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., view: _Optional[_Union[_common_pb2.View, _Mapping]] = ...) -> None: ...
 
 class ToolResult(_message.Message):
     __slots__ = ("call_id", "tick", "ok", "error_code", "text", "data", "observation", "reward", "phase")

@@ -52,29 +52,57 @@ EPISODE_PHASE_RUNNING: EpisodePhase
 EPISODE_PHASE_TERMINATED: EpisodePhase
 EPISODE_PHASE_TRUNCATED: EpisodePhase
 
+class View(_message.Message):
+    __slots__ = ("services", "hide_code", "hide_data", "hide_deploys")
+    SERVICES_FIELD_NUMBER: _ClassVar[int]
+    HIDE_CODE_FIELD_NUMBER: _ClassVar[int]
+    HIDE_DATA_FIELD_NUMBER: _ClassVar[int]
+    HIDE_DEPLOYS_FIELD_NUMBER: _ClassVar[int]
+    services: _containers.RepeatedScalarFieldContainer[str]
+    hide_code: bool
+    hide_data: bool
+    hide_deploys: bool
+    def __init__(self, services: _Optional[_Iterable[str]] = ..., hide_code: _Optional[bool] = ..., hide_data: _Optional[bool] = ..., hide_deploys: _Optional[bool] = ...) -> None: ...
+
+class RoleInfo(_message.Message):
+    __slots__ = ("name", "description", "tools", "view")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    view: View
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., tools: _Optional[_Iterable[str]] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
+
 class SeatConfig(_message.Message):
-    __slots__ = ("agent_id", "role", "allowed_tools")
+    __slots__ = ("agent_id", "role", "allowed_tools", "view")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     role: str
     allowed_tools: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ...) -> None: ...
+    view: View
+    def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
 
 class Seat(_message.Message):
-    __slots__ = ("agent_id", "role", "allowed_tools", "connected", "reward_total")
+    __slots__ = ("agent_id", "role", "allowed_tools", "connected", "reward_total", "view")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_TOOLS_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     REWARD_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     role: str
     allowed_tools: _containers.RepeatedScalarFieldContainer[str]
     connected: bool
     reward_total: float
-    def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., connected: _Optional[bool] = ..., reward_total: _Optional[float] = ...) -> None: ...
+    view: View
+    def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., connected: _Optional[bool] = ..., reward_total: _Optional[float] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
 
 class SessionLimits(_message.Message):
     __slots__ = ("turn_timeout_seconds",)
@@ -353,20 +381,22 @@ class SessionEvent(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., applied: _Optional[_Union[AppliedCall, _Mapping]] = ..., reward: _Optional[_Union[RewardUpdate, _Mapping]] = ..., message: _Optional[_Union[TeamMessage, _Mapping]] = ..., turn: _Optional[_Union[TurnGranted, _Mapping]] = ..., started: _Optional[_Union[EpisodeStarted, _Mapping]] = ..., ended: _Optional[_Union[EpisodeEnded, _Mapping]] = ...) -> None: ...
 
 class ScenarioSummary(_message.Message):
-    __slots__ = ("id", "title", "severity", "difficulty", "sla_minutes", "step_budget")
+    __slots__ = ("id", "title", "severity", "difficulty", "sla_minutes", "step_budget", "roles")
     ID_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     SEVERITY_FIELD_NUMBER: _ClassVar[int]
     DIFFICULTY_FIELD_NUMBER: _ClassVar[int]
     SLA_MINUTES_FIELD_NUMBER: _ClassVar[int]
     STEP_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
     id: str
     title: str
     severity: str
     difficulty: str
     sla_minutes: float
     step_budget: int
-    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., severity: _Optional[str] = ..., difficulty: _Optional[str] = ..., sla_minutes: _Optional[float] = ..., step_budget: _Optional[int] = ...) -> None: ...
+    roles: _containers.RepeatedCompositeFieldContainer[RoleInfo]
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., severity: _Optional[str] = ..., difficulty: _Optional[str] = ..., sla_minutes: _Optional[float] = ..., step_budget: _Optional[int] = ..., roles: _Optional[_Iterable[_Union[RoleInfo, _Mapping]]] = ...) -> None: ...
 
 class ToolSpec(_message.Message):
     __slots__ = ("name", "description", "input_schema", "kind", "minutes")

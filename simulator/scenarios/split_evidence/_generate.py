@@ -129,7 +129,6 @@ def site(caller: str, callee: str, mech: str, step: int, rng: random.Random) -> 
     )
     decoys = sorted(rng.sample(candidates, 2))
     on, present = shape([caller, callee, *decoys], rng)
-    hot = {caller, *upstream(caller, present)}
     above = upstream(caller, present)[:4]
     effects: dict[str, dict[str, float]] = {
         caller: {"error_rate": round(rng.uniform(0.32, 0.55), 2), "p99_ms": 240.0}
