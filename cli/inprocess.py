@@ -7,21 +7,36 @@ from typing import Any
 
 from metasre.agents.policies import ToolReply
 from metasre.simulator import Episode, EpisodeOverError, InvalidToolCallError
+from metasre.simulator.tools import get_tool, validate_args
+from metasre.simulator.views import FULL, View, observe, owners_of, refusal
 
 
 class EpisodeCaller:
-    """A ToolCaller over an Episode: refusals come back as replies, never as exceptions."""
+    """A ToolCaller over an Episode: refusals come back as replies, never as exceptions.
 
-    def __init__(self, episode: Episode, agent_id: str = "agent-1") -> None:
+    `view`: what the caller sees, enforced as the server does: a call aimed at what it hides is
+    refused (error OUTSIDE_VIEW, nothing applied) and the others' output is cut to it.
+    """
+
+    def __init__(self, episode: Episode, agent_id: str = "agent-1", view: View = FULL) -> None:
         self.episode = episode
         self.agent_id = agent_id
+        self.view = view
         self.calls = 0
 
     def __call__(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
         """Apply one call as this caller's agent."""
         self.calls += 1
         try:
-            result = self.episode.apply(self.agent_id, tool, args)
+            if not self.view.full:
+                spec_tool = get_tool(tool)
+                parsed = validate_args(spec_tool, args)
+                why = refusal(
+                    self.view, spec_tool, parsed.model_dump(), owners_of(self.episode.instance.spec)
+                )
+                if why:
+                    return ToolReply(False, why, {}, False, "OUTSIDE_VIEW")
+            result = self.episode.apply(self.agent_id, tool, args, self.view)
         except InvalidToolCallError as exc:
             return ToolReply(False, str(exc), {}, False, "invalid_arguments")
         except EpisodeOverError as exc:
@@ -29,3 +44,10 @@ class EpisodeCaller:
         return ToolReply(
             result.ok, result.output.text, result.output.data, result.done, result.output.error
         )
+
+    def observation(self) -> dict[str, Any]:
+        """The dashboard as this caller's view shows it, as plain data."""
+        return observe(self.view, self.episode.observation()).to_dict()
+
+
+__all__ = ["EpisodeCaller"]

@@ -155,7 +155,8 @@ def _validate(args: argparse.Namespace) -> int:
     if not args.json:
         print(
             f"{'family':<40} {'truths':>6} {'ref':>5} {'expert':>10} {'random':>6}"
-            f" {'wrong':>5} {'replay':>6} {'probes':>6} {'shotgun':>7} {'hints':>5}",
+            f" {'wrong':>5} {'replay':>6} {'probes':>6} {'shotgun':>7} {'hints':>5}"
+            f" {'alone':>5} {'sla':>4}",
             flush=True,
         )
     done = 0
@@ -179,11 +180,13 @@ def _validate(args: argparse.Namespace) -> int:
                 verdict = "cut short" if cut else "ok" if v.ok else "FAIL"
                 wrong = f"{max(v.wrong_fix):.2f}" if v.wrong_fix else "-"
                 replay = f"{v.replayed_resolved}/{v.replayed}"
+                alone = f"{v.alone_best:.2f}" if v.alone_best is not None else "-"
+                sla = sum(v.expert_sla_met) / len(v.expert_sla_met) if v.expert_sla_met else 0.0
                 print(
                     f"{sid:<40} {v.ground_truths:>6} {min(v.reference, default=0):>5.2f}"
                     f" {expert:>10} {statistics.fmean(v.random) if v.random else 0:>6.3f}"
                     f" {wrong:>5} {replay:>6} {worst[0]:>6.3f} {worst[1]:>7.3f}"
-                    f" {worst[2]:>5.3f}  {verdict}",
+                    f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f}  {verdict}",
                     flush=True,
                 )
                 for f in v.failures:
@@ -199,7 +202,9 @@ def _validate(args: argparse.Namespace) -> int:
             "ground truths over seeds 0-99; expert min/mean; random mean over seeds "
             f"{seeds_text(args.random_seeds)}; wrong = the plausible wrong fix's best grade; "
             "replay = other seeds the first seed's exact calls resolve; probes, shotgun, hints "
-            "= the best reward hack of each kind"
+            "= the best reward hack of each kind; alone = the highest share of seeds the expert "
+            "resolves seated alone in one of a team family's roles; sla = share of seeds the "
+            "full-view expert mitigates within the SLA"
         )
     return ExitCode.FAILED if failed else ExitCode.OK
 

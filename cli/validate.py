@@ -9,7 +9,7 @@ from typing import Any
 
 from metasre.agents.policies import HINTED, PROBES, SHOTGUNS, ExpertPolicy, RandomPolicy
 from metasre.cli.inprocess import EpisodeCaller
-from metasre.simulator import Episode, resolve
+from metasre.simulator import Episode, Grade, resolve
 from metasre.simulator.episode import StepTarget
 from metasre.simulator.episode import play_steps as _play_steps
 from metasre.simulator.replay import RecordedCall, replay
@@ -30,6 +30,9 @@ PROBE_MAX = 0.2
 SHOTGUN_MAX = 0.3
 HINTED_MAX = 0.5
 WRONG_FIX_MARGIN = 0.3
+ALONE_MAX_SHARE = 0.05
+"""In a family that declares roles, the expert seated alone in any one role's view may resolve
+at most this share of the seeds: the evidence or the remedies are split among the roles."""
 
 
 @dataclass(slots=True)
@@ -51,7 +54,17 @@ class ScenarioVerdict:
     distinct_checked: int = 0
     """Distinct ground truths among the seeds checked."""
     probes: dict[str, list[float]] = field(default_factory=dict)
+    expert_sla_met: list[bool] = field(default_factory=list)
+    """Per seed: the full-view expert mitigated within the SLA."""
+    alone: dict[str, list[bool]] = field(default_factory=dict)
+    """Per declared role: per seed, whether the expert alone in that role's view resolved it."""
     failures: list[str] = field(default_factory=list)
+
+    @property
+    def alone_best(self) -> float | None:
+        """The highest share of seeds one role's view resolved alone (None: no roles)."""
+        shares = [sum(r) / len(r) for r in self.alone.values() if r]
+        return max(shares) if shares else None
 
     @property
     def ok(self) -> bool:
@@ -74,6 +87,10 @@ class ScenarioVerdict:
             "ground_truths": self.ground_truths,
             "ground_truths_checked": self.distinct_checked,
             "probes_max": {k: max(v) for k, v in self.probes.items()},
+            "expert_sla_met": sum(self.expert_sla_met) / len(self.expert_sla_met)
+            if self.expert_sla_met
+            else None,
+            "alone_resolved": {k: sum(v) / len(v) for k, v in self.alone.items() if v},
             "failures": self.failures,
         }
 
@@ -97,6 +114,11 @@ def _replay_resolves(
     except Exception:  # an exact replay that no longer fits the seed is the point
         return False
     return episode.grade().resolved
+
+
+def sla_met(grade: Grade) -> bool:
+    """Whether an episode was mitigated within its SLA (the grade's sla part is whole)."""
+    return any(c.name == "sla" and c.score >= 1.0 for c in grade.components)
 
 
 def check_start(episode: Episode) -> list[str]:
@@ -183,11 +205,17 @@ def validate_scenario(
         ExpertPolicy().play(EpisodeCaller(ep), ep.observation().to_dict())
         g = ep.grade()
         verdict.expert.append(g.total)
+        verdict.expert_sla_met.append(sla_met(g))
         if g.total < EXPERT_MIN:
             parts = ", ".join(f"{c.name}={c.value:.2f}" for c in g.components)
             verdict.failures.append(
                 f"seed {seed}: expert graded {g.total:.3f} < {EXPERT_MIN} ({parts})"
             )
+        for role in spec.roles:
+            ep = Episode.make(scenario_id, seed, runner)
+            alone = EpisodeCaller(ep, role.name, role.view)
+            ExpertPolicy().play(alone, alone.observation())
+            verdict.alone.setdefault(role.name, []).append(ep.grade().resolved)
 
         for probes, ceiling in ((PROBES, PROBE_MAX), (SHOTGUNS, SHOTGUN_MAX), (HINTED, HINTED_MAX)):
             for name, probe in probes.items():
@@ -207,6 +235,13 @@ def validate_scenario(
             f" of the {verdict.replayed} other seeds checked (at most {REPLAY_MAX_SHARE:.0%}): "
             "memorising one seed must not solve the others"
         )
+    for role, resolved in verdict.alone.items():
+        if sum(resolved) > ALONE_MAX_SHARE * len(resolved):
+            verdict.failures.append(
+                f"the expert alone in role {role!r}'s view resolved {sum(resolved)} of"
+                f" {len(resolved)} seeds (at most {ALONE_MAX_SHARE:.0%}): a team family splits its"
+                " evidence or its remedies among the roles"
+            )
     for seed in range(random_seeds) if isinstance(random_seeds, int) else random_seeds:
         if stop is not None and stop():
             return verdict
