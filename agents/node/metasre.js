@@ -297,7 +297,9 @@ class MetasreClient {
   }
 
   /**
-   * Start a session. seats: agent ids, or {agent_id, role, allowed_tools}.
+   * Start a session. seats: agent ids, or {agent_id, role, allowed_tools, view}, where view is
+   * {services: [...], hide_code, hide_data, hide_deploys} (common.proto's View; a role the
+   * scenario declares gives its seat that role's view unless the seat names its own).
    * turn_policy / reward_attribution / reward_mode: enum names ("TURN_POLICY_FREE_FOR_ALL",
    * "REWARD_MODE_SPARSE", ...).
    */
@@ -479,6 +481,7 @@ class AgentConnection {
     }
     if (kind === "joined") {
       this.agent_id = body.agent_id;
+      this.view = body.view || {};
       this.resumeToken = body.resume_token;
       this.observation = body.observation;
       this.settle("", (p) => p.resolve(body));
