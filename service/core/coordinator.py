@@ -266,7 +266,8 @@ class Coordinator:
                 {"allowed": allowed},
             )
         view = s.view_of(seat)
-        why = views.refusal(view, spec_tool, parsed.model_dump(), s.owners)
+        # Most seats see everything: nothing to check, and no arguments to dump for it.
+        why = "" if view.full else views.refusal(view, spec_tool, parsed.model_dump(), s.owners)
         if why:
             raise OutsideViewError(
                 f"seat {seat.agent_id!r}: {why}",
