@@ -11,7 +11,14 @@ import threading
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from metasre.agents.team_session import TEAM_TURN_TIMEOUT, play_seated_team, team_seats
+from metasre.agents.policies.team import RoleSeat
+from metasre.agents.team_session import (
+    TEAM_TURN_TIMEOUT,
+    play_seated_role_team,
+    play_seated_team,
+    role_seats,
+    team_seats,
+)
 from metasre.cli.connection import Connection
 from metasre.cli.errors import ExitCode, UsageError
 from metasre.cli.interrupt import Interrupt
@@ -120,7 +127,13 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
         info = offered[scenario]
-        seats = team_seats([str(t["name"]) for t in await client.list_tools()])
+        # A family built for a team declares its roles: seat them, each with its own view.
+        roles = tuple(RoleSeat.of(r) for r in info.get("roles", ()))
+        seats = (
+            role_seats(roles)
+            if roles
+            else team_seats([str(t["name"]) for t in await client.list_tools()])
+        )
         session = await client.create_session(
             scenario,
             seed=args.seed,
@@ -131,13 +144,20 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
         loop = asyncio.get_running_loop()
         interrupted = asyncio.Event()
         interrupt.on_interrupt(lambda: loop.call_soon_threadsafe(interrupted.set))
+        team_text = (
+            f"a team of its {len(roles)} roles ({', '.join(r.name for r in roles)}), each seeing"
+            " only its view,"
+            if roles
+            else "a team of three (commander, investigator, fixer)"
+        )
         out.write(
-            f"META-SRE demo: a team of three (commander, investigator, fixer) under "
-            f"{args.policy}, server {address}\n"
+            f"META-SRE demo: {team_text} under {args.policy}, server {address}\n"
             f"Incident: {info.get('title', scenario)}\n"
             f"  {scenario} seed {args.seed}, severity {info.get('severity', '?')}, "
             f"{info.get('difficulty', '?')}; mitigate within {info.get('sla_minutes', 0):g} "
-            f"simulated minutes and {info.get('step_budget', 0)} calls\n\n"
+            f"simulated minutes and {info.get('step_budget', 0)} calls\n"
+            + "".join(f"  role {r.name}: {r.description}\n" for r in roles)
+            + "\n"
         )
         out.flush()
         narrator = PlayByPlay(out)
@@ -157,7 +177,10 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
 
         def team() -> None:
             try:
-                play_seated_team(team_client, session.id, session.tokens)
+                if roles:
+                    play_seated_role_team(team_client, session.id, session.tokens, roles)
+                else:
+                    play_seated_team(team_client, session.id, session.tokens)
                 result: BaseException | None = None
             except BaseException as exc:  # handed to the loop, raised there
                 result = exc

@@ -152,3 +152,19 @@ def test_version_names_the_software_and_the_protocol() -> None:
     )
     assert done.returncode == 0
     assert done.stdout.startswith("metasre ") and "protocol metasre.v1" in done.stdout
+
+
+def test_demo_on_a_team_family_seats_its_roles_each_in_its_view(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "metasre.cli.main", "demo", "--scenario", "split-evidence",
+         "--seed", "3", "--policy", "SIMULTANEOUS", "--store", str(tmp_path / "d.db")],
+        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    assert "a team of its 2 roles (app-oncall, release-manager)" in text
+    assert "role release-manager: " in text
+    # The seat that sees the failure tells the seat that can act; that seat rolls back.
+    assert "app-oncall -> release-manager:" in text
+    assert "release-manager rollback_deployment(" in text
+    assert "(resolved)" in text
