@@ -246,7 +246,8 @@ def set_feature_flag(ctx: ToolContext, args: SetFeatureFlagArgs) -> ToolOutput:
     """Set a feature flag's rollout."""
     knobs = ctx.world.knobs
     if args.flag not in knobs.flags:
-        flags = sorted(knobs.flags)
+        # Only the flags of services the seat sees: the rest are what its view hides.
+        flags = sorted(n for n, f in knobs.flags.items() if ctx.view.sees(f.service))
         return _refused(
             "unknown_flag",
             f"no feature flag named {args.flag!r}; flags are: {', '.join(flags) or 'none'}",
@@ -337,7 +338,8 @@ def skip_message(ctx: ToolContext, args: SkipMessageArgs) -> ToolOutput:
     """Move a queue's head message to the dead-letter queue, unprocessed."""
     knobs = ctx.world.knobs
     if args.queue not in knobs.queues:
-        queues = sorted(knobs.queues)
+        # Only the queues of services the seat sees: the rest are what its view hides.
+        queues = sorted(n for n, q in knobs.queues.items() if ctx.view.sees(q.service))
         return _refused(
             "unknown_queue",
             f"no queue named {args.queue!r}; queues are: {', '.join(queues) or 'none'}",
