@@ -444,3 +444,52 @@ async def test_the_raw_view_message_cannot_widen_a_seat(server, channel):
                 agent.close()
 
     await asyncio.to_thread(play)
+
+
+async def test_the_episodes_end_names_no_hidden_check_to_a_restricted_seat(server):
+    """EpisodeEnded reaches every seat; its grade's check names spell out the remedy (the bad
+    migration rolled back, the release back on). A session plays the same seed again after a
+    reset by default, so a restricted seat told them would know the answer next episode: it
+    gets the grade's scores and components, not the names of the hidden checks."""
+    family = "meta-sre/schema-release-v1"
+    spec = resolve(family).spec(0)
+    dba, app = (next(r for r in spec.roles if r.name == n) for n in ("dba", "app-oncall"))
+    migration = spec.ground_truth.location.partition(":")[2]
+    assert not app.view.data and migration
+
+    def play() -> None:
+        with seated(
+            server.address,
+            family,
+            [
+                {"agent_id": "app", "role": app.name},
+                {"agent_id": "dba", "role": dba.name},
+                {"agent_id": "lead"},
+            ],
+        ) as (_c, _s, agents):
+            report = {
+                "root_cause_service": spec.ground_truth.service,
+                "root_cause_location": "unknown",
+                "category": "bad_migration",
+                "remediation": "rollback_migration",
+                "summary": "the orders database rejects the orders service's writes",
+            }
+            assert WireCaller(agents["app"])("submit_report", report).ok
+            ends = {}
+            for name, agent in agents.items():
+                while agent.conn.inbox.episode_end is None:
+                    agent.wait_news(agent.news, timeout=30)
+                ends[name] = agent.conn.inbox.episode_end
+            # A full-view seat is told which check failed, by name; a restricted one is not,
+            # even of what its own view shows (the names are written for the whole incident).
+            assert migration in json.dumps(ends["lead"])
+            for name, role in (("app", app), ("dba", dba)):
+                shown = json.dumps(ends[name])
+                for secret, why in _secrets(spec, role.view).items():
+                    assert secret not in shown, (name, why)
+                assert not ends[name]["grade"].get("fail_to_pass")
+            # Scores stay: the seat learns how well the team did, not what the answer was.
+            grade = ends["app"]["grade"]
+            assert grade["components"] == ends["lead"]["grade"]["components"]
+
+    await asyncio.to_thread(play)
