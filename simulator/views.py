@@ -133,6 +133,8 @@ DEPLOY_EVENTS = frozenset({"deploy", "rollback", "hotfix"})
 """Change events of the deploy system."""
 DATA_EVENTS = frozenset({"migration", "migration_rollback"})
 """Change events of the data layer."""
+CODE_EVENTS = frozenset({"hotfix"})
+"""Change events that name the code tree: a hotfix names the file an edit changed."""
 
 
 def shows_event(view: View, service: str, kind: str) -> bool:
@@ -140,6 +142,8 @@ def shows_event(view: View, service: str, kind: str) -> bool:
     if not view.sees(service):
         return False
     if kind in DEPLOY_EVENTS and not view.deploys:
+        return False
+    if kind in CODE_EVENTS and not view.code:
         return False
     return not (kind in DATA_EVENTS and not view.data)
 
@@ -150,6 +154,7 @@ def visible(view: View, services: Iterable[str]) -> list[str]:
 
 
 __all__ = [
+    "CODE_EVENTS",
     "DATA_EVENTS",
     "DEPLOY_EVENTS",
     "FULL",

@@ -493,3 +493,57 @@ async def test_the_episodes_end_names_no_hidden_check_to_a_restricted_seat(serve
             assert grade["components"] == ends["lead"]["grade"]["components"]
 
     await asyncio.to_thread(play)
+
+
+@pytest.mark.parametrize(
+    "view",
+    [{"code": False}, {"code": False, "deploys": False}, {"code": False, "data": False}],
+)
+async def test_a_teammates_hotfix_does_not_show_the_edited_file_to_a_seat_without_code(
+    server, view
+):
+    """A full-view teammate edits the root's code (the fix): the change goes live as a hotfix
+    event naming the file, which is the report's location. A seat that does not see the code
+    finds it neither in the change timeline nor in the service's log, by any filter."""
+    family = "meta-sre/ad-ranking-crash-v2"
+    spec = resolve(family).spec(0)
+    root = spec.ground_truth.service
+    edits = [(s.tool, dict(s.args)) for s in spec.solution if s.tool == "edit_lines"]
+    paths = {args["path"] for _, args in edits}
+    assert edits and spec.ground_truth.location in paths
+
+    def play() -> None:
+        with seated(
+            server.address,
+            family,
+            [{"agent_id": "blind", "view": view}, {"agent_id": "full"}],
+        ) as (_c, _s, agents):
+            full, blind = WireCaller(agents["full"]), WireCaller(agents["blind"])
+            for tool, args in edits:
+                assert full(tool, args).ok
+            # The full-view seat sees the hotfix, so there is something to hide.
+            assert any(p in full("get_events", {"service": root}).text for p in paths)
+            looks = [
+                ("get_events", {}),
+                ("get_events", {"service": root}),
+                ("get_events", {"kind": "hotfix"}),
+                ("get_events", {"service": root, "kind": "hotfix", "since_minutes": 1}),
+                ("read_logs", {"service": root, "lines": 500}),
+                ("read_logs", {"service": root, "contains": "hotfix"}),
+                ("read_logs", {"service": root, "level": "INFO", "since_minutes": 1}),
+                ("describe_service", {"service": root}),
+                ("get_config", {"service": root}),
+            ]
+            # The service's own stack traces may name its files (its signals); the change that
+            # names the file edited, and who edited it, is the teammate's call.
+            said = [f"hotfix to {p}" for p in paths]
+            for tool, args in looks:
+                reply = blind(tool, args)
+                assert reply.ok, (tool, reply)
+                shown = _shown(reply)
+                assert not any(s in shown for s in said), (tool, args, reply.text)
+                if tool == "get_events":
+                    assert not any(p in shown for p in paths), (tool, args, reply.text)
+            assert not any(s in json.dumps(agents["blind"].observation) for s in said)
+
+    await asyncio.to_thread(play)
