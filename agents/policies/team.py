@@ -516,7 +516,6 @@ class RoleSeatPlay:
                     self._report()  # the teammates went quiet: report what is known
                 return
 
-
     def _work(self) -> bool:
         """Take the next piece of work: a fault handed over, a lead, a look; False if none."""
         findings = self.board.of("FINDING")
