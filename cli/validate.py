@@ -235,10 +235,10 @@ def validate_scenario(
             f" of the {verdict.replayed} other seeds checked (at most {REPLAY_MAX_SHARE:.0%}): "
             "memorising one seed must not solve the others"
         )
-    for role, resolved in verdict.alone.items():
+    for name, resolved in verdict.alone.items():
         if sum(resolved) > ALONE_MAX_SHARE * len(resolved):
             verdict.failures.append(
-                f"the expert alone in role {role!r}'s view resolved {sum(resolved)} of"
+                f"the expert alone in role {name!r}'s view resolved {sum(resolved)} of"
                 f" {len(resolved)} seeds (at most {ALONE_MAX_SHARE:.0%}): a team family splits its"
                 " evidence or its remedies among the roles"
             )
