@@ -70,6 +70,26 @@ def _paged(observation: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(str(a["service"]) for a in observation.get("alerts", ())))
 
 
+CUE_CHARS = 300
+"""A message carries at most this much of the line that decided a diagnosis."""
+EVIDENCE_CHARS = 2000
+"""And at most this much of the evidence: send_message takes 4000 characters and a log repeats
+its lines (a refused message would leave its teammate waiting for it)."""
+
+
+def brief(evidence: Sequence[str], budget: int = EVIDENCE_CHARS) -> list[str]:
+    """The newest distinct lines of `evidence` that fit `budget` characters, oldest first."""
+    kept: list[str] = []
+    used = 0
+    for line in dict.fromkeys(reversed(evidence)):  # newest first, each line once
+        cut = line[:CUE_CHARS]
+        if used + len(cut) > budget:
+            break
+        kept.append(cut)
+        used += len(cut)
+    return kept[::-1]
+
+
 def _say(call: ToolCaller, kind: str, body: Mapping[str, Any], to: list[str], note: str) -> None:
     # A human-readable line for people watching, then the structured part for teammates.
     call("send_message", {"text": f"{note}\n{kind} {json.dumps(body, sort_keys=True)}", "to": to})
@@ -167,8 +187,8 @@ def investigator(call: TeamCaller, observation: Mapping[str, Any], ids: Mapping[
         {
             "service": found.service,
             "category": found.category,
-            "cue": found.cue,
-            "evidence": found.evidence[-20:],
+            "cue": found.cue[:CUE_CHARS],
+            "evidence": brief(found.evidence),
         }
         if found
         else {}
@@ -200,7 +220,7 @@ def fixer(call: TeamCaller, observation: Mapping[str, Any], ids: Mapping[str, st
         {
             "service": d.service,
             "category": d.category,
-            "cue": d.cue,
+            "cue": d.cue[:CUE_CHARS],
             "location": d.location,
             "remediation": d.remediation,
         },
@@ -658,7 +678,7 @@ class RoleSeatPlay:
                 "service": service,
                 "blamed_by": blamed_by,
                 "category": category,
-                "cue": cue[:300],
+                "cue": cue[:CUE_CHARS],
                 "to": to,
                 "page": self._rank_of(service),
             }
@@ -708,8 +728,8 @@ class RoleSeatPlay:
             {
                 "service": d.service,
                 "category": d.category,
-                "cue": d.cue[:300],
-                "evidence": d.evidence[-20:],
+                "cue": d.cue[:CUE_CHARS],
+                "evidence": brief(d.evidence),
                 "fixer": fixer,
             },
             f"{d.service} is failing: {d.category.replace('_', ' ')}? {fixer}, you can "
@@ -727,7 +747,7 @@ class RoleSeatPlay:
         body = {
             "service": d.service,
             "category": d.category,
-            "cue": d.cue[:300],
+            "cue": d.cue[:CUE_CHARS],
             "location": d.location,
             "remediation": d.remediation,
             "page": min(self._rank_of(d.service), self.ranks.get(d.service, NO_PAGE)),

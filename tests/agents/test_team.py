@@ -6,6 +6,7 @@ import json
 import pytest
 
 from metasre.agents import ClientError
+from metasre.agents.policies.team import brief
 from metasre.agents.sync import SyncClient
 from metasre.agents.team_session import play_team_session, team_seats
 from metasre.simulator import resolve, scenario_ids
@@ -97,3 +98,24 @@ async def test_the_team_takes_turns_and_waiting_roles_read_instead_of_stalling(
         if c["tool"] in ("read_logs", "describe_service")
     ]
     assert len(looks) == len(set(looks))
+
+
+@pytest.mark.parametrize(
+    ("scenario", "seed"), [("consumer-lag", 0), ("tls-cert-expiry", 0), ("feature-flag-rollout", 7)]
+)
+async def test_a_diagnosis_with_long_repeated_evidence_still_reaches_the_fixer(
+    server, scenario, seed
+):
+    # Their logs repeat long lines: all twenty of them would not fit in one message (4000
+    # characters), and a refused DIAGNOSIS left the fixer and the commander waiting.
+    grade, messages = await asyncio.to_thread(play, server.address, scenario, seed)
+    assert grade["grade"]["resolved"], grade
+    diagnosis = next(m for m in messages if m["text"].startswith("Root cause:"))
+    assert len(diagnosis["text"]) <= 4000
+
+
+def test_brief_keeps_the_newest_distinct_lines_within_its_budget():
+    lines = ["a" * 250] * 15 + ["b" * 400, "c" * 10, "a" * 250]
+    kept = brief(lines, budget=600)
+    assert kept == ["b" * 300, "c" * 10, "a" * 250]
+    assert brief(["x"] * 30) == ["x"]
