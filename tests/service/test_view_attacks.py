@@ -547,3 +547,34 @@ async def test_a_teammates_hotfix_does_not_show_the_edited_file_to_a_seat_withou
             assert not any(s in json.dumps(agents["blind"].observation) for s in said)
 
     await asyncio.to_thread(play)
+
+
+async def test_a_restricted_team_is_graded_as_a_full_view_seat_would_be(server):
+    """Grading reads the world and the report, never a view: the dba fixes what only it sees,
+    and the app on-call, which sees neither the database nor the data layer, files the report
+    naming both (a teammate's message would carry them); the grade is the full seat's."""
+    family = "meta-sre/schema-release-v1"
+    spec = resolve(family).spec(0)
+    fix, report = spec.solution[0], dict(spec.solution[-1].args)
+    assert fix.tool == "rollback_migration" and spec.solution[-1].tool == "submit_report"
+
+    def play(seats: list[dict[str, Any]], fixer: str, reporter: str) -> dict[str, Any]:
+        with seated(server.address, family, seats) as (client, sid, agents):
+            assert WireCaller(agents[fixer])(fix.tool, dict(fix.args)).ok
+            refused = WireCaller(agents[reporter])(fix.tool, dict(fix.args))
+            if reporter != fixer:
+                assert refused.error == "OUTSIDE_VIEW"
+            assert WireCaller(agents[reporter])("submit_report", report).ok
+            return client.get_grade(sid)["grade"]
+
+    team = await asyncio.to_thread(
+        play,
+        [{"agent_id": "app", "role": "app-oncall"}, {"agent_id": "dba", "role": "dba"}],
+        "dba",
+        "app",
+    )
+    solo = await asyncio.to_thread(play, [{"agent_id": "sre"}], "sre", "sre")
+    assert team["resolved"] and solo["resolved"]
+    parts = {c["name"]: c["score"] for c in team["components"]}
+    assert parts == {c["name"]: c["score"] for c in solo["components"]}
+    assert parts["root_cause"] == 1.0
