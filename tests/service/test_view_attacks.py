@@ -270,6 +270,8 @@ def _check_stream(
         text = json_format.MessageToJson(m)
         leaks = {why for secret, why in secrets.items() if secret in text}
         assert not leaks, (kind, sorted(leaks))
+        if kind == "reward":
+            assert set(m.reward.components) <= REWARD_PARTS, m.reward
         if kind == "applied":
             a = m.applied
             assert a.agent_id != me
@@ -290,9 +292,26 @@ async def _drain_until(agent: AgentClient, what: Any) -> None:
             return
 
 
-@pytest.mark.parametrize("batch", [False, True])
+REWARD_PARTS = {
+    "step_cost", "world_error", "syntax_error", "hint", "operation", "fault_cured",
+    "fault_returned", "fault_relapsed", "fault_repaired", "grade", "team_grade",
+    "counterfactual_grade",
+}  # fmt: skip
+"""Every name a reward component has (`metasre.simulator.rewards`, `service.core.attribution`):
+none names a service, a file or a release, whoever's call earned it."""
+
+
+@pytest.mark.parametrize(
+    ("batch", "attribution"),
+    [
+        (False, common_pb2.REWARD_ATTRIBUTION_SHARED),
+        (True, common_pb2.REWARD_ATTRIBUTION_SHARED),
+        (True, common_pb2.REWARD_ATTRIBUTION_DIFFERENCE),
+        (False, common_pb2.REWARD_ATTRIBUTION_MIXED),
+    ],
+)
 async def test_a_restricted_stream_carries_no_teammates_finding_live_batched_reset_or_resumed(
-    server, channel, batch
+    server, channel, batch, attribution
 ):
     """A full-view teammate digs up the hidden root (its logs, description, events, config, git,
     a hint) and fixes it; the restricted seat's stream, one message at a time or batched, then
@@ -317,6 +336,8 @@ async def test_a_restricted_stream_carries_no_teammates_finding_live_batched_res
                 ),
                 common_pb2.SeatConfig(agent_id="full"),
             ],
+            reward_attribution=attribution,
+            team_spirit=0.5,
         )
     )
     sid = created.session.session_id
@@ -350,6 +371,8 @@ async def test_a_restricted_stream_carries_no_teammates_finding_live_batched_res
         mine = blind.tool("get_alerts")
         await _drain_until(blind, lambda m: m.call_id == mine and m.WhichOneof("response"))
         kinds = _check_stream(blind.received, "blind", root, secrets)
+        if attribution != common_pb2.REWARD_ATTRIBUTION_DIFFERENCE:
+            assert kinds.get("reward", 0) >= len(digs), kinds  # shares of the teammate's calls
         assert kinds.get("applied", 0) == len(digs), kinds
 
         # The unary CallTool: the same cut, the same refusal.
