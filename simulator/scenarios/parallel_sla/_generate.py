@@ -150,11 +150,11 @@ HEAD = """# meta-sre/parallel-sla-v1: three independent faults, one in each thir
 # sees the edge and its own third, so each fault is one role's to find and fix.
 
 id = "meta-sre/parallel-sla-v1"
-title = "Three failures at once: {{a.service}}, {{b.service}} and {{c.service}}"
+title = "Three failures at once, across the platform"
 severity = "P1"
 difficulty = "hard"
-description = \"\"\"[P1] Customers see errors across the platform: {{a.service}} is failing, and
-{{b.service}} and {{c.service}} page P2. Three unrelated things broke within the hour; all three
+description = \"\"\"[P1] Customers see errors across the platform, and two more pages (P2) fire.
+Three unrelated things broke within the hour; all three
 must be put right within @SLA@ minutes, faster than one responder can do it alone. Roles, each
 seeing the edge (edge-proxy, api-gateway) and its own third with its releases:
 commerce-oncall (catalog, pricing, inventory, checkout, payments, search), media-oncall (media

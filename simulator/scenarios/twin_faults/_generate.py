@@ -167,11 +167,11 @@ HEAD = """# meta-sre/twin-faults-v1: two independent faults at once, in two halv
 # gateway's errors, which name both halves); no role sees the evidence of both faults.
 
 id = "meta-sre/twin-faults-v1"
-title = "Two incidents at once: {{a.service}} and {{b.service}}"
+title = "Two incidents at once, in two halves of the platform"
 severity = "P1"
 difficulty = "{{b.difficulty}}"
-description = \"\"\"[P1] Customers see errors at the edge: {{a.service}} is failing and, separately,
-{{b.service}} pages P2. Two unrelated things broke within the hour, in two halves of the platform
+description = \"\"\"[P1] Customers see errors at the edge, and separately a second page (P2) fires.
+Two unrelated things broke within the hour, in two halves of the platform
 owned by different on-call rotations; both must be put right. Roles: commerce-oncall owns the
 commerce services (catalog, pricing, inventory, checkout, payments, search) and their releases;
 platform-oncall owns identity, media and notifications; incident-commander sees only the edge
