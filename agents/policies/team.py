@@ -151,11 +151,15 @@ def commander(call: TeamCaller, observation: Mapping[str, Any], ids: Mapping[str
         f"Paged: {len(alerts)} alerts firing. Investigator, find the cause.",
     )
 
-    # While the fixer works, watch the diagnosed service's errors (once a diagnosis is in).
+    # While the fixer works, look once at the diagnosed service's errors (once a diagnosis is
+    # in): a look every round would spend the step budget, which the grade counts.
+    watched: set[str] = set()
+
     def watch() -> Look | None:
         found = _latest(call, "DIAGNOSIS")
-        if not found or not found.get("service"):
+        if not found or not found.get("service") or found["service"] in watched:
             return None
+        watched.add(str(found["service"]))
         return ("query_metrics", {"service": found["service"], "metric": "error_rate"})
 
     fixed = _expect(call, "FIXED", watch)
