@@ -25,8 +25,9 @@ from google.protobuf import json_format
 from metasre.agents.sync import SyncClient, WireCaller
 from metasre.simulator import TOOLS, resolve
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
-from tests.service.conftest import AgentClient, struct
-from tests.service.test_views import _args_for, _hidden_log_lines, seated
+
+from .conftest import AgentClient, struct
+from .test_views import _args_for, _hidden_log_lines, seated
 
 PAY = "meta-sre/payment-bad-deploy-v2"
 LAG = "meta-sre/consumer-lag-v1"

@@ -468,7 +468,8 @@ def _families_with_roles() -> list[str]:
 async def test_the_page_on_a_restricted_stream_is_cut_to_its_view(server, channel):
     """The raw stream: Joined and EpisodeStarted carry the observation as the view shows it."""
     from metasre.v1 import common_pb2, control_pb2, control_pb2_grpc
-    from tests.service.conftest import AgentClient
+
+    from .conftest import AgentClient
 
     spec = resolve(PAY).spec(0)
     root = spec.ground_truth.service
