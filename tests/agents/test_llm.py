@@ -451,6 +451,7 @@ def test_metasre_llm_team_seats_the_scenario_s_roles_each_told_its_view():
             [
                 sys.executable, "-m", "metasre.cli.main", "llm", "--team",
                 "--scenario", "split-evidence", "--seed", "0", "--model", "big",
+                "--role-model", "release-manager=small",
                 "--turn-policy", "SIMULTANEOUS", "--json", "--no-store",
             ],
             capture_output=True, text=True, timeout=180, check=False,
@@ -468,7 +469,7 @@ def test_metasre_llm_team_seats_the_scenario_s_roles_each_told_its_view():
         # the view of the episode's seed, in the simulator's own words, and the teammates
         assert f"What you see: {r.view.describe()}." in system, system
         assert "team of 2 seats: app-oncall, release-manager" in system
-        assert roles[r.name]["model"] == "big"
+        assert roles[r.name]["model"] == ("small" if r.name == "release-manager" else "big")
     assert "You file the incident report" in roles["app-oncall"]["messages"][0]["content"]
     assert "app-oncall files the report" in roles["release-manager"]["messages"][0]["content"]
     # the server applied the release manager's view, and what it learned crossed in a message
