@@ -570,20 +570,9 @@ def llm_command(args: argparse.Namespace) -> int:
         raise UsageError("--role-model needs --team (it names the model of one team role)")
     if args.team:
         return _llm_team_command(args, _role_configs(args, config))
-    connection = Connection.from_args(args)
     transcript = _Transcript(quiet=args.json)
     ledger = SessionLedger()
-    with (
-        Interrupt("closing the session") as interrupt,
-        in_process(connection.target, store=local_store(args, connection)) as address,
-        connection.sync_client(
-            address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
-        ) as client,
-    ):
-        try:
-            (scenario,) = resolve_scenarios([args.scenario], list_scenario_ids(client))
-        except LookupError as exc:
-            raise UsageError(str(exc.args[0])) from None
+    with _llm_client(args, ledger) as (interrupt, client, scenario):
         policy = LLMPolicy(config, client.list_tools(), on_message=transcript.show)
         done = _on_a_thread(
             lambda: solo_player(lambda seed: policy, "llm")(
@@ -627,19 +616,16 @@ def llm_command(args: argparse.Namespace) -> int:
     return ExitCode.OK if grade.get("final") else ExitCode.FAILED
 
 
-def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]) -> int:
-    """`metasre llm --team`: three model seats in one session, their transcripts, the grade."""
-    from metasre.agents.llm_team import play_llm_team
+@contextlib.contextmanager
+def _llm_client(
+    args: argparse.Namespace, ledger: SessionLedger
+) -> Iterator[tuple[Interrupt, SyncClient, str]]:
+    """What `metasre llm` and `llm --team` play in, and the scenario resolved.
 
+    Ctrl-C handling, a server (in process unless --target) and a client whose sessions
+    `ledger` keeps.
+    """
     connection = Connection.from_args(args)
-    lock = threading.Lock()
-    transcripts: dict[str, _Transcript] = {}
-
-    def show(role: str, message: Mapping[str, Any]) -> None:
-        with lock:  # three threads print: one message at a time, each with its role
-            transcripts.setdefault(role, _Transcript(quiet=args.json, label=role)).show(message)
-
-    ledger = SessionLedger()
     with (
         Interrupt("closing the session") as interrupt,
         in_process(connection.target, store=local_store(args, connection)) as address,
@@ -651,6 +637,22 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
             (scenario,) = resolve_scenarios([args.scenario], list_scenario_ids(client))
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
+        yield interrupt, client, scenario
+
+
+def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]) -> int:
+    """`metasre llm --team`: three model seats in one session, their transcripts, the grade."""
+    from metasre.agents.llm_team import play_llm_team
+
+    lock = threading.Lock()
+    transcripts: dict[str, _Transcript] = {}
+
+    def show(role: str, message: Mapping[str, Any]) -> None:
+        with lock:  # three threads print: one message at a time, each with its role
+            transcripts.setdefault(role, _Transcript(quiet=args.json, label=role)).show(message)
+
+    ledger = SessionLedger()
+    with _llm_client(args, ledger) as (interrupt, client, scenario):
         run = _on_a_thread(
             lambda: play_llm_team(
                 client, scenario, args.seed, configs, turn_policy=args.turn_policy, on_message=show

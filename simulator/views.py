@@ -22,7 +22,7 @@ would have hidden, and only a teammate's message may carry them, in the teammate
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -148,11 +148,6 @@ def shows_event(view: View, service: str, kind: str) -> bool:
     return not (kind in DATA_EVENTS and not view.data)
 
 
-def visible(view: View, services: Iterable[str]) -> list[str]:
-    """The services of `services` that `view` shows, in their order."""
-    return [s for s in services if view.sees(s)]
-
-
 __all__ = [
     "CODE_EVENTS",
     "DATA_EVENTS",
@@ -164,5 +159,4 @@ __all__ = [
     "owners_of",
     "refusal",
     "shows_event",
-    "visible",
 ]
