@@ -144,6 +144,7 @@ def _validate(args: argparse.Namespace) -> int:
     from metasre.cli.interrupt import Interrupt
     from metasre.cli.validate import validate_scenario
     from metasre.simulator import resolve, scenario_ids
+    from metasre.simulator.scenarios.splits import in_split
 
     try:
         ids = [resolve(i).id for i in args.ids] if args.ids else scenario_ids()
@@ -156,7 +157,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(
             f"{'family':<40} {'truths':>6} {'ref':>5} {'expert':>10} {'random':>6}"
             f" {'wrong':>5} {'replay':>6} {'probes':>6} {'shotgun':>7} {'hints':>5}"
-            f" {'alone':>5} {'sla':>4}",
+            f" {'alone':>5} {'sla':>4} {'shallow':>7} {'learner':>7}",
             flush=True,
         )
     done = 0
@@ -164,7 +165,14 @@ def _validate(args: argparse.Namespace) -> int:
         for sid in ids:
             if interrupt.requested:
                 break
-            v = validate_scenario(sid, seeds, args.random_seeds, stop=lambda: interrupt.requested)
+            family_seeds = in_split(resolve(sid), seeds, args.split) if args.split else seeds
+            v = validate_scenario(
+                sid,
+                family_seeds,
+                args.random_seeds,
+                stop=lambda: interrupt.requested,
+                shallow_seeds=args.shallow_seeds,
+            )
             cut = interrupt.requested
             reports.append(dict(v.to_dict(), interrupted=cut))
             done += not cut
@@ -182,11 +190,17 @@ def _validate(args: argparse.Namespace) -> int:
                 replay = f"{v.replayed_resolved}/{v.replayed}"
                 alone = f"{v.alone_best:.2f}" if v.alone_best is not None else "-"
                 sla = sum(v.expert_sla_met) / len(v.expert_sla_met) if v.expert_sla_met else 0.0
+                best = v.shallow_best
+                script = f"{best[1]:.3f}" if best else "-"
+                learner = (
+                    f"{statistics.fmean(v.shallow_learner):.3f}" if v.shallow_learner else "-"
+                )
                 print(
                     f"{sid:<40} {v.ground_truths:>6} {min(v.reference, default=0):>5.2f}"
                     f" {expert:>10} {statistics.fmean(v.random) if v.random else 0:>6.3f}"
                     f" {wrong:>5} {replay:>6} {worst[0]:>6.3f} {worst[1]:>7.3f}"
-                    f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f}  {verdict}",
+                    f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f} {script:>7} {learner:>7}"
+                    f"  {verdict}{'' if v.symptom_first else ' (part)' if resolve(sid).part_of else ''}",
                     flush=True,
                 )
                 for f in v.failures:
@@ -412,6 +426,20 @@ def build_parser() -> argparse.ArgumentParser:
         default="0-19",
         metavar="SEEDS",
         help="seeds of the random agent's episodes per scenario",
+    )
+    p.add_argument(
+        "--shallow-seeds",
+        type=non_negative_int,
+        default=50,
+        metavar="N",
+        help="test-split seeds the shallow scripts and the shallow learner play per family"
+        " (fitted on 60 training seeds); 0 skips them",
+    )
+    p.add_argument(
+        "--split",
+        choices=("train", "test"),
+        default=None,
+        help="check only the --seeds of this split (default: all of them)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_validate)

@@ -491,54 +491,73 @@ REMEDY_TOOLS: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True, slots=True)
 class Script:
-    """One fixed rule: a remedy aimed by a target rule, reported as the family usually is."""
+    """One fixed rule: remedies aimed by a target rule, reported as the family usually is.
 
-    remediation: str
+    With one remedy it is the rule "this family is fixed by R on the T"; with all of the
+    family's remedies it is the shotgun of that rule (each unneeded operation costs).
+    """
+
+    remedies: tuple[str, ...]
     target: str
     category: str
 
     @property
     def name(self) -> str:
-        """`remedy@target`."""
-        return f"{self.remediation}@{self.target}"
+        """`remedy@target`, or `every-remedy@target`."""
+        head = self.remedies[0] if len(self.remedies) == 1 else "every-remedy"
+        return f"{head}@{self.target}"
 
     def play(self, caller: ToolCaller, observation: Mapping[str, Any]) -> None:
-        """Glance, take the remedy on the rule's first target, report it."""
+        """Glance, take each remedy on the rule's first target for it, report the first."""
         opening = glance(caller, observation)
         cands = candidates(opening)
-        tools = REMEDY_TOOLS.get(self.remediation, (self.remediation,))
-        first = [c for c in cands if c.tool == tools[0]]
-        if not first and tools[0] == "set_config":  # no push listed: revert the service's newest
-            tools = ("rollback_config", *tools[1:])
-            first = [c for c in cands if c.tool == "rollback_config"]
-        if self.remediation == "code_fix" or not first:
-            first = [c for c in cands if c.tool == SERVICE_TOOLS[0]]
-            lead = TARGETS[self.target](opening, first)[0] if first else None
-            if lead is not None:
-                report(caller, lead.service, f"service:{lead.service}", self.category, "code_fix")
-            return
-        lead = TARGETS[self.target](opening, first)[0]
-        operate(caller, lead)
-        for tool in tools[1:]:
-            for c in cands:
-                if c.tool == tool and c.service == lead.service:
-                    operate(caller, c)
-                    break
-        report(caller, lead.service, lead.location, self.category, self.remediation)
+        services = [c for c in cands if c.tool == SERVICE_TOOLS[0]]
+        reported: tuple[Candidate, str] | None = None
+        for remedy in self.remedies:
+            tools = REMEDY_TOOLS.get(remedy, (remedy,))
+            first = [c for c in cands if c.tool == tools[0]]
+            if not first and tools[0] == "set_config":  # no push listed: revert the newest
+                tools = ("rollback_config", *tools[1:])
+                first = [c for c in cands if c.tool == "rollback_config"]
+            if remedy == "code_fix" or not first:
+                lead = TARGETS[self.target](opening, services)[0] if services else None
+                if lead is not None and reported is None:
+                    reported = (
+                        Candidate(lead.tool, lead.service, {}, f"service:{lead.service}"),
+                        remedy,
+                    )
+                continue
+            lead = TARGETS[self.target](opening, first)[0]
+            operate(caller, lead)
+            for tool in tools[1:]:
+                for c in cands:
+                    if c.tool == tool and c.service == lead.service:
+                        operate(caller, c)
+                        break
+            if reported is None:
+                reported = (lead, remedy)
+        if reported is not None:
+            lead, remedy = reported
+            report(caller, lead.service, lead.location, self.category, remedy)
 
 
 def scripts(examples: Sequence[Example]) -> list[Script]:
-    """Every script for the remedies the training seeds use, with their usual category."""
+    """Every script for the remedies the training seeds use, alone and all together."""
     usual: dict[str, Counter[str]] = defaultdict(Counter)
     for ex in examples:
         rem = str(ex.report.get("remediation", ""))
         if rem:
             usual[rem][str(ex.report.get("category", ""))] += 1
-    return [
-        Script(rem, target, cats.most_common(1)[0][0])
+    found = [
+        Script((rem,), target, cats.most_common(1)[0][0])
         for rem, cats in sorted(usual.items())
         for target in TARGETS
     ]
+    if len(usual) > 1:
+        ranked = sorted(usual, key=lambda r: -sum(usual[r].values()))
+        top = usual[ranked[0]].most_common(1)[0][0]
+        found += [Script(tuple(ranked), target, top) for target in TARGETS]
+    return found
 
 
 __all__ = [
