@@ -192,15 +192,13 @@ def _validate(args: argparse.Namespace) -> int:
                 sla = sum(v.expert_sla_met) / len(v.expert_sla_met) if v.expert_sla_met else 0.0
                 best = v.shallow_best
                 script = f"{best[1]:.3f}" if best else "-"
-                learner = (
-                    f"{statistics.fmean(v.shallow_learner):.3f}" if v.shallow_learner else "-"
-                )
+                learner = f"{statistics.fmean(v.shallow_learner):.3f}" if v.shallow_learner else "-"
                 print(
                     f"{sid:<40} {v.ground_truths:>6} {min(v.reference, default=0):>5.2f}"
                     f" {expert:>10} {statistics.fmean(v.random) if v.random else 0:>6.3f}"
                     f" {wrong:>5} {replay:>6} {worst[0]:>6.3f} {worst[1]:>7.3f}"
                     f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f} {script:>7} {learner:>7}"
-                    f"  {verdict}{'' if v.symptom_first else ' (part)' if resolve(sid).part_of else ''}",
+                    f"  {verdict}{' (part)' if resolve(sid).part_of else ''}",
                     flush=True,
                 )
                 for f in v.failures:
@@ -307,7 +305,10 @@ def _export(args: argparse.Namespace) -> int:
                         else f"{exc.strerror}; choose a writable --out"
                     )
                     raise OutputError(f"cannot write {args.out}: {why}") from None
-            n = write_jsonl(episodes(store, args.session or (), unfinished=args.all), out)
+            chosen = episodes(store, args.session or (), unfinished=args.all)
+            if args.split:
+                chosen = (e for e in chosen if _in_split(e, args.split))
+            n = write_jsonl(chosen, out)
     except LookupError as exc:
         raise UsageError(str(exc.args[0] if exc.args else exc)) from None
     finally:
@@ -315,6 +316,17 @@ def _export(args: argparse.Namespace) -> int:
     where = "stdout" if to_stdout else args.out
     print(f"exported {n} episodes from {path} to {where}", file=sys.stderr)
     return ExitCode.OK
+
+
+def _in_split(episode: Any, split: str) -> bool:
+    """Whether an exported episode's (family, seed) is in `split` (unknown families are not)."""
+    from metasre.simulator import resolve
+    from metasre.simulator.scenarios.splits import split_of
+
+    try:
+        return split_of(resolve(str(episode["scenario_id"])), int(episode["seed"])) == split
+    except (LookupError, KeyError, TypeError, ValueError):
+        return False
 
 
 def _loadtest(args: argparse.Namespace) -> int:
@@ -521,6 +533,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--all", action="store_true", help="include episodes that never ended (grade null)"
+    )
+    p.add_argument(
+        "--split",
+        choices=("train", "test"),
+        default=None,
+        help="only episodes whose family and seed are in this split (train data: --split train)",
     )
     p.set_defaults(func=_export)
 

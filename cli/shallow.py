@@ -44,10 +44,14 @@ SERVICE_TOOLS = (
 )
 """Operations a shallow policy can aim at any service of the dashboard."""
 
-_EVENT_TOOL = {"migration": "rollback_migration", "flag": "set_feature_flag", "config": "set_config"}
+_EVENT_TOOL = {
+    "migration": "rollback_migration",
+    "flag": "set_feature_flag",
+    "config": "set_config",
+}
 _MIGRATION = re.compile(r"applied migration (\S+) on")
 _FLAG = re.compile(r"feature flag (\S+) rollout")
-_CONFIG = re.compile(r'set config (\S+) on \S+: (.+?) -> ')
+_CONFIG = re.compile(r"set config (\S+) on \S+: (.+?) -> ")
 _WORD = re.compile(r"[a-z][a-z_]{2,}")
 _SEVERITY = {"P1": 1.0, "P2": 0.66, "P3": 0.33}
 
@@ -104,7 +108,9 @@ class Candidate:
     @property
     def key(self) -> tuple[str, str, str]:
         """What it does, for matching against a reference step."""
-        target = str(self.args.get("migration") or self.args.get("flag") or self.args.get("key") or "")
+        target = str(
+            self.args.get("migration") or self.args.get("flag") or self.args.get("key") or ""
+        )
         return (self.tool, self.service, target)
 
 
@@ -156,9 +162,7 @@ def candidates(opening: Opening) -> list[Candidate]:
     def base(row: Mapping[str, Any]) -> dict[str, float]:
         name = str(row["name"])
         mine = changed.get(name, [])
-        f = {
-            f"rank_{s}": ranks[s][name] for s in ranks
-        } | {
+        f = {f"rank_{s}": ranks[s][name] for s in ranks} | {
             "unhealthy": float(row.get("health") != "healthy"),
             "down": float(row.get("health") == "down"),
             "error_rate": float(row.get("error_rate") or 0.0),
@@ -195,11 +199,12 @@ def candidates(opening: Opening) -> list[Candidate]:
         kinds[str(e.get("kind", ""))].append(i)
     for i, e in enumerate(opening.events):
         kind = str(e.get("kind", ""))
-        tool = _EVENT_TOOL.get(kind)
+        undo = _EVENT_TOOL.get(kind)
         svc = str(e.get("service", ""))
         text = str(e.get("text", ""))
-        if tool is None or svc not in by_name:
+        if undo is None or svc not in by_name:
             continue
+        tool = undo
         same_kind = kinds[kind]
         feats = base(by_name[svc]) | {
             "event_newest": 1.0 / (len(same_kind) - same_kind.index(i)),
@@ -268,7 +273,7 @@ def _step_keys(steps: Iterable[tuple[str, Mapping[str, Any]]]) -> set[tuple[str,
 
 def is_positive(candidate: Candidate, reference: set[tuple[str, str, str]]) -> bool:
     """Whether `candidate` is one of the reference's operations."""
-    tool, svc, target = candidate.key
+    tool, _svc, target = candidate.key
     if tool == "set_feature_flag":
         return (tool, "*", target) in reference
     return candidate.key in reference
@@ -415,7 +420,9 @@ def operate(caller: ToolCaller, c: Candidate) -> None:
         certs = got.data.get("certificates", []) if got.ok else []
         if not certs:
             return
-        soonest = min(certs, key=lambda x: float(x.get("days_left", x.get("expires_in_days", 1e9)) or 0))
+        soonest = min(
+            certs, key=lambda x: float(x.get("days_left", x.get("expires_in_days", 1e9)) or 0)
+        )
         args["certificate"] = str(soonest.get("name", ""))
     caller(c.tool, args)
 
@@ -459,7 +466,9 @@ def _non_edge(feature: str) -> Target:
 
 
 def _deepest_unhealthy(_: Opening, cands: list[Candidate]) -> list[Candidate]:
-    sick = [c for c in cands if c.features.get("unhealthy") or c.features.get("error_rate", 0) > 0.05]
+    sick = [
+        c for c in cands if c.features.get("unhealthy") or c.features.get("error_rate", 0) > 0.05
+    ]
     return sorted(
         sick or cands,
         key=lambda c: (-c.features.get("depth", 0.0), -c.features.get("rank_error_rate", 0.0)),

@@ -168,7 +168,9 @@ def check_shallow(
     for seed in split_seeds(entry, "train", SHALLOW_TRAIN_SEEDS):
         ep = Episode.make(entry.id, seed, runner)
         opening = shallow.glance(EpisodeCaller(ep, "shallow"), ep.observation().to_dict())
-        examples.append(shallow.example(opening, [(s.tool, s.args) for s in ep.instance.spec.solution]))
+        examples.append(
+            shallow.example(opening, [(s.tool, s.args) for s in ep.instance.spec.solution])
+        )
     policies: dict[str, Any] = {s.name: s for s in shallow.scripts(examples)}
     learner = shallow.ShallowLearner().fit(examples)
     grades: dict[str, list[float]] = {name: [] for name in policies}

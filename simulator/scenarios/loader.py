@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 import hashlib
+import threading
 import tomllib
 from collections import OrderedDict
 from dataclasses import dataclass, field

@@ -34,7 +34,7 @@ from metasre.simulator.scenarios.loader import (
     read_scenario_id,
     read_toml,
 )
-from metasre.simulator.scenarios.spec import ScenarioSpec
+from metasre.simulator.scenarios.spec import FlagSpec, ScenarioSpec
 
 _MINUTES = re.compile(r"(\d+)\s+min")
 
@@ -56,6 +56,9 @@ class Mix:
     edge_only: bool
     """Whether only the platform's entry points (services nothing calls) page."""
     seed_varies: tuple[str, ...]
+    flag_herrings: tuple[tuple[str, str], ...] = ()
+    """Harmless flags (name suffix, description) a seed ramps on services of the platform,
+    whatever the cause (see _herring_flags); none: no herring flags."""
 
 
 def read_mix(folder: Path, scenarios: Path) -> Mix | None:
@@ -65,7 +68,9 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
     if causes is None:
         return None
     if not isinstance(causes, list) or len(causes) < 2:
-        raise InvalidScenarioError(f"{folder.name}/scenario.toml: 'causes' lists two folders or more")
+        raise InvalidScenarioError(
+            f"{folder.name}/scenario.toml: 'causes' lists two folders or more"
+        )
     paths = tuple(scenarios / str(c) for c in causes)
     for p in paths:
         if not (p / "scenario.toml").is_file():
@@ -81,6 +86,10 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             alert_metrics=frozenset(raw.get("alert_metrics", ["error_rate", "p99_ms"])),
             edge_only=bool(raw.get("edge_only", True)),
             seed_varies=tuple(raw.get("seed_varies", ())),
+            flag_herrings=tuple(
+                (str(h["suffix"]), str(h["description"]))
+                for h in raw.get("herrings", {}).get("flags", ())
+            ),
         )
     except KeyError as exc:
         raise InvalidScenarioError(f"{folder.name}/scenario.toml lacks {exc.args[0]!r}") from exc
@@ -104,7 +113,47 @@ def _edges(spec: ScenarioSpec) -> set[str]:
     return {s.name for s in spec.services if s.name not in called}
 
 
-def mixed_spec(mix: Mix, spec: ScenarioSpec) -> ScenarioSpec:
+def _herring_flags(mix: Mix, spec: ScenarioSpec, seed: int, onset: float) -> tuple[FlagSpec, ...]:
+    """Harmless flags ramped around the onset, some after it (seed-drawn).
+
+    Two, at times drawn alike before or after the onset (so "the newest change" is not the
+    cause's by rule): one on a service the page points at, the root as likely as each of its
+    symptoms (so "the flag of the deepest unhealthy service" may be a herring), one elsewhere.
+    """
+    if not mix.flag_herrings:
+        return ()
+    rng = random.Random(f"{mix.id}:herrings:{seed}")
+    taken = {f.name for f in spec.flags}
+    truth = spec.ground_truth
+    # The services a page points at (the root and those its fault shows through), and the rest:
+    # one herring among the first, drawn alike, so that having a change does not single out
+    # the root; one among the rest.
+    sick = sorted({truth.service, *truth.symptom_services} & {s.name for s in spec.services})
+    rest = sorted(s.name for s in spec.services if s.name not in sick)
+    chosen: list[tuple[str, str]] = []
+    for pool in (sick, rest):
+        if pool:
+            service = rng.choice(pool)
+            suffix, _ = rng.choice(mix.flag_herrings)
+            name = f"{service.split('-')[0]}.{suffix}"
+            if name not in taken and name not in {c[0] for c in chosen}:
+                chosen.append((name, service))
+    by = ("flag-bot (scheduled ramp)", "dev-console (self-serve)")
+    described = dict(mix.flag_herrings)
+    return tuple(
+        FlagSpec(
+            name=name,
+            service=service,
+            rollout_percent=100.0,
+            minutes_ago=float(round(rng.uniform(2.0, onset + 60.0))),
+            by=rng.choice(by),
+            description=described[name.split(".", 1)[1]],
+        )
+        for name, service in chosen
+    )
+
+
+def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     """The cause's spec opened as the mix opens: its page, its alerts, no telling terminal."""
     onset = max((f.onset_minutes_ago for f in spec.faults), default=0.0)
     found = _MINUTES.search(spec.description)
@@ -124,6 +173,7 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec) -> ScenarioSpec:
             "description": mix.page.format(minutes=minutes),
             "alerts": alerts,
             "faults": faults,
+            "flags": (*spec.flags, *_herring_flags(mix, spec, seed, onset)),
             "seed_varies": mix.seed_varies,
         }
     )
@@ -132,7 +182,7 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec) -> ScenarioSpec:
 def mixed_load_spec(mix: Mix, seed: int) -> ScenarioSpec:
     """The mix's spec for `seed` (no code tree)."""
     folder, cseed = cause_of(mix, seed)
-    return mixed_spec(mix, load_spec(folder, cseed))
+    return mixed_spec(mix, load_spec(folder, cseed), seed)
 
 
 @lru_cache(maxsize=256)
@@ -141,7 +191,7 @@ def mixed_instance(mix: Mix, seed: int) -> ScenarioInstance:
     folder, cseed = cause_of(mix, seed)
     inst = load_instance(folder, cseed)
     return ScenarioInstance(
-        spec=mixed_spec(mix, inst.spec),
+        spec=mixed_spec(mix, inst.spec, seed),
         seed=seed,
         values=MappingProxyType(dict(inst.values)),
         tree=inst.tree,

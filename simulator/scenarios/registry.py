@@ -12,8 +12,8 @@ from metasre.simulator.scenarios.errors import UnknownScenarioError
 from metasre.simulator.scenarios.loader import (
     SCENARIOS_DIR,
     ScenarioInstance,
-    load_instance,
     is_test_seed,
+    load_instance,
     load_spec,
     read_retired_ids,
     read_scenario_id,

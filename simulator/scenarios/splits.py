@@ -20,7 +20,8 @@ _SEARCH_LIMIT = 1_000_000
 
 
 class _Splittable(Protocol):
-    id: str
+    @property
+    def id(self) -> str: ...
 
     def is_test(self, seed: int) -> bool: ...
 
