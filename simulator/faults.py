@@ -33,6 +33,12 @@ class Fault:
         self.spec = spec
         self._events: list[FaultEvent] = [FaultEvent(-spec.onset_minutes_ago, "on")]
 
+    def fork(self) -> Fault:
+        """A copy with the same course so far, to run on without changing this one (the soak)."""
+        twin = Fault(self.spec)
+        twin._events = list(self._events)
+        return twin
+
     @property
     def active(self) -> bool:
         """Whether the fault is live now (after the last recorded event)."""
