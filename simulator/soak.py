@@ -85,9 +85,7 @@ class Soak:
     @property
     def clean(self) -> bool:
         """Held, every cause removed and every state check held: the fix holds."""
-        return (
-            self.held and not self.causes_left and all(v is None for v in self.state.values())
-        )
+        return self.held and not self.causes_left and all(v is None for v in self.state.values())
 
     def state_held(self) -> dict[str, bool]:
         """Per state check name, whether it held at every minute of the soak."""
@@ -180,9 +178,7 @@ def run_soak(
             (m for m in range(settled, end + 1) if not read_state(check, world, soaked, m)),
             None,
         )
-    return Soak(
-        clock, settled, end, active, tuple(relapses), causes, len(forks), state, code_fails
-    )
+    return Soak(clock, settled, end, active, tuple(relapses), causes, len(forks), state, code_fails)
 
 
 def _cause_left(fault: Fault, world: World, code_fails: bool, end: int) -> str | None:
