@@ -160,25 +160,57 @@ def run_soak(
     for fork in forks:
         fork.update(world, code_fails, clock)
     active = tuple(describe_fault(f.spec) for f in forks if f.active)
+    watched = list(range(int(clock) + 1, end + 1))
     relapses: list[Relapse] = []
-    for minute in range(int(clock) + 1, end + 1):
-        for fork in forks:
-            cured = fork.cured_at()
-            if fork.update(world, code_fails, float(minute)) == "on" and cured is not None:
-                relapses.append(
-                    Relapse(describe_fault(fork.spec), cured, float(minute), minute - clock)
-                )
+    # Where a fault's strength moves after a relapse: health is read there.
+    moving = {settled, end}
+    for fork in forks:
+        cured = fork.cured_at()
+        if cured is None:
+            continue
+        back = _first(watched, lambda m, f=fork: f.wants_active(world, code_fails, float(m)))
+        if back is not None:
+            fork.update(world, code_fails, float(back))
+            relapses.append(Relapse(describe_fault(fork.spec), cured, float(back), back - clock))
+            moving.update(range(back, back + int(fork.spec.ramp_minutes) + 2))
     causes = tuple(
         why for fork in forks if (why := _cause_left(fork, world, code_fails, end)) is not None
     )
     soaked = telemetry.with_faults(forks)
+    every = list(range(settled, end + 1))
+    health_reads = sorted(m for m in moving if settled <= m <= end)
     state: dict[str, int | None] = {}
     for check in spec.hidden.state_checks:
-        state[check.name] = next(
-            (m for m in range(settled, end + 1) if not read_state(check, world, soaked, m)),
-            None,
-        )
+
+        def fails(minute: int, check: StateCheck = check) -> bool:
+            return not read_state(check, world, soaked, minute)
+
+        if check.kind == "healthy":
+            state[check.name] = next((m for m in health_reads if fails(m)), None)
+        else:
+            state[check.name] = settled if fails(settled) else _first(every, fails)
+    relapses.sort(key=lambda r: r.at)
     return Soak(clock, settled, end, active, tuple(relapses), causes, len(forks), state, code_fails)
+
+
+def _first(minutes: Sequence[int], happens: Callable[[int], bool]) -> int | None:
+    """The first of `minutes` (ascending) at which `happens` holds, if it holds at the last.
+
+    Nobody operates the world during the soak, so what moves moves one way: a disk fills, a
+    certificate expires, a fault that is back stays back. What holds once holds to the end,
+    and bisection finds where it began in a few reads instead of one a minute. Signals are the
+    exception (they recover, and ramp): `run_soak` reads health where they move instead.
+    """
+    if not minutes or not happens(minutes[-1]):
+        return None
+    lo, hi = 0, len(minutes) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if happens(minutes[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return minutes[lo]
 
 
 def _cause_left(fault: Fault, world: World, code_fails: bool, end: int) -> str | None:

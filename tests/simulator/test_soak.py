@@ -12,7 +12,7 @@ import pytest
 from metasre.simulator import Episode, resolve
 from metasre.simulator.grader import Grade, check_state
 from metasre.simulator.scenarios.spec import ScenarioSpec
-from metasre.simulator.soak import run_soak
+from metasre.simulator.soak import describe_fault, run_soak
 
 Mitigation = Callable[[ScenarioSpec], list[tuple[str, dict[str, Any]]]]
 
@@ -220,3 +220,59 @@ def test_grading_changes_nothing_replay_needs():
         a, b = graded.apply("agent", tool, args), plain.apply("agent", tool, args)
         assert (a.output.text, a.clock, a.reward.total) == (b.output.text, b.clock, b.reward.total)
     assert graded.grade() == plain.grade()
+
+
+def _plain_soak(episode: Episode, code_checks: dict[str, bool]) -> tuple[Any, ...]:
+    """The soak the slow way: every fault and every check read at every minute."""
+    spec = episode.instance.spec
+    clock, world = episode.clock, episode.world
+    code_fails = not all(code_checks.get(i, False) for i in spec.hidden.fail_to_pass)
+    forks = [f.fork() for f in episode.faults]
+    settled = int(clock + spec.hidden.settle_minutes)
+    end = int(clock + spec.hidden.settle_minutes + spec.soak_minutes)
+    for fork in forks:
+        fork.update(world, code_fails, clock)
+    relapses = []
+    for minute in range(int(clock) + 1, end + 1):
+        for fork in forks:
+            cured = fork.cured_at()
+            if fork.update(world, code_fails, float(minute)) == "on" and cured is not None:
+                relapses.append((describe_fault(fork.spec), float(minute)))
+    telemetry = episode.telemetry.with_faults(forks)
+    state = {
+        c.name: next(
+            (m for m in range(settled, end + 1) if not check_state(c, world, telemetry, m)), None
+        )
+        for c in spec.hidden.state_checks
+    }
+    return sorted(relapses), state
+
+
+MOVES: list[tuple[str, int, Mitigation | None]] = [
+    ("disk-full", 0, clean_only),
+    ("disk-full", 3, None),
+    ("user-service-oom", 0, restart),
+    ("checkout-crash-loop", 2, restart),
+    ("twin-faults", 0, None),
+    ("parallel-sla", 1, None),
+    ("tls-cert-expiry", 0, None),
+]
+
+
+@pytest.mark.parametrize(("family", "seed", "mitigation"), MOVES)
+def test_the_soak_reads_what_a_minute_by_minute_soak_reads(family, seed, mitigation):
+    """Bisection and health read where signals move find what reading every minute finds."""
+    episode = Episode.make(family, seed)
+    spec = episode.instance.spec
+    calls = (
+        mitigation(spec)
+        if mitigation
+        else [(s.tool, dict(s.args)) for s in spec.solution if s.tool != "submit_report"]
+    )
+    for tool, args in calls:
+        assert episode.apply("agent", tool, args).ok
+    soak = run_soak(spec, episode.world, episode.faults, episode.telemetry, {}, episode.clock,
+                    check_state)  # fmt: skip
+    relapses, state = _plain_soak(episode, {})
+    assert sorted((r.fault, r.at) for r in soak.relapses) == relapses
+    assert dict(soak.state) == state
