@@ -11,7 +11,7 @@ import pytest
 
 from metasre.simulator import Episode, resolve
 from metasre.simulator.grader import Grade, check_state
-from metasre.simulator.scenarios.spec import ScenarioSpec
+from metasre.simulator.scenarios.spec import REMEDIATIONS, ScenarioSpec
 from metasre.simulator.soak import describe_fault, run_soak
 
 Mitigation = Callable[[ScenarioSpec], list[tuple[str, dict[str, Any]]]]
@@ -118,13 +118,32 @@ def test_a_mitigation_that_leaves_the_cause_is_not_resolved(remedy, family, faul
     assert _parts(reference)["soak"].detail.startswith("every fault stayed cured")
 
 
-def test_every_remedy_kind_of_the_families_has_a_case():
-    used = {
-        resolve(f).spec(s).ground_truth.remediation
-        for f in {family for _, family, _, _ in CASES}
-        for s in range(30)
-    }
-    assert {remedy for remedy, *_ in CASES} >= used
+def test_every_remedy_kind_has_a_case():
+    """Every remedy a report can name: warm_cache is only ever a further fault's remedy (in
+    parallel-sla), so it has a test of its own below."""
+    assert {remedy for remedy, *_ in CASES} | {"warm_cache"} == set(REMEDIATIONS)
+
+
+@pytest.mark.parametrize("instead", ["scale-up", "warm-then-restart"])
+def test_a_cold_cache_not_kept_warm_leaves_a_several_fault_incident_unresolved(instead):
+    """parallel-sla seed 0: the release and the certificate remedied, and the cold cache of
+    url-signer given capacity instead of a warm cache, or warmed and then emptied by a
+    restart; the report exactly right."""
+    family, seed = "parallel-sla", 0
+    spec = resolve(family).spec(seed)
+    cache = next(f.service for f in spec.faults if f.params.get("knob") == "cache")
+    others = [(s.tool, dict(s.args)) for s in spec.solution if s.tool not in ("warm_cache",)]
+    report = others.pop()
+    mitigation = (
+        [("scale_service", {"service": cache, "replicas": spec.service(cache).replicas + 2})]
+        if instead == "scale-up"
+        else [("warm_cache", {"service": cache}), ("restart_service", {"service": cache})]
+    )
+    grade = _play(family, seed, [*others, *mitigation, report])
+    parts = _parts(grade)
+    assert not grade.resolved and parts["fix"].score < 1.0
+    assert f"never mitigated: cache on {cache}" in parts["soak"].detail
+    assert parts["sla"].detail == "not mitigated"
 
 
 def test_a_rollback_hiding_a_code_bug_keeps_mitigation_credit_and_earns_no_cure():
