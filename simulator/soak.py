@@ -1,13 +1,19 @@
 """The soak: after the report the world runs on, untouched, and a fix counts only if it holds.
 
-The grader reads the incident's state checks not once but at every whole minute of a soak
+The grader reads the incident's state checks not once but over a soak
 (`ScenarioSpec.soak_minutes`, after the `settle_minutes` the signals need to recover), and
 watches every fault from the report to the soak's end: a mitigation that lets a cured fault
-come back (a disk cleaned while DEBUG logging fills it again, a leak reset by a restart) loses
-its mitigation credit at the minute it relapses. The cure's credit goes to removing the cause:
-a fault whose cause is still in place (the bug still in the code behind a rolled-back release,
-a knob that drifts back within a day) earns no resolution credit, even while the mitigation
-holds.
+come back (a disk cleaned while DEBUG logging fills it again, a cache warmed and emptied again)
+loses its mitigation credit at the minute it relapses, and one that never cured it (a restart
+that only resets a leak) never had it. The cure's credit goes to removing the cause: a fault
+whose cause is still in place (the bug still in the code behind a rolled-back release, a knob
+that drifts back within a day) earns no resolution credit, even while the mitigation holds.
+
+Nobody operates the world during the soak, so what moves with time moves one way (a disk
+fills, a certificate expires, a fault once back stays back): the minute a fault relapses or a
+check starts failing is found by bisection, and health, which recovers and ramps, is read at
+both ends and wherever a relapsed fault's strength moves. `tests/simulator/test_soak.py` holds
+this equal to reading every minute.
 
 The soak is a pure function of the episode: it advances copies of the faults (`Fault.fork`)
 over the world as the episode left it, which it only reads, so replay, recovery and
