@@ -3,9 +3,9 @@
 The grader reads the incident's state checks not once but over a soak
 (`ScenarioSpec.soak_minutes`, after the `settle_minutes` the signals need to recover), and
 watches every fault from the report to the soak's end: a mitigation that lets a cured fault
-come back (a disk cleaned while DEBUG logging fills it again, a cache warmed and emptied again)
-loses its mitigation credit at the minute it relapses, and one that never cured it (a restart
-that only resets a leak) never had it. The cure's credit goes to removing the cause: a fault
+come back (a disk cleaned while DEBUG logging fills it again) loses its mitigation credit at
+the minute it relapses, and one that never cured it (a restart that only resets a leak) never
+had it. The cure's credit goes to removing the cause: a fault
 whose cause is still in place (the bug still in the code behind a rolled-back release, a knob
 that drifts back within a day) earns no resolution credit, even while the mitigation holds.
 
