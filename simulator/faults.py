@@ -33,12 +33,6 @@ class Fault:
         self.spec = spec
         self._events: list[FaultEvent] = [FaultEvent(-spec.onset_minutes_ago, "on")]
 
-    def fork(self) -> Fault:
-        """A copy with the same course so far, to run on without changing this one (the soak)."""
-        twin = Fault(self.spec)
-        twin._events = list(self._events)
-        return twin
-
     @property
     def active(self) -> bool:
         """Whether the fault is live now (after the last recorded event)."""
@@ -80,6 +74,12 @@ class Fault:
             self._events.append(FaultEvent(at, transition))
             return transition
         return None
+
+    def copy(self) -> Fault:
+        """An independent copy with the same course so far."""
+        twin = Fault(self.spec)
+        twin._events = list(self._events)
+        return twin
 
     def note_restart(self, at: float) -> None:
         """A restart of the root service clears a leak's accumulated strength, for a while."""

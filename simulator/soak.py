@@ -15,7 +15,7 @@ check starts failing is found by bisection, and health, which recovers and ramps
 both ends and wherever a relapsed fault's strength moves. `tests/simulator/test_soak.py` holds
 this equal to reading every minute.
 
-The soak is a pure function of the episode: it advances copies of the faults (`Fault.fork`)
+The soak is a pure function of the episode: it advances copies of the faults (`Fault.copy`)
 over the world as the episode left it, which it only reads, so replay, recovery and
 counterfactual credit see exactly what they would have seen without it.
 """
@@ -158,7 +158,7 @@ def run_soak(
         read_state: How one state check is read at one minute.
     """
     code_fails = not all(code_checks.get(i, False) for i in spec.hidden.fail_to_pass)
-    forks = [f.fork() for f in faults]
+    forks = [f.copy() for f in faults]
     settled = int(clock + spec.hidden.settle_minutes)
     end = int(clock + spec.hidden.settle_minutes + spec.soak_minutes)
     # The code checks are the grader's own verdict: a fault the episode still counted as

@@ -246,7 +246,7 @@ def _plain_soak(episode: Episode, code_checks: dict[str, bool]) -> tuple[Any, ..
     spec = episode.instance.spec
     clock, world = episode.clock, episode.world
     code_fails = not all(code_checks.get(i, False) for i in spec.hidden.fail_to_pass)
-    forks = [f.fork() for f in episode.faults]
+    forks = [f.copy() for f in episode.faults]
     settled = int(clock + spec.hidden.settle_minutes)
     end = int(clock + spec.hidden.settle_minutes + spec.soak_minutes)
     for fork in forks:
