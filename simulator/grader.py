@@ -83,7 +83,7 @@ class EpisodeFacts:
     """Why each operation the incident did not need was not (see rewards.Shaper)."""
     hints: int
     faults: Sequence[Fault]
-    """The episode's faults and their course; the soak runs forks of them on."""
+    """The episode's faults and their course; the soak runs copies of them on."""
 
 
 def check_state(check: StateCheck, world: World, telemetry: Telemetry, minute: int) -> bool:
@@ -241,6 +241,7 @@ def grade(
 
 
 def _causes_note(soak: Soak) -> str:
+    """What the fix component's detail says of causes left in place, if any."""
     if not soak.causes_left:
         return ""
     kept = soak.faults - len(soak.causes_left)

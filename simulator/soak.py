@@ -151,8 +151,8 @@ def run_soak(
     Args:
         spec: The scenario (its `soak_minutes`, settle minutes, faults and state checks).
         world: The operational state as the episode left it; only read.
-        faults: The episode's faults; forked, never changed.
-        telemetry: The episode's signals; a twin over the forked faults reads the soak.
+        faults: The episode's faults; copied, never changed.
+        telemetry: The episode's signals; a twin over the copies reads the soak.
         code_checks: Per hidden check id, whether the code observes what the reference does.
         clock: The report's simulated minute.
         read_state: How one state check is read at one minute.

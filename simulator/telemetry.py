@@ -224,7 +224,7 @@ class Telemetry:
     def with_faults(self, faults: Sequence[Fault]) -> Telemetry:
         """The same world and noise over another course of the faults, memoised apart.
 
-        The grader's soak reads the signals of forked faults (`Fault.copy`) this way; the
+        The grader's soak reads the signals of copied faults (`Fault.copy`) this way; the
         episode's own values and memo are untouched.
         """
         twin = Telemetry.__new__(Telemetry)
