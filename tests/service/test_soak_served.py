@@ -54,3 +54,22 @@ async def test_a_rollback_that_hides_a_code_bug_is_not_resolved_over_the_wire(se
     assert parts["sla"]["detail"].startswith("mitigated at")  # held through the soak
     assert parts["fix"]["score"] == 0.0
     assert "hidden by a rollback" in parts["soak"]["detail"]
+
+
+async def test_a_comment_edit_behind_a_rollback_claimed_as_the_code_fix_earns_no_cure(server):
+    """The rollback mitigates, the comment on the buggy line makes the root 'changed', the
+    report is exactly right: still no fix, no resolution and the remediation not done."""
+    spec = resolve("ad-ranking-crash").spec(2)
+    truth, report = spec.ground_truth, spec.solution[-1]
+    assert truth.lines is not None
+    calls = [
+        ("rollback_deployment", {"service": truth.service}),
+        ("edit_lines", {"path": truth.location, "action": "insert",
+                        "start_line": truth.lines[0], "content": "# fixed: handle the new rows"}),
+        (report.tool, dict(report.args)),
+    ]  # fmt: skip
+    grade, parts = await asyncio.to_thread(_play, server.address, "ad-ranking-crash", 2, calls)
+    assert grade["final"] and not grade["resolved"]
+    assert parts["fix"]["score"] == 0.0 and parts["efficiency"]["score"] == 0.0
+    assert parts["report"]["detail"].endswith("remediation claimed but not done")
+    assert "cause left in place" in parts["soak"]["detail"]
