@@ -174,7 +174,11 @@ def run_soak(
         cured = fork.cured_at()
         if cured is None:
             continue
-        back = _first(watched, lambda m, f=fork: f.wants_active(world, code_fails, float(m)))
+
+        def back_at(minute: int, fault: Fault = fork) -> bool:
+            return fault.wants_active(world, code_fails, float(minute))
+
+        back = _first(watched, back_at)
         if back is not None:
             fork.update(world, code_fails, float(back))
             relapses.append(Relapse(describe_fault(fork.spec), cured, float(back), back - clock))
