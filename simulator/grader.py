@@ -9,7 +9,7 @@ from metasre.simulator.faults import Fault
 from metasre.simulator.report import IncidentReport, locations_match
 from metasre.simulator.rewards import UNNEEDED_OPERATION, hint_price
 from metasre.simulator.scenarios.spec import ScenarioSpec, StateCheck, remedy_steps
-from metasre.simulator.soak import Soak, run_soak
+from metasre.simulator.soak import run_soak
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.world import World
 
@@ -139,7 +139,7 @@ def grade(
             fix,
             WEIGHTS["fix"],
             f"{sum(f2p.values())}/{len(f2p)} FAIL_TO_PASS checks pass through the soak"
-            + _causes_note(soak),
+            + soak.fix_note(),
         ),
         GradeComponent(
             "no_regressions",
@@ -171,7 +171,10 @@ def grade(
             )
         )
         category_ok = report.category == truth.category
-        done = _remediation_done(report.remediation, truth.service, facts, soak)
+        # An edit that changes no behaviour (a comment, whitespace, a rename) is no code fix.
+        done = _remediation_done(report.remediation, truth.service, facts) and not (
+            report.remediation == "code_fix" and soak.code_fails
+        )
         remediation_ok = report.remediation == truth.remediation and done
         detail = f"category {'right' if category_ok else 'wrong'}, remediation " + (
             "right"
@@ -240,21 +243,9 @@ def grade(
     return Grade(round(total, 6), resolved, tuple(parts), f2p, p2p, final)
 
 
-def _causes_note(soak: Soak) -> str:
-    """What the fix component's detail says of causes left in place, if any."""
-    if not soak.causes_left:
-        return ""
-    kept = soak.faults - len(soak.causes_left)
-    return f"; counts {kept}/{soak.faults}: a cause is left in place"
-
-
-def _remediation_done(remediation: str, root: str, facts: EpisodeFacts, soak: Soak) -> bool:
-    """Whether the team did what `remediation` takes on the root service: each of its steps.
-
-    A code fix is done when the root's code changed and no code fault's cause is left: an edit
-    that changes no behaviour (a comment, whitespace, a rename) is not a fix.
-    """
+def _remediation_done(remediation: str, root: str, facts: EpisodeFacts) -> bool:
+    """Whether the team did what `remediation` takes on the root service: each of its steps."""
     if remediation == "code_fix":
-        return root in facts.changed_services and not soak.code_fails
+        return root in facts.changed_services
     done = {tool for tool, service, _ in facts.operations if service == root}
     return all(step & done for step in remedy_steps(remediation))

@@ -93,6 +93,13 @@ class Soak:
         """Held, every cause removed and every state check held: the fix holds."""
         return self.held and not self.causes_left and all(v is None for v in self.state.values())
 
+    def fix_note(self) -> str:
+        """What the `fix` component's detail adds when a cause is left in place, else ''."""
+        if not self.causes_left:
+            return ""
+        kept = self.faults - len(self.causes_left)
+        return f"; counts {kept}/{self.faults}: a cause is left in place"
+
     def state_held(self) -> dict[str, bool]:
         """Per state check name, whether it held at every minute of the soak."""
         return {name: failed is None for name, failed in self.state.items()}
