@@ -82,7 +82,12 @@ def _scenarios(args: argparse.Namespace) -> int:
         spec = entry.spec(0)
         summary = summarize(entry)
         rows.append(
-            summary.to_dict() | {"sla_minutes": spec.sla_minutes, "step_budget": spec.step_budget}
+            summary.to_dict()
+            | {
+                "sla_minutes": spec.sla_minutes,
+                "step_budget": spec.step_budget,
+                "soak_minutes": spec.soak_minutes,
+            }
         )
     if args.json:
         print(json.dumps(rows, indent=2))
