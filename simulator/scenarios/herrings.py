@@ -43,7 +43,7 @@ class Herrings:
     hot_rows: bool = False
     """Whether each seed runs one healthy service hot (CPU or memory near its limit)."""
     noisy_rows: bool = False
-    """Whether each seed has one chronically flaky service (a few % errors, its normal)."""
+    """Whether each seed has one chronically flaky leaf service (5-9% errors, its normal)."""
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any]) -> Herrings:
@@ -118,8 +118,13 @@ def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> 
 
     if herrings.releases:
         deployments = list(spec.deployments)
+        # A newer build of a broken release carries the same bug: no herring where a release
+        # is the fault.
+        shipped_bad = {f.service for f in spec.faults if f.kind == "deployment"}
         for service in _two(rng, sick, rest):
             mine = [d for d in deployments if d.service == service]
+            if service in shipped_bad:
+                continue
             current = mine[-1].version if mine else services[service].version
             if any(d.minutes_ago < 1.0 for d in mine):
                 continue
@@ -156,16 +161,19 @@ def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> 
             )
         update["config_pushes"] = tuple(sorted(pushes, key=lambda p: -p.minutes_ago))
 
+    # A flaky row among the leaves (the services that call nothing), where "the deepest
+    # unhealthy service" looks for a root; a hot row anywhere.
+    leaves = sorted(s.name for s in spec.services if not s.depends_on)
     for wanted, kind in ((herrings.hot_rows, "hot"), (herrings.noisy_rows, "noisy")):
         if not wanted:
             continue
-        service = rng.choice([*sick, *rest])
+        service = rng.choice(leaves if kind == "noisy" and leaves else [*sick, *rest])
         base = services[service].baseline
         if kind == "hot":
             signal = rng.choice(("cpu", "memory"))
             changed = base.model_copy(update={signal: round(rng.uniform(0.78, 0.9), 3)})
         else:
-            changed = base.model_copy(update={"error_rate": round(rng.uniform(0.02, 0.05), 4)})
+            changed = base.model_copy(update={"error_rate": round(rng.uniform(0.05, 0.09), 4)})
         services[service] = services[service].model_copy(update={"baseline": changed})
 
     if any(services[s.name] is not s for s in spec.services):

@@ -121,8 +121,10 @@ _METRIC_WORDS = {
 
 
 def _summary(alert: AlertRule) -> str:
-    """An alert's summary in the words every seed's alerts use: a cause's own summary may name
-    an endpoint or a mechanism (`5xx on GET /v1/users/{id}`)."""
+    """An alert's summary in the words every seed's alerts use.
+
+    A cause's own summary may name an endpoint or a mechanism (`5xx on GET /v1/users/{id}`).
+    """
     words = _METRIC_WORDS.get(alert.metric, alert.metric)
     if alert.above is not None:
         limit = f"above {alert.above:g}" + (" ms" if alert.metric == "p99_ms" else "")
