@@ -1,0 +1,211 @@
+"""What one bridge process holds: its client of the server, the tools, and the seats it plays.
+
+The bridge is a client of a running `metasre serve` like any other. It owns the sessions it
+creates for its users (its client's owner credential never leaves it), and closes each one when
+the last of the bridge's seats in it leaves, so a trainer's thousands of resets do not pile up
+open sessions. A user reaches a session only through a seat's join token, which the server
+checks: a token of one session opens no other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from metasre.agents.bridges.seat import BridgeSeat
+from metasre.agents.client import ATTRIBUTIONS, REWARD_MODES, TURN_POLICIES, MetasreClient
+from metasre.agents.errors import ClientError
+
+log = structlog.get_logger(__name__)
+
+SEED_RANGE = 2**31
+"""Seeds drawn for a reset that names none: 0 <= seed < SEED_RANGE."""
+
+
+class BridgeError(Exception):
+    """Raised when a bridge request cannot be served; `code` is OpenEnv's WSErrorCode."""
+
+    def __init__(self, message: str, code: str = "VALIDATION_ERROR") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much one bridge process takes on."""
+
+    max_seats: int = 1024
+    """Seats played at once through the bridge (WebSockets with a seat plus MCP sessions)."""
+    max_message_bytes: int = 1 << 20
+    """The largest message (a WebSocket frame, an HTTP body) the bridge reads."""
+
+
+def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
+    text = str(value).upper()
+    if text not in allowed:
+        raise BridgeError(f"{name} {value!r} is not one of {', '.join(allowed)}")
+    return text
+
+
+def session_request(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The create_session keyword arguments of a reset's or a POST /sessions' data.
+
+    Raises:
+        BridgeError: a value of the wrong type or outside what the server takes.
+    """
+    scenario = data.get("scenario")
+    if not isinstance(scenario, str) or not scenario:
+        raise BridgeError(
+            "name the incident: scenario=FAMILY (an id such as meta-sre/payment-bad-deploy-v1 "
+            "or a name such as payment-bad-deploy; GET /metadata lists them), or join a seat "
+            "with session_id and token"
+        )
+    seed = data.get("seed")
+    if seed is None:
+        seed = secrets.randbelow(SEED_RANGE)
+    elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_RANGE:
+        raise BridgeError(f"seed must be a whole number from 0 to {SEED_RANGE - 1}; got {seed!r}")
+    seats = data.get("seats", ["agent"])
+    if (
+        not isinstance(seats, list)
+        or not seats
+        or not all(isinstance(s, str | dict) for s in seats)
+    ):
+        raise BridgeError(
+            "seats must be a non-empty list of agent ids or of mappings with agent_id, role, "
+            f"allowed_tools and view; got {seats!r}"
+        )
+    spirit = data.get("team_spirit", 0.0)
+    if isinstance(spirit, bool) or not isinstance(spirit, int | float) or not 0 <= spirit <= 1:
+        raise BridgeError(f"team_spirit must be a number from 0 to 1; got {spirit!r}")
+    return {
+        "scenario_id": scenario,
+        "seed": seed,
+        "seats": seats,
+        "turn_policy": _choice("turn_policy", data.get("turn_policy", "FREE_FOR_ALL"), TURN_POLICIES),
+        "attribution": _choice("attribution", data.get("attribution", "SHARED"), ATTRIBUTIONS),
+        "team_spirit": float(spirit),
+        "reward_mode": _choice("reward_mode", data.get("reward_mode", "DENSE"), REWARD_MODES),
+    }
+
+
+def seat_ids(seats: Sequence[str | Mapping[str, Any]]) -> list[str]:
+    """The agent ids of a seats list as `session_request` takes it."""
+    return [s if isinstance(s, str) else str(s.get("agent_id", "")) for s in seats]
+
+
+class Hub:
+    """The bridge's client of the server and the seats it plays, bounded by `limits`."""
+
+    def __init__(self, client: MetasreClient, limits: Limits | None = None) -> None:
+        self.client = client
+        self.limits = limits or Limits()
+        self._tools: list[dict[str, Any]] | None = None
+        self._scenarios: list[dict[str, Any]] | None = None
+        self._seats = 0
+        self._created: dict[str, int] = {}
+        """Sessions this bridge created -> how many of its seats are in each now."""
+        self._lock = asyncio.Lock()
+
+    async def tools(self) -> list[dict[str, Any]]:
+        """Every tool (name, description, input_schema), asked of the server once."""
+        if self._tools is None:
+            self._tools = await self.client.list_tools()
+        return self._tools
+
+    async def scenarios(self) -> list[dict[str, Any]]:
+        """The scenarios the server offers, asked once."""
+        if self._scenarios is None:
+            self._scenarios = await self.client.list_scenarios()
+        return self._scenarios
+
+    @property
+    def seats(self) -> int:
+        """Seats played through the bridge now."""
+        return self._seats
+
+    async def create(self, data: Mapping[str, Any]) -> tuple[str, int, dict[str, str]]:
+        """Create a session owned by the bridge; (session id, seed, agent id -> join token).
+
+        Raises:
+            BridgeError: bad parameters, or the server refused (its reason in the message).
+        """
+        request = session_request(data)
+        try:
+            handle = await self.client.create_session(**request)
+        except ValueError as exc:  # the client's own checks of seats and views
+            raise BridgeError(str(exc)) from None
+        except ClientError as exc:
+            raise BridgeError(f"the server refused the session: {exc}", "SESSION_ERROR") from None
+        async with self._lock:
+            self._created[handle.id] = 0
+        log.info("bridge_session_created", session_id=handle.id, scenario=request["scenario_id"])
+        return handle.id, int(request["seed"]), dict(handle.tokens)
+
+    async def join(self, session_id: str, token: str) -> BridgeSeat:
+        """Take a seat with its join token (the server checks it).
+
+        Raises:
+            BridgeError: the bridge is full, or the server refused the token or the seat.
+        """
+        if not isinstance(session_id, str) or not isinstance(token, str) or not token:
+            raise BridgeError("joining a seat takes session_id and token, both strings")
+        async with self._lock:
+            if self._seats >= self.limits.max_seats:
+                raise BridgeError(
+                    f"the bridge plays {self.limits.max_seats} seats at once (its --max-seats);"
+                    " try again when one has left",
+                    "CAPACITY_REACHED",
+                )
+            self._seats += 1
+            created = session_id in self._created
+            if created:
+                self._created[session_id] += 1
+        conn = self.client.agent(session_id, token)
+        try:
+            await conn.join()
+        except BaseException as exc:
+            await self._left(session_id, created)
+            if isinstance(exc, ClientError):
+                raise BridgeError(
+                    f"the server refused the seat: {exc.reason or exc.code}: {exc.message}",
+                    "SESSION_ERROR",
+                ) from None
+            raise
+        return BridgeSeat(conn, created=created)
+
+    async def leave(self, seat: BridgeSeat) -> None:
+        """Hang up a seat; the last of the bridge's seats in a session it created closes it."""
+        with contextlib.suppress(ClientError):
+            await seat.conn.close()
+        await self._left(seat.session_id, seat.created)
+
+    async def _left(self, session_id: str, created: bool) -> None:
+        async with self._lock:
+            self._seats -= 1
+            if not created or session_id not in self._created:
+                return
+            self._created[session_id] -= 1
+            if self._created[session_id] > 0:
+                return
+            del self._created[session_id]
+        with contextlib.suppress(ClientError):
+            await self.client.close_session(session_id)
+
+    async def close(self) -> None:
+        """Close every session the bridge created (its seats' streams end with them)."""
+        async with self._lock:
+            created, self._created = list(self._created), {}
+        for session_id in created:
+            with contextlib.suppress(ClientError):
+                await self.client.close_session(session_id)
+
+
+__all__ = ["SEED_RANGE", "BridgeError", "Hub", "Limits", "seat_ids", "session_request"]
