@@ -8,7 +8,7 @@ specification's version negotiation says. Every answer is plain JSON (the transp
 server to answer a POST with `application/json` and to offer no SSE stream on GET).
 
 `initialize` joins the seat with the token (the server checks it); `instructions` are the page
-as the seat's view shows it. `tools/list` gives the tools the seat may call with their JSON
+as the seat's view shows it, and the resource `metasre://seat/dashboard` its dashboard as JSON. `tools/list` gives the tools the seat may call with their JSON
 Schemas; `tools/call` applies one call as the seat and answers with its text, and with the
 reward, the turn, and at the end the team grade, in `structuredContent`. A session whose
 episode ended answers every later call with the end, never an error.
@@ -39,6 +39,14 @@ PROTOCOL_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 SESSION_HEADER = "mcp-session-id"
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+DASHBOARD = {
+    "uri": "metasre://seat/dashboard",
+    "name": "dashboard",
+    "description": "The incident's dashboard as this seat's view shows it now (JSON): alerts, "
+    "services with their health and dependencies, the clock, the budget.",
+    "mimeType": "application/json",
+}
+"""The one resource: what the OpenEnv reset's `dashboard` gives."""
 UNAUTHORIZED = -32001
 """A server-defined JSON-RPC error code: the seat's credential is missing or wrong."""
 
@@ -159,6 +167,9 @@ class McpServer:
             return _error(rid, INVALID_PARAMS, "params must be an object", 400)
         if method == "initialize":
             return await self._initialize(rid, params, path, token)
+        if method == "server/discover":
+            # The 2026 revision's probe: "not found" tells a client to use the handshake.
+            return _error(rid, METHOD_NOT_FOUND, "server/discover not found: use initialize")
         held = self._held(request, path, token)
         if isinstance(held, Response):
             return held
@@ -177,6 +188,18 @@ class McpServer:
                         for t in tools
                     ]
                 },
+            )
+        if method == "resources/list":
+            return _result(rid, {"resources": [DASHBOARD]})
+        if method == "resources/read":
+            if params.get("uri") != DASHBOARD["uri"]:
+                return _error(rid, INVALID_PARAMS, f"no resource {params.get('uri')!r}; "
+                              f"this server has {DASHBOARD['uri']}")
+            text = orjson.dumps(held.seat.conn.observation).decode()
+            return _result(
+                rid,
+                {"contents": [{"uri": DASHBOARD["uri"], "mimeType": "application/json",
+                               "text": text}]},
             )
         if method == "tools/call":
             name, arguments = params.get("name"), params.get("arguments") or {}
@@ -230,7 +253,10 @@ class McpServer:
             rid,
             {
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": False}},
+                "capabilities": {
+                    "tools": {"listChanged": False},
+                    "resources": {"listChanged": False, "subscribe": False},
+                },
                 "serverInfo": {"name": "metasre-seat", "version": "1"},
                 "instructions": f"You are {seat.agent_id} in META-SRE session {seat.session_id}."
                 f"\n{first.get('text', '')}",
