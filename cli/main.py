@@ -41,6 +41,7 @@ from metasre.cli.errors import (
     UnreachableError,
     UsageError,
 )
+from metasre.cli.bridge import add_parsers as add_bridge_parsers
 from metasre.cli.experiment import add_parser as add_experiment_parser
 from metasre.cli.rollout import add_parsers as add_rollout_parsers
 
@@ -552,6 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_loadtest_parser(sub)
     add_rollout_parsers(sub)  # rollout, llm
     add_experiment_parser(sub)
+    add_bridge_parsers(sub)  # bridge openenv, mcp
     return parser
 
 

@@ -178,6 +178,7 @@ class Socket:
                     raw = message.get("bytes") or b""
                 reply = await self.answer(raw)
                 if reply is None:
+                    await self.drop()  # before the close frame: a client that saw it may reset
                     await self.ws.close(1000, "closed by the client")
                     return
                 await self.ws.send_text(reply)
