@@ -138,7 +138,9 @@ def _bridge(args: argparse.Namespace) -> int:
             raise AddressInUseError(
                 f"cannot serve on {where}: the port is in use; pick another --port, or --port 0"
             ) from None
-        raise UsageError(f"cannot serve on {where}: {exc.strerror}; check --host and --port") from None
+        raise UsageError(
+            f"cannot serve on {where}: {exc.strerror}; check --host and --port"
+        ) from None
     app = build_app(
         lambda: connection.client(target),
         limits=limits,

@@ -28,6 +28,7 @@ from metasre.cli.arguments import (
     seed_list,
     seeds_text,
 )
+from metasre.cli.bridge import add_parsers as add_bridge_parsers
 from metasre.cli.connection import TARGET_ENV, Connection, add_connection_flags
 from metasre.cli.errors import (
     EXIT_CODE_HELP,
@@ -41,7 +42,6 @@ from metasre.cli.errors import (
     UnreachableError,
     UsageError,
 )
-from metasre.cli.bridge import add_parsers as add_bridge_parsers
 from metasre.cli.experiment import add_parser as add_experiment_parser
 from metasre.cli.rollout import add_parsers as add_rollout_parsers
 

@@ -119,8 +119,10 @@ def build_app(
     async def sessions(request: Request) -> JSONResponse:
         if not may_create(request.headers):
             return JSONResponse(
-                {"error": "creating a session takes the bridge's access token as "
-                 "'Authorization: Bearer TOKEN'"},
+                {
+                    "error": "creating a session takes the bridge's access token as "
+                    "'Authorization: Bearer TOKEN'"
+                },
                 status_code=401,
             )
         body = await request.body()
@@ -132,11 +134,22 @@ def build_app(
             return JSONResponse({"error": f"the body is not JSON: {exc}"}, status_code=400)
         if not isinstance(data, dict):
             return JSONResponse({"error": "the body is a JSON object"}, status_code=400)
-        unknown = sorted(set(data) - {"scenario", "seed", "seats", "turn_policy",
-                                      "attribution", "team_spirit", "reward_mode"})
+        unknown = sorted(
+            set(data)
+            - {
+                "scenario",
+                "seed",
+                "seats",
+                "turn_policy",
+                "attribution",
+                "team_spirit",
+                "reward_mode",
+            }
+        )
         if unknown:
-            return JSONResponse({"error": f"POST /sessions does not take {', '.join(unknown)}"},
-                                status_code=400)
+            return JSONResponse(
+                {"error": f"POST /sessions does not take {', '.join(unknown)}"}, status_code=400
+            )
         try:
             session_id, seed, tokens = await hub().create(data)
         except BridgeError as exc:

@@ -89,7 +89,9 @@ def session_request(data: Mapping[str, Any]) -> dict[str, Any]:
         "scenario_id": scenario,
         "seed": seed,
         "seats": seats,
-        "turn_policy": _choice("turn_policy", data.get("turn_policy", "FREE_FOR_ALL"), TURN_POLICIES),
+        "turn_policy": _choice(
+            "turn_policy", data.get("turn_policy", "FREE_FOR_ALL"), TURN_POLICIES
+        ),
         "attribution": _choice("attribution", data.get("attribution", "SHARED"), ATTRIBUTIONS),
         "team_spirit": float(spirit),
         "reward_mode": _choice("reward_mode", data.get("reward_mode", "DENSE"), REWARD_MODES),

@@ -1,17 +1,18 @@
-"""An MCP server per seat over Streamable HTTP: `/mcp/{session_id}/{agent_id}`, the seat's token
-as a bearer credential.
+"""An MCP server per seat over Streamable HTTP: /mcp/{session_id}/{agent_id}, bearer token.
 
-It speaks the handshake-era protocol (initialize, then requests carrying `Mcp-Session-Id`, up to
-revision 2025-11-25), which `mcp` 1.x and 2.x clients both negotiate: a 2.x client's
-`server/discover` probe gets "method not found" and falls back to initialize, as the MCP
-specification's version negotiation says. Every answer is plain JSON (the transport allows a
-server to answer a POST with `application/json` and to offer no SSE stream on GET).
+The seat's join token is the bearer credential. It speaks the handshake-era protocol
+(initialize, then requests carrying `Mcp-Session-Id`, up to revision 2025-11-25), which `mcp`
+1.x and 2.x clients both negotiate: a 2.x client's `server/discover` probe gets "method not
+found" and falls back to initialize, as the MCP specification's version negotiation says.
+Every answer is plain JSON (the transport allows a server to answer a POST with
+`application/json` and to offer no SSE stream on GET).
 
 `initialize` joins the seat with the token (the server checks it); `instructions` are the page
-as the seat's view shows it, and the resource `metasre://seat/dashboard` its dashboard as JSON. `tools/list` gives the tools the seat may call with their JSON
-Schemas; `tools/call` applies one call as the seat and answers with its text, and with the
-reward, the turn, and at the end the team grade, in `structuredContent`. A session whose
-episode ended answers every later call with the end, never an error.
+as the seat's view shows it, and the resource `metasre://seat/dashboard` its dashboard as JSON.
+`tools/list` gives the tools the seat may call with their JSON Schemas; `tools/call` applies one
+call as the seat and answers with its text, and with the reward and, at the end, the team grade
+in `structuredContent`. A session whose episode ended answers every later call with the end,
+never an error.
 """
 
 from __future__ import annotations
@@ -183,8 +184,11 @@ class McpServer:
                 rid,
                 {
                     "tools": [
-                        {"name": t["name"], "description": t["description"],
-                         "inputSchema": t["input_schema"]}
+                        {
+                            "name": t["name"],
+                            "description": t["description"],
+                            "inputSchema": t["input_schema"],
+                        }
                         for t in tools
                     ]
                 },
@@ -193,34 +197,52 @@ class McpServer:
             return _result(rid, {"resources": [DASHBOARD]})
         if method == "resources/read":
             if params.get("uri") != DASHBOARD["uri"]:
-                return _error(rid, INVALID_PARAMS, f"no resource {params.get('uri')!r}; "
-                              f"this server has {DASHBOARD['uri']}")
+                return _error(
+                    rid,
+                    INVALID_PARAMS,
+                    f"no resource {params.get('uri')!r}; this server has {DASHBOARD['uri']}",
+                )
             text = orjson.dumps(held.seat.conn.observation).decode()
             return _result(
                 rid,
-                {"contents": [{"uri": DASHBOARD["uri"], "mimeType": "application/json",
-                               "text": text}]},
+                {
+                    "contents": [
+                        {"uri": DASHBOARD["uri"], "mimeType": "application/json", "text": text}
+                    ]
+                },
             )
         if method == "tools/call":
             name, arguments = params.get("name"), params.get("arguments") or {}
             if not isinstance(name, str) or not isinstance(arguments, dict):
-                return _error(rid, INVALID_PARAMS, "tools/call takes name (a string) and arguments (an object)")
+                return _error(
+                    rid,
+                    INVALID_PARAMS,
+                    "tools/call takes name (a string) and arguments (an object)",
+                )
             async with held.lock:
                 try:
                     step = await held.seat.call(name, arguments)
                 except (ClientError, TimeoutError) as exc:
                     return _error(rid, INVALID_REQUEST, f"the seat's stream ended: {exc}")
             return _result(rid, tool_result(step))
-        return _error(rid, METHOD_NOT_FOUND, f"method {method!r} not found: this server has tools/list and tools/call")
+        return _error(
+            rid,
+            METHOD_NOT_FOUND,
+            f"method {method!r} not found: this server has tools/list and tools/call",
+        )
 
     def _held(self, request: Request, path: tuple[str, str], token: str) -> McpSeat | Response:
         """The MCP session a request belongs to, if its id, path and token all match."""
         sid = request.headers.get(SESSION_HEADER)
         if not sid:
-            return _error(None, INVALID_REQUEST, f"no {SESSION_HEADER} header: initialize first", 400)
+            return _error(
+                None, INVALID_REQUEST, f"no {SESSION_HEADER} header: initialize first", 400
+            )
         held = self.sessions.get(sid)
         if held is None:
-            return _error(None, INVALID_REQUEST, "unknown or ended MCP session: initialize again", 404)
+            return _error(
+                None, INVALID_REQUEST, "unknown or ended MCP session: initialize again", 404
+            )
         if held.path != path or not hmac.compare_digest(held.token, token):
             return _error(
                 None, UNAUTHORIZED, "this MCP session belongs to another seat or credential", 403

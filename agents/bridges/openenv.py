@@ -242,7 +242,8 @@ class Socket:
         unknown = sorted(set(data) - RESET_KEYS)
         if unknown:
             raise BridgeError(
-                f"reset does not take {', '.join(unknown)}; it takes {', '.join(sorted(RESET_KEYS))}"
+                f"reset does not take {', '.join(unknown)}; it takes "
+                f"{', '.join(sorted(RESET_KEYS))}"
             )
         await self.drop()
         if "session_id" in data or "token" in data:
@@ -275,6 +276,7 @@ class Socket:
         return first
 
     async def step(self, data: dict[str, Any]) -> str:
+        """The frame answering one step: a tool call as the seat, or the tools."""
         kind = data.get("type", "call_tool")
         if kind == "list_tools":
             extra = sorted(set(data) - {"type"})

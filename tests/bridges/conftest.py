@@ -9,13 +9,18 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("starlette", reason="the bridge extras are not installed (pip install -e '.[dev]')")
+pytest.importorskip(
+    "starlette", reason="the bridge extras are not installed (pip install -e '.[dev]')"
+)
 pytest.importorskip("uvicorn", reason="the bridge extras are not installed")
 
-from metasre.agents.bridges import Limits, build_app  # noqa: E402
-from metasre.agents.bridges import run  # noqa: E402
-from metasre.agents.client import MetasreClient  # noqa: E402
-from metasre.service.server import MetasreServer, prepare_sandbox  # noqa: E402
+from metasre.agents.bridges import (
+    Limits,
+    build_app,
+    run,
+)
+from metasre.agents.client import MetasreClient
+from metasre.service.server import MetasreServer, prepare_sandbox
 
 
 @pytest.fixture(scope="session", autouse=True)

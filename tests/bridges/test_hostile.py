@@ -31,7 +31,8 @@ def ws_url(bridge: Bridge) -> str:
 
 async def call(ws: ClientConnection, tool: str, **arguments: Any) -> dict[str, Any]:
     return await ask(
-        ws, {"type": "step", "data": {"type": "call_tool", "tool_name": tool, "arguments": arguments}}
+        ws,
+        {"type": "step", "data": {"type": "call_tool", "tool_name": tool, "arguments": arguments}},
     )
 
 
@@ -52,21 +53,41 @@ BAD_MESSAGES: dict[str, tuple[Any, str, str]] = {
         "SESSION_ERROR",
         "no-such-incident",
     ),
-    "seed-negative": ({"type": "reset", "data": {"scenario": SCENARIO, "seed": -1}},
-                      "VALIDATION_ERROR", "seed"),
-    "seed-a-string": ({"type": "reset", "data": {"scenario": SCENARIO, "seed": "7"}},
-                      "VALIDATION_ERROR", "seed"),
-    "seed-a-bool": ({"type": "reset", "data": {"scenario": SCENARIO, "seed": True}},
-                    "VALIDATION_ERROR", "seed"),
-    "seed-huge": ({"type": "reset", "data": {"scenario": SCENARIO, "seed": 2**70}},
-                  "VALIDATION_ERROR", "seed"),
-    "seats-empty": ({"type": "reset", "data": {"scenario": SCENARIO, "seats": []}},
-                    "VALIDATION_ERROR", "seats"),
-    "seats-a-string": ({"type": "reset", "data": {"scenario": SCENARIO, "seats": "ab"}},
-                       "VALIDATION_ERROR", "seats"),
+    "seed-negative": (
+        {"type": "reset", "data": {"scenario": SCENARIO, "seed": -1}},
+        "VALIDATION_ERROR",
+        "seed",
+    ),
+    "seed-a-string": (
+        {"type": "reset", "data": {"scenario": SCENARIO, "seed": "7"}},
+        "VALIDATION_ERROR",
+        "seed",
+    ),
+    "seed-a-bool": (
+        {"type": "reset", "data": {"scenario": SCENARIO, "seed": True}},
+        "VALIDATION_ERROR",
+        "seed",
+    ),
+    "seed-huge": (
+        {"type": "reset", "data": {"scenario": SCENARIO, "seed": 2**70}},
+        "VALIDATION_ERROR",
+        "seed",
+    ),
+    "seats-empty": (
+        {"type": "reset", "data": {"scenario": SCENARIO, "seats": []}},
+        "VALIDATION_ERROR",
+        "seats",
+    ),
+    "seats-a-string": (
+        {"type": "reset", "data": {"scenario": SCENARIO, "seats": "ab"}},
+        "VALIDATION_ERROR",
+        "seats",
+    ),
     "view-unknown-key": (
-        {"type": "reset", "data": {"scenario": SCENARIO,
-                                   "seats": [{"agent_id": "a", "view": {"root": True}}]}},
+        {
+            "type": "reset",
+            "data": {"scenario": SCENARIO, "seats": [{"agent_id": "a", "view": {"root": True}}]},
+        },
         "VALIDATION_ERROR",
         "view",
     ),
@@ -100,8 +121,11 @@ BAD_MESSAGES: dict[str, tuple[Any, str, str]] = {
         "SESSION_ERROR",
         "reset first",
     ),
-    "action-unknown": ({"type": "step", "data": {"type": "shell", "cmd": "id"}},
-                       "VALIDATION_ERROR", "unknown action type"),
+    "action-unknown": (
+        {"type": "step", "data": {"type": "shell", "cmd": "id"}},
+        "VALIDATION_ERROR",
+        "unknown action type",
+    ),
     "action-extra-field": (
         {"type": "step", "data": {"type": "call_tool", "tool_name": "x", "reward": 1}},
         "VALIDATION_ERROR",
@@ -124,11 +148,14 @@ BAD_MESSAGES: dict[str, tuple[Any, str, str]] = {
 async def test_every_bad_message_is_an_error_frame_and_other_sessions_are_untouched(
     bridge: Bridge,
 ) -> None:
-    async with connect(ws_url(bridge), max_size=None) as victim, connect(
-        ws_url(bridge), max_size=None
-    ) as attacker:
-        first = await ask(victim, {"type": "reset", "data": {"scenario": SCENARIO, "seed": 1,
-                                                             "seats": ["a", "b"]}})
+    async with (
+        connect(ws_url(bridge), max_size=None) as victim,
+        connect(ws_url(bridge), max_size=None) as attacker,
+    ):
+        first = await ask(
+            victim,
+            {"type": "reset", "data": {"scenario": SCENARIO, "seed": 1, "seats": ["a", "b"]}},
+        )
         victim_session = first["data"]["observation"]["session_id"]
         b_token = first["data"]["metadata"]["tokens"]["b"]
         before = await call(victim, "get_alerts")
@@ -143,12 +170,14 @@ async def test_every_bad_message_is_an_error_frame_and_other_sessions_are_untouc
         # A seat token of the victim's session used with another session's id.
         other = await ask(attacker, {"type": "reset", "data": {"scenario": SCENARIO, "seed": 2}})
         other_session = other["data"]["observation"]["session_id"]
-        stolen = await ask(attacker, {"type": "reset",
-                                      "data": {"session_id": other_session, "token": b_token}})
+        stolen = await ask(
+            attacker, {"type": "reset", "data": {"session_id": other_session, "token": b_token}}
+        )
         assert stolen["type"] == "error" and stolen["data"]["code"] == "SESSION_ERROR"
         # The seat the victim holds, asked for with the victim's session id and a made-up token.
-        guessed = await ask(attacker, {"type": "reset",
-                                       "data": {"session_id": victim_session, "token": "a"}})
+        guessed = await ask(
+            attacker, {"type": "reset", "data": {"session_id": victim_session, "token": "a"}}
+        )
         assert guessed["type"] == "error"
         # A refused tool call is an observation with the server's validation, not an error.
         refused = await call(victim, "read_logs", bogus=1)
@@ -162,14 +191,18 @@ async def test_every_bad_message_is_an_error_frame_and_other_sessions_are_untouc
 
 
 async def test_a_taken_seat_cannot_be_taken_twice(bridge: Bridge) -> None:
-    async with connect(ws_url(bridge)) as one, connect(ws_url(bridge)) as two, connect(
-        ws_url(bridge)
-    ) as three:
-        first = await ask(one, {"type": "reset", "data": {"scenario": SCENARIO,
-                                                          "seats": ["a", "b"]}})
-        sid, token = first["data"]["observation"]["session_id"], first["data"]["metadata"][
-            "tokens"
-        ]["b"]
+    async with (
+        connect(ws_url(bridge)) as one,
+        connect(ws_url(bridge)) as two,
+        connect(ws_url(bridge)) as three,
+    ):
+        first = await ask(
+            one, {"type": "reset", "data": {"scenario": SCENARIO, "seats": ["a", "b"]}}
+        )
+        sid, token = (
+            first["data"]["observation"]["session_id"],
+            first["data"]["metadata"]["tokens"]["b"],
+        )
         joined = await ask(two, {"type": "reset", "data": {"session_id": sid, "token": token}})
         assert joined["type"] == "observation"
         again = await ask(three, {"type": "reset", "data": {"session_id": sid, "token": token}})
@@ -178,10 +211,20 @@ async def test_a_taken_seat_cannot_be_taken_twice(bridge: Bridge) -> None:
 
 async def test_a_role_seat_sees_its_view_only(bridge: Bridge) -> None:
     async with connect(ws_url(bridge), max_size=None) as ws:
-        first = await ask(ws, {"type": "reset", "data": {
-            "scenario": "split-evidence", "seed": 3,
-            "seats": [{"agent_id": "rm", "role": "release-manager"},
-                      {"agent_id": "app", "role": "app-oncall"}]}})
+        first = await ask(
+            ws,
+            {
+                "type": "reset",
+                "data": {
+                    "scenario": "split-evidence",
+                    "seed": 3,
+                    "seats": [
+                        {"agent_id": "rm", "role": "release-manager"},
+                        {"agent_id": "app", "role": "app-oncall"},
+                    ],
+                },
+            },
+        )
         seen = first["data"]["observation"]
         assert seen["role"] == "release-manager" and seen["view"]["code"] is False
         everyone = {s["name"] for s in seen["dashboard"]["services"]}
@@ -224,18 +267,27 @@ async def test_creating_sessions_can_require_the_bridges_token(server: Any) -> N
             refused = await ask(anon, {"type": "reset", "data": {"scenario": SCENARIO}})
             assert refused["data"]["code"] == "SESSION_ERROR"
             assert "access token" in refused["data"]["message"]
-            made = await ask(owner, {"type": "reset", "data": {"scenario": SCENARIO,
-                                                               "seats": ["a", "b"]}})
+            made = await ask(
+                owner, {"type": "reset", "data": {"scenario": SCENARIO, "seats": ["a", "b"]}}
+            )
             sid = made["data"]["observation"]["session_id"]
             # A seat's own token is enough to join it.
-            joined = await ask(anon, {"type": "reset", "data": {
-                "session_id": sid, "token": made["data"]["metadata"]["tokens"]["b"]}})
+            joined = await ask(
+                anon,
+                {
+                    "type": "reset",
+                    "data": {"session_id": sid, "token": made["data"]["metadata"]["tokens"]["b"]},
+                },
+            )
             assert joined["data"]["observation"]["agent_id"] == "b"
         async with httpx.AsyncClient() as http:
-            assert (await http.post(f"{url}/sessions", json={"scenario": SCENARIO})).status_code == 401
+            assert (
+                await http.post(f"{url}/sessions", json={"scenario": SCENARIO})
+            ).status_code == 401
             wrong = {"Authorization": "Bearer s3cre"}
-            assert (await http.post(f"{url}/sessions", json={"scenario": SCENARIO},
-                                    headers=wrong)).status_code == 401
+            assert (
+                await http.post(f"{url}/sessions", json={"scenario": SCENARIO}, headers=wrong)
+            ).status_code == 401
     finally:
         srv.should_exit = True
         await task
@@ -243,17 +295,27 @@ async def test_creating_sessions_can_require_the_bridges_token(server: Any) -> N
 
 # -- MCP ------------------------------------------------------------------------------------------
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
 
 
 async def test_mcp_refuses_wrong_credentials_and_bad_requests_and_keeps_the_seat(
     bridge: Bridge,
 ) -> None:
     async with httpx.AsyncClient(timeout=30) as http:
-        one = (await http.post(f"{bridge.url}/sessions",
-                               json={"scenario": SCENARIO, "seats": ["a", "b"]})).json()
+        one = (
+            await http.post(
+                f"{bridge.url}/sessions", json={"scenario": SCENARIO, "seats": ["a", "b"]}
+            )
+        ).json()
         two = (await http.post(f"{bridge.url}/sessions", json={"scenario": SCENARIO})).json()
         a, b = one["seats"]["a"], one["seats"]["b"]
 
@@ -262,28 +324,64 @@ async def test_mcp_refuses_wrong_credentials_and_bad_requests_and_keeps_the_seat
 
         # The seat's legitimate MCP session.
         opened = await http.post(a["mcp_url"], json=INIT, headers=bearer(a["token"]))
-        assert opened.status_code == 200 and opened.json()["result"]["protocolVersion"] == "2025-06-18"
+        assert (
+            opened.status_code == 200 and opened.json()["result"]["protocolVersion"] == "2025-06-18"
+        )
         sid = opened.headers["mcp-session-id"]
         mine = {**bearer(a["token"]), "mcp-session-id": sid}
-        tick1 = (await http.post(a["mcp_url"], headers=mine, json={
-            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "get_alerts", "arguments": {}}})).json()
+        tick1 = (
+            await http.post(
+                a["mcp_url"],
+                headers=mine,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "get_alerts", "arguments": {}},
+                },
+            )
+        ).json()
         assert tick1["result"]["structuredContent"]["metadata"]["tick"] == 1
 
         cases: list[tuple[str, str, dict[str, str], Any, int]] = [
             ("no-credential", a["mcp_url"], {}, INIT, 401),
             ("wrong-token", a["mcp_url"], bearer("guess"), INIT, 403),
             ("other-seat's-token", a["mcp_url"], bearer(b["token"]), INIT, 403),
-            ("token-of-another-session", two["seats"]["agent"]["mcp_url"], bearer(a["token"]), INIT, 403),
-            ("session-id-with-another-token", a["mcp_url"],
-             {**bearer(b["token"]), "mcp-session-id": sid}, {"jsonrpc": "2.0", "id": 3,
-             "method": "tools/list"}, 403),
-            ("session-id-on-another-path", b["mcp_url"], mine,
-             {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, 403),
-            ("unknown-session-id", a["mcp_url"], {**bearer(a["token"]), "mcp-session-id": "x"},
-             {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, 404),
-            ("no-session-id", a["mcp_url"], bearer(a["token"]),
-             {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, 400),
+            (
+                "token-of-another-session",
+                two["seats"]["agent"]["mcp_url"],
+                bearer(a["token"]),
+                INIT,
+                403,
+            ),
+            (
+                "session-id-with-another-token",
+                a["mcp_url"],
+                {**bearer(b["token"]), "mcp-session-id": sid},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+                403,
+            ),
+            (
+                "session-id-on-another-path",
+                b["mcp_url"],
+                mine,
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+                403,
+            ),
+            (
+                "unknown-session-id",
+                a["mcp_url"],
+                {**bearer(a["token"]), "mcp-session-id": "x"},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+                404,
+            ),
+            (
+                "no-session-id",
+                a["mcp_url"],
+                bearer(a["token"]),
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+                400,
+            ),
             ("bad-json", a["mcp_url"], mine, b"{nope", 400),
             ("a-batch", a["mcp_url"], mine, [INIT], 400),
             ("huge", a["mcp_url"], mine, b"x" * (2 << 20), 413),
@@ -296,21 +394,37 @@ async def test_mcp_refuses_wrong_credentials_and_bad_requests_and_keeps_the_seat
             assert response.status_code == status, (name, response.text)
             assert "error" in response.json() and response.json()["error"]["message"], name
         for name, message, code in [
-            ("unknown-method", {"jsonrpc": "2.0", "id": 4, "method": "sampling/createMessage"},
-             -32601),
-            ("name-a-number", {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-                               "params": {"name": 7}}, -32602),
+            (
+                "unknown-method",
+                {"jsonrpc": "2.0", "id": 4, "method": "sampling/createMessage"},
+                -32601,
+            ),
+            (
+                "name-a-number",
+                {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": 7}},
+                -32602,
+            ),
         ]:
             reply = (await http.post(a["mcp_url"], json=message, headers=mine)).json()
             assert reply["error"]["code"] == code, name
-        tick2 = (await http.post(a["mcp_url"], headers=mine, json={
-            "jsonrpc": "2.0", "id": 6, "method": "tools/call",
-            "params": {"name": "get_alerts", "arguments": {}}})).json()
+        tick2 = (
+            await http.post(
+                a["mcp_url"],
+                headers=mine,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 6,
+                    "method": "tools/call",
+                    "params": {"name": "get_alerts", "arguments": {}},
+                },
+            )
+        ).json()
         assert tick2["result"]["structuredContent"]["metadata"]["tick"] == 2
         closed = await http.delete(a["mcp_url"], headers=mine)
         assert closed.status_code == 200
-        gone = await http.post(a["mcp_url"], headers=mine, json={"jsonrpc": "2.0", "id": 7,
-                                                                  "method": "tools/list"})
+        gone = await http.post(
+            a["mcp_url"], headers=mine, json={"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
+        )
         assert gone.status_code == 404
 
 

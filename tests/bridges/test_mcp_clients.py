@@ -21,12 +21,12 @@ import pytest
 
 pytest.importorskip("mcp", reason="mcp is not installed (pip install -e '.[dev]')")
 
-from mcp import ClientSession  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
-from metasre.agents.policies import ExpertPolicy, ToolReply  # noqa: E402
+from metasre.agents.policies import ExpertPolicy, ToolReply
 
-from .conftest import Bridge  # noqa: E402
+from .conftest import Bridge
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = "payment-bad-deploy"
@@ -109,8 +109,10 @@ async def test_mcp2_client_in_its_own_environment_finishes_an_episode(bridge: Br
     if python is None:
         if os.environ.get("CI"):
             pytest.fail(".venv-mcp2 is missing: .ci/run makes it (pip install mcp==2.3.0)")
-        pytest.skip("no mcp 2.x environment: python3 -m venv .venv-mcp2 && "
-                    ".venv-mcp2/bin/pip install mcp==2.3.0")
+        pytest.skip(
+            "no mcp 2.x environment: python3 -m venv .venv-mcp2 && "
+            ".venv-mcp2/bin/pip install mcp==2.3.0"
+        )
     made = await create(bridge.url, seed=9, seats=["solo"], reward_mode="SPARSE")
     seat = made["seats"]["solo"]
     report = {
@@ -121,12 +123,21 @@ async def test_mcp2_client_in_its_own_environment_finishes_an_episode(bridge: Br
         "summary": "a guess filed without looking further, to end the episode",
         "timeline": ["paged"],
     }
-    plan = [["get_alerts", {}], ["read_logs", {"service": "no-such-service"}],
-            ["read_logs", {"bogus": 1}], ["submit_report", report], ["get_alerts", {}]]
+    plan = [
+        ["get_alerts", {}],
+        ["read_logs", {"service": "no-such-service"}],
+        ["read_logs", {"bogus": 1}],
+        ["submit_report", report],
+        ["get_alerts", {}],
+    ]
     proc = await asyncio.create_subprocess_exec(
-        str(python), str(Path(__file__).with_name("mcp2_client.py")),
-        seat["mcp_url"], seat["token"], json.dumps(plan),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        str(python),
+        str(Path(__file__).with_name("mcp2_client.py")),
+        seat["mcp_url"],
+        seat["token"],
+        json.dumps(plan),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()[-3000:]

@@ -15,12 +15,12 @@ import pytest
 
 pytest.importorskip("openenv", reason="openenv is not installed (pip install -e '.[dev]')")
 
-import httpx  # noqa: E402
-from openenv import GenericEnvClient  # noqa: E402
+import httpx
+from openenv import GenericEnvClient
 
-from metasre.agents.policies import ExpertPolicy, ToolReply  # noqa: E402
+from metasre.agents.policies import ExpertPolicy, ToolReply
 
-from .conftest import Bridge  # noqa: E402
+from .conftest import Bridge
 
 SCENARIO = "payment-bad-deploy"
 
