@@ -129,7 +129,6 @@ def _bridge(args: argparse.Namespace) -> int:
                 ) from None
             await client.list_tools()  # a wrong admin token is refused here, not per user
 
-    asyncio.run(reach())
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
@@ -141,6 +140,11 @@ def _bridge(args: argparse.Namespace) -> int:
         raise UsageError(
             f"cannot serve on {where}: {exc.strerror}; check --host and --port"
         ) from None
+    try:
+        asyncio.run(reach())
+    except BaseException:
+        sock.close()
+        raise
     app = build_app(
         lambda: connection.client(target),
         limits=limits,
