@@ -34,7 +34,10 @@ def bind(host: str, port: int) -> socket.socket:
         OSError: the address cannot be bound.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose protocol says
+    # TCP, and without it each keep-alive HTTP answer (headers and body written apart) waited
+    # out the client's delayed ACK: 52 ms an MCP tools/call, measured, against 4.4 ms with it.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

@@ -455,3 +455,19 @@ async def test_many_websockets_play_at_once(bridge: Bridge) -> None:
 
     played = await asyncio.gather(*(one(seed) for seed in range(32)))
     assert len({sid for sid, _ in played}) == 32 and {tick for _, tick in played} == {1}
+
+
+async def test_resets_close_the_sessions_they_leave(bridge: Bridge, server: Any) -> None:
+    """A trainer resets one socket thousands of times: the bridge closes each session it made
+    when its last seat leaves, so the server's session limit is never reached."""
+    async with connect(ws_url(bridge), max_size=None) as ws:
+        made = set()
+        for seed in range(5):
+            first = await ask(ws, {"type": "reset", "data": {"scenario": SCENARIO, "seed": seed}})
+            made.add(first["data"]["observation"]["session_id"])
+            open_now = {s.id for s in server.registry.sessions()}
+            assert open_now == {first["data"]["observation"]["session_id"]}
+        assert len(made) == 5
+        await ws.send(json.dumps({"type": "close"}))
+        await ws.wait_closed()
+    assert server.registry.sessions() == []
