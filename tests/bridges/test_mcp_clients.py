@@ -2,7 +2,8 @@
 
 `mcp` 1.x (the release OpenEnv 0.10's fastmcp 3 installs beside it) runs in this process;
 `mcp` 2.x runs as a subprocess from its own environment (`.ci/run` makes `.venv-mcp2`), since
-one environment cannot hold openenv 0.10 and mcp 2.
+one environment cannot hold openenv 0.10 and mcp 2; the official TypeScript SDK runs under
+node from tests/bridges/node.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import asyncio
 import json
 import math
 import os
-import sys
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ pytest.importorskip("mcp", reason="mcp is not installed (pip install -e '.[dev]'
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from metasre.agents.bridges.mcp import PROTOCOL_VERSIONS
 from metasre.agents.policies import ExpertPolicy, ToolReply
 
 from .conftest import Bridge
@@ -98,21 +100,40 @@ async def test_mcp1_client_lists_calls_and_finishes_an_episode(bridge: Bridge) -
         assert not again.isError and again.structuredContent["done"] is True
 
 
-def _mcp2_python() -> Path | None:
+def _mcp2_python() -> list[str]:
     configured = os.environ.get("METASRE_MCP2_PYTHON")
     path = Path(configured) if configured else ROOT / ".venv-mcp2" / "bin" / "python"
-    return path if path.exists() else None
-
-
-async def test_mcp2_client_in_its_own_environment_finishes_an_episode(bridge: Bridge) -> None:
-    python = _mcp2_python()
-    if python is None:
+    if not path.exists():
         if os.environ.get("CI"):
             pytest.fail(".venv-mcp2 is missing: .ci/run makes it (pip install mcp==2.3.0)")
         pytest.skip(
             "no mcp 2.x environment: python3 -m venv .venv-mcp2 && "
             ".venv-mcp2/bin/pip install mcp==2.3.0"
         )
+    return [str(path), str(Path(__file__).with_name("mcp2_client.py"))]
+
+
+def _typescript_sdk() -> list[str]:
+    node = shutil.which("node")
+    folder = Path(__file__).with_name("node")
+    if node is None or not (folder / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        pytest.skip(
+            "the TypeScript MCP SDK check needs node and `npm ci` in tests/bridges/node "
+            "(.ci/run does both where Node is installed)"
+        )
+    return [node, str(folder / "mcp_client.mjs")]
+
+
+CLIENTS = {"mcp2-python": _mcp2_python, "typescript-sdk": _typescript_sdk}
+"""The MCP clients run as subprocesses: the Python SDK's 2.x (it cannot share this
+environment with openenv 0.10) and a second language's official SDK."""
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+async def test_an_outside_mcp_client_lists_calls_is_refused_and_finishes_an_episode(
+    bridge: Bridge, client: str
+) -> None:
+    command = CLIENTS[client]()
     made = await create(bridge.url, seed=9, seats=["solo"], reward_mode="SPARSE")
     seat = made["seats"]["solo"]
     report = {
@@ -131,8 +152,7 @@ async def test_mcp2_client_in_its_own_environment_finishes_an_episode(bridge: Br
         ["get_alerts", {}],
     ]
     proc = await asyncio.create_subprocess_exec(
-        str(python),
-        str(Path(__file__).with_name("mcp2_client.py")),
+        *command,
         seat["mcp_url"],
         seat["token"],
         json.dumps(plan),
@@ -142,16 +162,16 @@ async def test_mcp2_client_in_its_own_environment_finishes_an_episode(bridge: Br
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()[-3000:]
     lines = [json.loads(line) for line in out.decode().splitlines()]
-    assert lines[0]["protocol_version"] == "2025-11-25"
+    assert lines[0]["protocol_version"] in PROTOCOL_VERSIONS
     assert "solo" in lines[0]["instructions"]
     assert "submit_report" in lines[1]["tools"]
     alerts, unknown, invalid, submitted, after = lines[2:]
     assert alerts["is_error"] is False and alerts["structured"]["reward"] == 0.0  # SPARSE
     assert unknown["is_error"] is True  # a wrong call inside the world: its text says what exists
+    assert "no-such-service" in unknown["text"][0]
     assert invalid["is_error"] is True
     assert invalid["structured"]["error"]["violations"]  # refused by the server's validation
     assert submitted["structured"]["done"] is True
     grade = submitted["structured"]["metadata"]
     assert isinstance(grade["team_grade"], float) and grade["phase"].endswith("TERMINATED")
     assert after["structured"]["done"] is True and after["is_error"] is False
-    assert sys.executable != str(python)
