@@ -252,6 +252,7 @@ class McpServer:
     async def _initialize(
         self, rid: Any, params: dict[str, Any], path: tuple[str, str], token: str
     ) -> Response:
+        await self._sweep()
         try:
             seat = await self.hub.join(path[0], token)
         except BridgeError as exc:
@@ -285,6 +286,17 @@ class McpServer:
             },
             **{SESSION_HEADER: sid},
         )
+
+    async def _sweep(self) -> None:
+        """Forget the MCP sessions whose seat's stream has ended and that no client deleted.
+
+        The server's idle limit or a closed session ends a stream; its seat would count against
+        --max-seats for good.
+        """
+        ended = [sid for sid, held in self.sessions.items() if held.seat.conn.lost is not None]
+        for sid in ended:
+            held = self.sessions.pop(sid)
+            await self.hub.leave(held.seat)
 
     async def close(self) -> None:
         """Leave every seat (the bridge is stopping)."""

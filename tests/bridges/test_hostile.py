@@ -471,3 +471,34 @@ async def test_resets_close_the_sessions_they_leave(bridge: Bridge, server: Any)
         await ws.send(json.dumps({"type": "close"}))
         await ws.wait_closed()
     assert server.registry.sessions() == []
+
+
+async def test_an_mcp_session_whose_stream_ended_is_let_go(bridge: Bridge, server: Any) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        one = (await http.post(f"{bridge.url}/sessions", json={"scenario": SCENARIO})).json()
+        two = (await http.post(f"{bridge.url}/sessions", json={"scenario": SCENARIO})).json()
+        a, b = one["seats"]["agent"], two["seats"]["agent"]
+        opened = await http.post(
+            a["mcp_url"], json=INIT, headers={"Authorization": f"Bearer {a['token']}"}
+        )
+        assert opened.status_code == 200
+        assert (await http.get(f"{bridge.url}/health")).json()["seats"] == 1
+        await server.registry.close(one["session_id"])  # as the server's idle limit would
+        sid = opened.headers["mcp-session-id"]
+        ended = await http.post(
+            a["mcp_url"],
+            headers={"Authorization": f"Bearer {a['token']}", "mcp-session-id": sid},
+            json={
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "get_alerts", "arguments": {}},
+            },
+        )
+        assert "stream ended" in ended.json()["error"]["message"]
+        # The next initialize forgets the ended one: only the new seat is held.
+        opened = await http.post(
+            b["mcp_url"], json=INIT, headers={"Authorization": f"Bearer {b['token']}"}
+        )
+        assert opened.status_code == 200
+        assert (await http.get(f"{bridge.url}/health")).json()["seats"] == 1
