@@ -1,10 +1,11 @@
 """What one bridge process holds: its client of the server, the tools, and the seats it plays.
 
 The bridge is a client of a running `metasre serve` like any other. It owns the sessions it
-creates for its users (its client's owner credential never leaves it), and closes each one when
-the last of the bridge's seats in it leaves, so a trainer's thousands of resets do not pile up
-open sessions. A user reaches a session only through a seat's join token, which the server
-checks: a token of one session opens no other.
+creates for its users (its client's owner credential never leaves it), and closes a reset's
+session when the last of the bridge's seats in it leaves, so a trainer's thousands of resets do
+not pile up open sessions (a POST /sessions one once its episode has ended and its last seat
+left, since its seats may come one after another). A user reaches a session only through a
+seat's join token, which the server checks: a token of one session opens no other.
 """
 
 from __future__ import annotations
@@ -114,6 +115,10 @@ class Hub:
         self._seats = 0
         self._created: dict[str, int] = {}
         """Sessions this bridge created -> how many of its seats are in each now."""
+        self._eager: set[str] = set()
+        """Sessions closed as soon as their last seat leaves, ended or not (those a reset
+        made); the others (POST /sessions) wait for their seats to come until their episode
+        has ended."""
         self._lock = asyncio.Lock()
 
     async def tools(self) -> list[dict[str, Any]]:
@@ -133,8 +138,14 @@ class Hub:
         """Seats played through the bridge now."""
         return self._seats
 
-    async def create(self, data: Mapping[str, Any]) -> tuple[str, int, dict[str, str]]:
+    async def create(
+        self, data: Mapping[str, Any], *, eager: bool = False
+    ) -> tuple[str, int, dict[str, str]]:
         """Create a session owned by the bridge; (session id, seed, agent id -> join token).
+
+        `eager`: close it when its last seat leaves even mid-episode (a reset's session, whose
+        creator holds a seat from the start); otherwise it is closed when its last seat leaves
+        after the episode ended, or by the server's idle limit.
 
         Raises:
             BridgeError: bad parameters, or the server refused (its reason in the message).
@@ -148,11 +159,15 @@ class Hub:
             raise BridgeError(f"the server refused the session: {exc}", "SESSION_ERROR") from None
         async with self._lock:
             self._created[handle.id] = 0
+            if eager:
+                self._eager.add(handle.id)
         log.info("bridge_session_created", session_id=handle.id, scenario=request["scenario_id"])
         return handle.id, int(request["seed"]), dict(handle.tokens)
 
     async def join(self, session_id: str, token: str) -> BridgeSeat:
         """Take a seat with its join token (the server checks it).
+
+        A refused join counts for nothing: a wrong token never closes the session it named.
 
         Raises:
             BridgeError: the bridge is full, or the server refused the token or the seat.
@@ -166,45 +181,52 @@ class Hub:
                     " try again when one has left",
                     "CAPACITY_REACHED",
                 )
-            self._seats += 1
-            created = session_id in self._created
-            if created:
-                self._created[session_id] += 1
+            self._seats += 1  # held while the join is under way
         conn = self.client.agent(session_id, token)
         try:
             await conn.join()
         except BaseException as exc:
-            await self._left(session_id, created)
+            async with self._lock:
+                self._seats -= 1
             if isinstance(exc, ClientError):
                 raise BridgeError(
                     f"the server refused the seat: {exc.reason or exc.code}: {exc.message}",
                     "SESSION_ERROR",
                 ) from None
             raise
+        async with self._lock:
+            created = session_id in self._created
+            if created:
+                self._created[session_id] += 1
         return BridgeSeat(conn, created=created)
 
-    async def leave(self, seat: BridgeSeat) -> None:
-        """Hang up a seat; the last of the bridge's seats in a session it created closes it."""
+    async def leave(self, seat: BridgeSeat, *, close_if_last: bool = True) -> None:
+        """Hang up a seat; the last of the bridge's seats in a session it made closes it.
+
+        `close_if_last=False` for a seat taken by mistake (a token used on another seat's
+        path): letting it go must not end the session for the seats still to come.
+        """
         with contextlib.suppress(ClientError):
             await seat.conn.close()
-        await self._left(seat.session_id, seat.created)
-
-    async def _left(self, session_id: str, created: bool) -> None:
         async with self._lock:
             self._seats -= 1
-            if not created or session_id not in self._created:
+            sid = seat.session_id
+            if not seat.created or sid not in self._created:
                 return
-            self._created[session_id] -= 1
-            if self._created[session_id] > 0:
+            self._created[sid] -= 1
+            ended = seat.conn.inbox.episode_end is not None
+            if self._created[sid] > 0 or not close_if_last or not (ended or sid in self._eager):
                 return
-            del self._created[session_id]
+            del self._created[sid]
+            self._eager.discard(sid)
         with contextlib.suppress(ClientError):
-            await self.client.close_session(session_id)
+            await self.client.close_session(sid)
 
     async def close(self) -> None:
         """Close every session the bridge created (its seats' streams end with them)."""
         async with self._lock:
             created, self._created = list(self._created), {}
+            self._eager.clear()
         for session_id in created:
             with contextlib.suppress(ClientError):
                 await self.client.close_session(session_id)

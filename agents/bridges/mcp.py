@@ -259,7 +259,7 @@ class McpServer:
             status = 503 if exc.code == "CAPACITY_REACHED" else 403
             return _error(rid, UNAUTHORIZED, exc.message, status)
         if seat.agent_id != path[1]:
-            await self.hub.leave(seat)
+            await self.hub.leave(seat, close_if_last=False)
             return _error(
                 rid,
                 UNAUTHORIZED,

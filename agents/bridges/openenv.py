@@ -233,6 +233,10 @@ class Socket:
             return error_frame(f"the server ended the seat: {exc}", "SESSION_ERROR")
         except TimeoutError:
             return error_frame("the episode's end did not arrive in time", "EXECUTION_ERROR")
+        except Exception:
+            # A bug of the bridge's: say so on this socket, keep it and every other one.
+            log.exception("bridge_message_failed", kind=kind)
+            return error_frame("the bridge failed on this message (logged)", "EXECUTION_ERROR")
         return error_frame(
             f"unknown message type {kind!r}; send reset, step, state or close", "UNKNOWN_TYPE"
         )
@@ -267,7 +271,7 @@ class Socket:
         agent_id = data.get("agent_id", ids[0] if ids else "")
         if agent_id not in ids:
             raise BridgeError(f"agent_id {agent_id!r} is not one of the seats {ids}")
-        session_id, seed, tokens = await self.hub.create(create)
+        session_id, seed, tokens = await self.hub.create(create, eager=True)
         self.seat = await self.hub.join(session_id, tokens[agent_id])
         first = self.seat.first()
         # The creator hands its teammates their seats: each joins with reset(session_id, token).

@@ -98,7 +98,11 @@ class BridgeSeat:
             {"text": observation.get("text", ""), "dashboard": observation, **self.identity()},
             0.0,
             False,
-            {"seed": self.conn.session.get("seed"), "scenario_id": observation.get("scenario_id")},
+            # SessionInfo.seed is an int64, which the JSON mapping writes as a string.
+            {
+                "seed": int(self.conn.session.get("seed") or 0),
+                "scenario_id": observation.get("scenario_id"),
+            },
         )
 
     def _news(self) -> tuple[float, list[dict[str, Any]]]:

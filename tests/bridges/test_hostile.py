@@ -426,6 +426,11 @@ async def test_mcp_refuses_wrong_credentials_and_bad_requests_and_keeps_the_seat
             a["mcp_url"], headers=mine, json={"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
         )
         assert gone.status_code == 404
+        # Neither the wrong tokens aimed at them nor b's token used on a's path ended the other
+        # seat or the other session: each still opens with its own token.
+        for seat in (b, two["seats"]["agent"]):
+            again = await http.post(seat["mcp_url"], json=INIT, headers=bearer(seat["token"]))
+            assert again.status_code == 200, again.text
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from metasre.agents.bridges.mcp import PROTOCOL_VERSIONS
 from metasre.agents.policies import ExpertPolicy, ToolReply
+from metasre.service.server import MetasreServer
 
 from .conftest import Bridge
 
@@ -65,7 +66,9 @@ class McpCaller:
         )
 
 
-async def test_mcp1_client_lists_calls_and_finishes_an_episode(bridge: Bridge) -> None:
+async def test_mcp1_client_lists_calls_and_finishes_an_episode(
+    bridge: Bridge, server: MetasreServer
+) -> None:
     made = await create(bridge.url, seed=4, seats=["oncall"])
     seat = made["seats"]["oncall"]
     headers = {"Authorization": f"Bearer {seat['token']}"}
@@ -98,6 +101,9 @@ async def test_mcp1_client_lists_calls_and_finishes_an_episode(bridge: Bridge) -
         # After the end, a call answers with the end again, never an error.
         again = await session.call_tool("get_alerts", {})
         assert not again.isError and again.structuredContent["done"] is True
+    # The client deleted its MCP session on the way out: the episode over and its last seat
+    # gone, the bridge closed the session it made.
+    assert made["session_id"] not in {s.id for s in server.registry.sessions()}
 
 
 def _mcp2_python() -> list[str]:
