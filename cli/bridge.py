@@ -22,6 +22,32 @@ REACH_SECONDS = 5.0
 """How long the bridge waits for `--target` to answer before giving up at start."""
 
 
+class FamilySplits:
+    """The splits of the families this metasre knows (the simulator's), for a reset's `split`.
+
+    The bridge itself sees only the wire, which does not carry splits; the command line, which
+    ties the packages together, lends it the simulator's. A scenario this build does not know
+    (a newer server's) has no split here: a reset naming one is refused, one without plays.
+    """
+
+    def warm(self) -> None:
+        """Load the families' registry now, not on the first reset (it would stall the loop)."""
+        from metasre.simulator import scenario_ids
+
+        scenario_ids()
+
+    def split_of(self, scenario: str, seed: int) -> str:
+        """'train' or 'test'.
+
+        Raises:
+            LookupError: a scenario this metasre does not know.
+        """
+        from metasre.simulator import resolve
+        from metasre.simulator.scenarios.splits import split_of
+
+        return split_of(resolve(scenario), seed)
+
+
 def _port(text: str) -> int:
     try:
         port = int(text)
@@ -145,10 +171,13 @@ def _bridge(args: argparse.Namespace) -> int:
     except BaseException:
         sock.close()
         raise
+    splits = FamilySplits()
+    splits.warm()
     app = build_app(
         lambda: connection.client(target),
         limits=limits,
         access_token=access,
+        splits=splits,
         openenv=args.openenv,
         mcp=args.mcp,
     )
@@ -169,4 +198,4 @@ def _bridge(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-__all__ = ["add_parsers"]
+__all__ = ["FamilySplits", "add_parsers"]

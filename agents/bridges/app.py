@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from metasre.agents.bridges.hub import BridgeError, Hub, Limits, seat_ids
+from metasre.agents.bridges.hub import CREATE_KEYS, BridgeError, Hub, Limits, Splits, seat_ids
 from metasre.agents.bridges.mcp import McpServer
 from metasre.agents.bridges.openenv import jsonrpc, schemas, serve_socket
 from metasre.agents.client import MetasreClient
@@ -52,6 +52,7 @@ def build_app(
     *,
     limits: Limits | None = None,
     access_token: str | None = None,
+    splits: Splits | None = None,
     openenv: bool = True,
     mcp: bool = True,
 ) -> Starlette:
@@ -63,6 +64,8 @@ def build_app(
         limits: how much the bridge takes on.
         access_token: when set, creating a session needs `Authorization: Bearer` with it
             (joining a seat always needs that seat's token).
+        splits: which split a family's seed is in (the command line gives the simulator's);
+            without it a reset or POST /sessions that names a split is refused.
         openenv: serve OpenEnv's routes (/ws, /schema, /mcp).
         mcp: serve POST /sessions and the MCP server per seat.
     """
@@ -80,7 +83,7 @@ def build_app(
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         made = client()
-        state["hub"] = Hub(made, limits)
+        state["hub"] = Hub(made, limits, splits)
         state["mcp"] = McpServer(state["hub"])
         try:
             yield
@@ -134,31 +137,25 @@ def build_app(
             return JSONResponse({"error": f"the body is not JSON: {exc}"}, status_code=400)
         if not isinstance(data, dict):
             return JSONResponse({"error": "the body is a JSON object"}, status_code=400)
-        unknown = sorted(
-            set(data)
-            - {
-                "scenario",
-                "seed",
-                "seats",
-                "turn_policy",
-                "attribution",
-                "team_spirit",
-                "reward_mode",
-            }
-        )
+        unknown = sorted(set(data) - CREATE_KEYS)
         if unknown:
             return JSONResponse(
-                {"error": f"POST /sessions does not take {', '.join(unknown)}"}, status_code=400
+                {
+                    "error": f"POST /sessions does not take {', '.join(unknown)}; it takes "
+                    f"{', '.join(sorted(CREATE_KEYS))}"
+                },
+                status_code=400,
             )
         try:
-            session_id, seed, tokens = await hub().create(data)
+            session_id, made, tokens = await hub().create(data)
         except BridgeError as exc:
             return JSONResponse({"error": exc.message}, status_code=400)
         base = str(request.base_url).rstrip("/")
         return JSONResponse(
             {
                 "session_id": session_id,
-                "seed": seed,
+                "seed": made["seed"],
+                "split": made["split"],
                 "seats": {
                     agent: {"token": tokens[agent], "mcp_url": f"{base}/mcp/{session_id}/{agent}"}
                     for agent in seat_ids(data.get("seats", ["agent"]))

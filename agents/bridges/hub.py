@@ -15,7 +15,7 @@ import contextlib
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -38,6 +38,35 @@ class BridgeError(Exception):
         self.code = code
 
 
+CREATE_KEYS = frozenset(
+    {
+        "scenario",
+        "seed",
+        "split",
+        "seats",
+        "turn_policy",
+        "attribution",
+        "team_spirit",
+        "reward_mode",
+    }
+)
+"""What creating a session takes (a reset's data, a POST /sessions body)."""
+SPLITS = ("train", "test")
+"""A family's splits: no test seed's structure occurs in training; report on test only."""
+
+
+class Splits(Protocol):
+    """Which split a family's seed belongs to (the command line gives the simulator's)."""
+
+    def split_of(self, scenario: str, seed: int) -> str:
+        """'train' or 'test' for `seed` of `scenario`.
+
+        Raises:
+            LookupError: a scenario whose splits this bridge does not know.
+        """
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     """How much one bridge process takes on."""
@@ -55,8 +84,46 @@ def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
     return text
 
 
-def session_request(data: Mapping[str, Any]) -> dict[str, Any]:
+def _split_seed(
+    scenario: str, seed: Any, split: Any, splits: Splits | None
+) -> tuple[int, str | None]:
+    """The seed to play and its split: drawn from `split` when no seed is given."""
+    if split is not None and split not in SPLITS:
+        raise BridgeError(f"split {split!r} is not one of {', '.join(SPLITS)}")
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_RANGE
+    ):
+        raise BridgeError(f"seed must be a whole number from 0 to {SEED_RANGE - 1}; got {seed!r}")
+    if splits is None:
+        if split is not None:
+            raise BridgeError("this bridge does not know the families' splits; give a seed")
+        return (secrets.randbelow(SEED_RANGE) if seed is None else seed), None
+    try:
+        if seed is None:
+            # A quarter of a family's seeds are test seeds: a few draws find one of either.
+            for _ in range(10_000):
+                seed = secrets.randbelow(SEED_RANGE)
+                if split is None or splits.split_of(scenario, seed) == split:
+                    break
+            else:
+                raise BridgeError(f"found no {split} seed of {scenario}")
+        found = splits.split_of(scenario, seed)
+    except LookupError:
+        if split is not None:
+            raise BridgeError(
+                f"this bridge does not know the splits of {scenario!r}; give a seed"
+            ) from None
+        return (secrets.randbelow(SEED_RANGE) if seed is None else seed), None
+    if split is not None and found != split:
+        raise BridgeError(f"seed {seed} of {scenario} is in the {found} split, not {split}")
+    return seed, found
+
+
+def session_request(data: Mapping[str, Any], splits: Splits | None = None) -> dict[str, Any]:
     """The create_session keyword arguments of a reset's or a POST /sessions' data.
+
+    `split` ('train' or 'test') draws the seed from that split when none is given, and checks
+    a given one; the seed's split comes back as `split` (None where `splits` cannot say).
 
     Raises:
         BridgeError: a value of the wrong type or outside what the server takes.
@@ -68,11 +135,7 @@ def session_request(data: Mapping[str, Any]) -> dict[str, Any]:
             "or a name such as payment-bad-deploy; GET /metadata lists them), or join a seat "
             "with session_id and token"
         )
-    seed = data.get("seed")
-    if seed is None:
-        seed = secrets.randbelow(SEED_RANGE)
-    elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_RANGE:
-        raise BridgeError(f"seed must be a whole number from 0 to {SEED_RANGE - 1}; got {seed!r}")
+    seed, split = _split_seed(scenario, data.get("seed"), data.get("split"), splits)
     seats = data.get("seats", ["agent"])
     if (
         not isinstance(seats, list)
@@ -96,6 +159,7 @@ def session_request(data: Mapping[str, Any]) -> dict[str, Any]:
         "attribution": _choice("attribution", data.get("attribution", "SHARED"), ATTRIBUTIONS),
         "team_spirit": float(spirit),
         "reward_mode": _choice("reward_mode", data.get("reward_mode", "DENSE"), REWARD_MODES),
+        "split": split,
     }
 
 
@@ -107,9 +171,13 @@ def seat_ids(seats: Sequence[str | Mapping[str, Any]]) -> list[str]:
 class Hub:
     """The bridge's client of the server and the seats it plays, bounded by `limits`."""
 
-    def __init__(self, client: MetasreClient, limits: Limits | None = None) -> None:
+    def __init__(
+        self, client: MetasreClient, limits: Limits | None = None, splits: Splits | None = None
+    ) -> None:
         self.client = client
         self.limits = limits or Limits()
+        self.splits = splits
+        """Which split a seed is in; None: a bridge that cannot say (`split` is refused)."""
         self._tools: list[dict[str, Any]] | None = None
         self._scenarios: list[dict[str, Any]] | None = None
         self._seats = 0
@@ -140,8 +208,10 @@ class Hub:
 
     async def create(
         self, data: Mapping[str, Any], *, eager: bool = False
-    ) -> tuple[str, int, dict[str, str]]:
-        """Create a session owned by the bridge; (session id, seed, agent id -> join token).
+    ) -> tuple[str, dict[str, Any], dict[str, str]]:
+        """Create a session owned by the bridge; (session id, what it is, agent id -> token).
+
+        What it is: `scenario_id` as asked, `seed`, and `split` (None where unknown).
 
         `eager`: close it when its last seat leaves even mid-episode (a reset's session, whose
         creator holds a seat from the start); otherwise it is closed when its last seat leaves
@@ -150,7 +220,8 @@ class Hub:
         Raises:
             BridgeError: bad parameters, or the server refused (its reason in the message).
         """
-        request = session_request(data)
+        request = session_request(data, self.splits)
+        split = request.pop("split")
         try:
             handle = await self.client.create_session(**request)
         except ValueError as exc:  # the client's own checks of seats and views
@@ -162,7 +233,8 @@ class Hub:
             if eager:
                 self._eager.add(handle.id)
         log.info("bridge_session_created", session_id=handle.id, scenario=request["scenario_id"])
-        return handle.id, int(request["seed"]), dict(handle.tokens)
+        made = {"scenario_id": request["scenario_id"], "seed": request["seed"], "split": split}
+        return handle.id, made, dict(handle.tokens)
 
     async def join(self, session_id: str, token: str) -> BridgeSeat:
         """Take a seat with its join token (the server checks it).
@@ -232,4 +304,14 @@ class Hub:
                 await self.client.close_session(session_id)
 
 
-__all__ = ["SEED_RANGE", "BridgeError", "Hub", "Limits", "seat_ids", "session_request"]
+__all__ = [
+    "CREATE_KEYS",
+    "SEED_RANGE",
+    "SPLITS",
+    "BridgeError",
+    "Hub",
+    "Limits",
+    "Splits",
+    "seat_ids",
+    "session_request",
+]

@@ -19,26 +19,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from metasre.agents.bridges.hub import BridgeError, Hub, seat_ids
+from metasre.agents.bridges.hub import CREATE_KEYS, BridgeError, Hub, seat_ids
 from metasre.agents.bridges.seat import BridgeSeat, Step
 from metasre.agents.errors import ClientError
 
 log = structlog.get_logger(__name__)
 
-RESET_KEYS = frozenset(
-    {
-        "scenario",
-        "seed",
-        "seats",
-        "agent_id",
-        "turn_policy",
-        "attribution",
-        "team_spirit",
-        "reward_mode",
-        "session_id",
-        "token",
-    }
-)
+RESET_KEYS = CREATE_KEYS | {"agent_id", "session_id", "token"}
 """What a reset's data may hold."""
 JOIN_KEYS = frozenset({"session_id", "token"})
 
@@ -271,11 +258,12 @@ class Socket:
         agent_id = data.get("agent_id", ids[0] if ids else "")
         if agent_id not in ids:
             raise BridgeError(f"agent_id {agent_id!r} is not one of the seats {ids}")
-        session_id, seed, tokens = await self.hub.create(create, eager=True)
+        session_id, made, tokens = await self.hub.create(create, eager=True)
         self.seat = await self.hub.join(session_id, tokens[agent_id])
         first = self.seat.first()
         # The creator hands its teammates their seats: each joins with reset(session_id, token).
-        first.metadata["seed"] = seed
+        first.metadata["seed"] = made["seed"]
+        first.metadata["split"] = made["split"]
         first.metadata["tokens"] = {a: t for a, t in tokens.items() if a != agent_id}
         return first
 

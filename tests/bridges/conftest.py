@@ -20,6 +20,7 @@ from metasre.agents.bridges import (
     run,
 )
 from metasre.agents.client import MetasreClient
+from metasre.cli.bridge import FamilySplits
 from metasre.service.server import MetasreServer, prepare_sandbox
 
 
@@ -40,6 +41,7 @@ async def start_bridge(
 ) -> tuple[run.BridgeServer, asyncio.Task[None], str]:
     sock = run.bind("127.0.0.1", 0)
     limits = limits or Limits()
+    kwargs.setdefault("splits", FamilySplits())
     app = build_app(lambda: MetasreClient(target), limits=limits, **kwargs)
     srv = run.server_for(app, limits.max_message_bytes)
     task = asyncio.create_task(srv.serve(sockets=[sock]))

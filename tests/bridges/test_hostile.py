@@ -14,10 +14,13 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from metasre.agents.bridges import Limits
+from metasre.simulator import resolve
+from metasre.simulator.scenarios.splits import split_seeds
 
 from .conftest import Bridge, start_bridge
 
 SCENARIO = "payment-bad-deploy"
+TEST_SEED = split_seeds(resolve(SCENARIO), "test", 1)[0]
 
 
 async def ask(ws: ClientConnection, message: Any) -> dict[str, Any]:
@@ -72,6 +75,16 @@ BAD_MESSAGES: dict[str, tuple[Any, str, str]] = {
         {"type": "reset", "data": {"scenario": SCENARIO, "seed": 2**70}},
         "VALIDATION_ERROR",
         "seed",
+    ),
+    "split-unknown": (
+        {"type": "reset", "data": {"scenario": SCENARIO, "split": "dev"}},
+        "VALIDATION_ERROR",
+        "split 'dev' is not one of train, test",
+    ),
+    "seed-outside-its-split": (
+        {"type": "reset", "data": {"scenario": SCENARIO, "seed": TEST_SEED, "split": "train"}},
+        "VALIDATION_ERROR",
+        "in the test split, not train",
     ),
     "seats-empty": (
         {"type": "reset", "data": {"scenario": SCENARIO, "seats": []}},

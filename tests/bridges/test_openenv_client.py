@@ -19,6 +19,8 @@ import httpx
 from openenv import GenericEnvClient
 
 from metasre.agents.policies import ExpertPolicy, ToolReply
+from metasre.simulator import resolve
+from metasre.simulator.scenarios.splits import split_of
 
 from .conftest import Bridge
 
@@ -137,7 +139,10 @@ async def test_the_verifiers_sequence_schema_list_tools_before_reset_then_tools(
         listed = await client.step({"type": "list_tools"})
         tools = {t["name"]: t for t in listed.observation["tools"]}
         assert tools["read_logs"]["input_schema"]["type"] == "object"
-        result = await client.reset(scenario=SCENARIO, seed=11)
+        # An evaluation draws from the test split: no structure a trainer saw.
+        result = await client.reset(scenario=SCENARIO, split="test")
+        assert result.metadata["split"] == "test"
+        assert split_of(resolve(SCENARIO), result.metadata["seed"]) == "test"
         total = 0.0
         for name, args in (("get_alerts", {}), ("read_logs", {"service": "order-service"})):
             result = await client.step({"type": "call_tool", "tool_name": name, "arguments": args})
