@@ -44,8 +44,8 @@ def schemas() -> dict[str, Any]:
     """GET /schema: the actions as OpenEnv's MCP actions, the observations, the state."""
     call = {
         "title": "CallToolAction",
-        "description": "Call one META-SRE tool with its arguments (a list_tools step or POST /mcp tools/list gives"
-        " each tool's JSON Schema).",
+        "description": "Call one META-SRE tool with its arguments (a list_tools step or "
+        "POST /mcp tools/list gives each tool's JSON Schema).",
         "type": "object",
         "properties": {
             "type": {"const": "call_tool", "default": "call_tool", "type": "string"},
