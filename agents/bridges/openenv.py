@@ -197,7 +197,7 @@ class Socket:
                 'a message is a JSON object {"type": "reset"|"step"|"state"|"close", "data": ...}',
                 "INVALID_JSON",
             )
-        kind = message["type"]
+        kind = message["type"][:64]  # echoed in errors: a name, not a payload
         data = message.get("data", {})
         if data is None:
             data = {}
