@@ -28,6 +28,7 @@ from metasre.cli.arguments import (
     seed_list,
     seeds_text,
 )
+from metasre.cli.bridge import add_parsers as add_bridge_parsers
 from metasre.cli.connection import TARGET_ENV, Connection, add_connection_flags
 from metasre.cli.errors import (
     EXIT_CODE_HELP,
@@ -552,6 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_loadtest_parser(sub)
     add_rollout_parsers(sub)  # rollout, llm
     add_experiment_parser(sub)
+    add_bridge_parsers(sub)  # bridge openenv, mcp
     return parser
 
 
