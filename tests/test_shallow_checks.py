@@ -11,11 +11,10 @@ from metasre.cli.inprocess import EpisodeCaller
 from metasre.cli.validate import ScenarioVerdict, check_shallow
 from metasre.simulator import Episode, resolve, scenario_ids
 from metasre.simulator.scenarios.loader import split_axis, structure
-from metasre.simulator.scenarios.registry import part_ids
 from metasre.simulator.scenarios.splits import in_split, split_of, split_seeds
 
 
-@pytest.mark.parametrize("scenario_id", scenario_ids() + part_ids())
+@pytest.mark.parametrize("scenario_id", scenario_ids())
 def test_no_structure_of_the_test_split_occurs_in_training(scenario_id):
     entry = resolve(scenario_id)
     seen = {"train": set(), "test": set()}

@@ -27,7 +27,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metasre.agents.policies import ToolCaller
+from metasre.agents.policies.base import ToolCaller
+
+__all__ = ["ShallowLearner", "example", "glance", "scripts"]
 
 GLANCES: tuple[tuple[str, dict[str, Any]], ...] = (("get_events", {}), ("git_log", {}))
 """The first glances every shallow policy takes, whatever the opening shows."""
