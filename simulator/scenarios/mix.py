@@ -9,9 +9,10 @@ opens: one page written for the symptom, alerts only on the symptom's signals at
 edge, no terminal line that names a mechanism. So the opening does not tell the remedy or its
 target; finding them takes the investigation the cause's world supports.
 
-A cause folder stays a family of its own (its tests and generators keep working) but is marked
-`part_of` the symptom-first family: it is not in the catalogue, and served alone it is solvable
-from its opening (its page names its mechanism), which `metasre validate` shows.
+A cause folder stays a family of its own (its tests and generators keep working), listed and
+served, but marked `part_of` the symptom-first family: served alone it is solvable from its
+opening (its page names its mechanism), which `metasre validate` shows, so results are
+reported on the family it is part of.
 """
 
 from __future__ import annotations
