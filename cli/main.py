@@ -28,6 +28,7 @@ from metasre.cli.arguments import (
     seed_list,
     seeds_text,
 )
+from metasre.cli.bridge import add_parsers as add_bridge_parsers
 from metasre.cli.connection import TARGET_ENV, Connection, add_connection_flags
 from metasre.cli.errors import (
     EXIT_CODE_HELP,
@@ -82,7 +83,12 @@ def _scenarios(args: argparse.Namespace) -> int:
         spec = entry.spec(0)
         summary = summarize(entry)
         rows.append(
-            summary.to_dict() | {"sla_minutes": spec.sla_minutes, "step_budget": spec.step_budget}
+            summary.to_dict()
+            | {
+                "sla_minutes": spec.sla_minutes,
+                "step_budget": spec.step_budget,
+                "soak_minutes": spec.soak_minutes,
+            }
         )
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -90,15 +96,16 @@ def _scenarios(args: argparse.Namespace) -> int:
     print(f"{'family':<40} {'sev':<3} {'truths':>6} {'difficulty (seeds)':<22} remedies")
     for r in rows:
         spread = " ".join(f"{d}:{n}" for d, n in r["difficulty"].items())
+        part = f"  (part of {r['part_of']})" if r["part_of"] else ""
         print(
             f"{r['id']:<40} {r['severity']:<3} {r['ground_truths']:>6} {spread:<22} "
-            f"{', '.join(r['remediations'])}"
+            f"{', '.join(r['remediations'])}{part}"
         )
     print(
         f"{len(rows)} families; an instance is (family id, seed); truths = distinct ground truths "
         f"(root service, location, lines, category, remediation) over seeds "
         f"{CATALOGUE_SEEDS.start}-{CATALOGUE_SEEDS.stop - 1}; --json for titles and what each "
-        "seed varies"
+        "seed varies; a part's opening names its remedy: report results on its family"
     )
     return ExitCode.OK
 
@@ -551,6 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_loadtest_parser(sub)
     add_rollout_parsers(sub)  # rollout, llm
     add_experiment_parser(sub)
+    add_bridge_parsers(sub)  # bridge openenv, mcp
     return parser
 
 

@@ -9,16 +9,17 @@ opens: one page written for the symptom, alerts only on the symptom's signals at
 edge, no terminal line that names a mechanism. So the opening does not tell the remedy or its
 target; finding them takes the investigation the cause's world supports.
 
-A cause folder stays a family of its own (its tests and generators keep working) but is marked
-`part_of` the symptom-first family: it is not in the catalogue, and served alone it is solvable
-from its opening (its page names its mechanism), which `metasre validate` shows.
+A cause folder stays a family of its own (its tests and generators keep working), listed and
+served, but marked `part_of` the symptom-first family: served alone it is solvable from its
+opening (its page names its mechanism), which `metasre validate` shows, so results are
+reported on the family it is part of.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -26,6 +27,7 @@ from typing import Any
 
 from metasre.simulator.observation import Opening
 from metasre.simulator.scenarios.errors import InvalidScenarioError
+from metasre.simulator.scenarios.herrings import Herrings, add_herrings
 from metasre.simulator.scenarios.loader import (
     ScenarioInstance,
     is_test_seed,
@@ -34,7 +36,7 @@ from metasre.simulator.scenarios.loader import (
     read_scenario_id,
     read_toml,
 )
-from metasre.simulator.scenarios.spec import FlagSpec, ScenarioSpec
+from metasre.simulator.scenarios.spec import AlertRule, ScenarioSpec
 
 _MINUTES = re.compile(r"(\d+)\s+min")
 
@@ -56,9 +58,12 @@ class Mix:
     edge_only: bool
     """Whether only the platform's entry points (services nothing calls) page."""
     seed_varies: tuple[str, ...]
-    flag_herrings: tuple[tuple[str, str], ...] = ()
-    """Harmless flags (name suffix, description) a seed ramps on services of the platform,
-    whatever the cause (see _herring_flags); none: no herring flags."""
+    sla_minutes: float
+    """Every seed's SLA: a cause's own would be on the pager and name the cause."""
+    step_budget: int
+    """Every seed's step budget, for the same reason."""
+    herrings: Herrings = field(default_factory=Herrings)
+    """What every seed adds to its cause's world (see scenarios.herrings)."""
 
 
 def read_mix(folder: Path, scenarios: Path) -> Mix | None:
@@ -86,10 +91,9 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             alert_metrics=frozenset(raw.get("alert_metrics", ["error_rate", "p99_ms"])),
             edge_only=bool(raw.get("edge_only", True)),
             seed_varies=tuple(raw.get("seed_varies", ())),
-            flag_herrings=tuple(
-                (str(h["suffix"]), str(h["description"]))
-                for h in raw.get("herrings", {}).get("flags", ())
-            ),
+            sla_minutes=float(raw["sla_minutes"]),
+            step_budget=int(raw["step_budget"]),
+            herrings=Herrings.from_table(raw.get("herrings", {})),
         )
     except KeyError as exc:
         raise InvalidScenarioError(f"{folder.name}/scenario.toml lacks {exc.args[0]!r}") from exc
@@ -113,44 +117,27 @@ def _edges(spec: ScenarioSpec) -> set[str]:
     return {s.name for s in spec.services if s.name not in called}
 
 
-def _herring_flags(mix: Mix, spec: ScenarioSpec, seed: int, onset: float) -> tuple[FlagSpec, ...]:
-    """Harmless flags ramped around the onset, some after it (seed-drawn).
+_METRIC_WORDS = {
+    "error_rate": "error rate",
+    "p99_ms": "p99 latency",
+    "cpu": "CPU",
+    "memory": "memory",
+    "queue_depth": "queue depth",
+    "business": "business metric",
+}
 
-    Two, at times drawn alike before or after the onset (so "the newest change" is not the
-    cause's by rule): one on a service the page points at, the root as likely as each of its
-    symptoms (so "the flag of the deepest unhealthy service" may be a herring), one elsewhere.
+
+def _summary(alert: AlertRule) -> str:
+    """An alert's summary in the words every seed's alerts use.
+
+    A cause's own summary may name an endpoint or a mechanism (`5xx on GET /v1/users/{id}`).
     """
-    if not mix.flag_herrings:
-        return ()
-    rng = random.Random(f"{mix.id}:herrings:{seed}")
-    taken = {f.name for f in spec.flags}
-    truth = spec.ground_truth
-    # The services a page points at (the root and those its fault shows through), and the rest:
-    # one herring among the first, drawn alike, so that having a change does not single out
-    # the root; one among the rest.
-    sick = sorted({truth.service, *truth.symptom_services} & {s.name for s in spec.services})
-    rest = sorted(s.name for s in spec.services if s.name not in sick)
-    chosen: list[tuple[str, str]] = []
-    for pool in (sick, rest):
-        if pool:
-            service = rng.choice(pool)
-            suffix, _ = rng.choice(mix.flag_herrings)
-            name = f"{service.split('-')[0]}.{suffix}"
-            if name not in taken and name not in {c[0] for c in chosen}:
-                chosen.append((name, service))
-    by = ("flag-bot (scheduled ramp)", "dev-console (self-serve)")
-    described = dict(mix.flag_herrings)
-    return tuple(
-        FlagSpec(
-            name=name,
-            service=service,
-            rollout_percent=100.0,
-            minutes_ago=float(round(rng.uniform(2.0, onset + 60.0))),
-            by=rng.choice(by),
-            description=described[name.split(".", 1)[1]],
-        )
-        for name, service in chosen
-    )
+    words = _METRIC_WORDS.get(alert.metric, alert.metric)
+    if alert.above is not None:
+        limit = f"above {alert.above:g}" + (" ms" if alert.metric == "p99_ms" else "")
+    else:
+        limit = f"below {alert.below:g}"
+    return f"{alert.service} {words} {limit}"
 
 
 def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
@@ -160,21 +147,24 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     minutes = int(found.group(1)) if found else round(onset)
     edges = _edges(spec)
     alerts = tuple(
-        a
+        a.model_copy(update={"summary": _summary(a)})
         for a in spec.alerts
         if a.metric in mix.alert_metrics and (not mix.edge_only or a.service in edges)
     )
     faults = tuple(f.model_copy(update={"terminal": ()}) for f in spec.faults)
+    rng = random.Random(f"{mix.id}:herrings:{seed}")
     return spec.model_copy(
         update={
             "id": mix.id,
             "title": mix.title,
             "severity": mix.severity,
             "description": mix.page.format(minutes=minutes),
+            "sla_minutes": mix.sla_minutes,
+            "step_budget": mix.step_budget,
             "alerts": alerts,
             "faults": faults,
-            "flags": (*spec.flags, *_herring_flags(mix, spec, seed, onset)),
             "seed_varies": mix.seed_varies,
+            **add_herrings(spec, mix.herrings, rng),
         }
     )
 
