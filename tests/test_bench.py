@@ -115,6 +115,12 @@ def test_side_by_side_tools_run_against_their_default_earlier_commit(module, com
         ),
         pytest.param("bench.bench_sandbox", ("--runs", "2"), "concurrent cold runs", id="sandbox"),
         pytest.param(
+            "bench.bench_bridges",
+            ("--episodes", "1", "--calls", "1"),
+            "| MCP per seat | 32 |",
+            id="bridges",
+        ),
+        pytest.param(
             "bench.bench_store", ("--sessions", "1", "--calls", "5"), "store   :", id="store"
         ),
         pytest.param(
