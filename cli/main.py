@@ -432,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
         "a plausible wrong fix stays unresolved and 0.3 below, reward-hacking probes stay "
         "below their ceilings; the random agent's mean is <= 0.05; and the first seed's exact "
         "reference calls resolve at most 5% of the other seeds; one grading's hidden probes "
-        "cost at most 150 ms of CPU. Prints a table of these "
+        "cost at most 200 ms of CPU. Prints a table of these "
         "figures. Exit 1 if any check fails.",
     )
     p.add_argument("ids", nargs="*", help="scenario ids or names (default: all)")
