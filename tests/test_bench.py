@@ -133,3 +133,21 @@ def test_side_by_side_tools_run_against_their_default_earlier_commit(module, com
 )
 def test_each_layer_benchmark_runs(module, args, expect):
     assert expect in bench(module, *args).stdout
+
+
+def test_the_growth_benchmark_measures_every_sweep():
+    rows = json.loads(
+        bench(
+            "bench.bench_growth",
+            *("--sessions", "2", "--seats", "2", "--seat-sessions", "2", "--family-sessions", "1"),
+            *("--families", "disk-full", "--calls", "1", "--json"),
+        ).stdout
+    )
+    assert [(r["sweep"], r["sessions"], r["seats"]) for r in rows] == [
+        ("held sessions", 2, 1),
+        ("seats", 2, 2),
+        ("families", 1, 1),
+    ]
+    assert rows[-1]["scenario"] == "meta-sre/disk-full-v1"
+    for row in rows:
+        assert row["server_cpu_ms_per_session"] >= 0 and math.isfinite(row["rss_kib_per_session"])
