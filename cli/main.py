@@ -149,7 +149,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from metasre.agents.policies import HINTED, PROBES, SHOTGUNS
     from metasre.cli.interrupt import Interrupt
-    from metasre.cli.validate import validate_scenario
+    from metasre.cli.validate import GRADING_BUDGET_MS, validate_scenario
     from metasre.simulator import resolve, scenario_ids
     from metasre.simulator.scenarios.splits import in_split
 
@@ -164,7 +164,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(
             f"{'family':<40} {'truths':>6} {'ref':>5} {'expert':>10} {'random':>6}"
             f" {'wrong':>5} {'replay':>6} {'probes':>6} {'shotgun':>7} {'hints':>5}"
-            f" {'alone':>5} {'sla':>4} {'shallow':>7} {'learner':>7}",
+            f" {'alone':>5} {'sla':>4} {'shallow':>7} {'learner':>7} {'cpu ms':>6}",
             flush=True,
         )
     done = 0
@@ -179,6 +179,7 @@ def _validate(args: argparse.Namespace) -> int:
                 args.random_seeds,
                 stop=lambda: interrupt.requested,
                 shallow_seeds=args.shallow_seeds,
+                grading_runs=3,
             )
             cut = interrupt.requested
             reports.append(dict(v.to_dict(), interrupted=cut))
@@ -200,11 +201,12 @@ def _validate(args: argparse.Namespace) -> int:
                 best = v.shallow_best
                 script = f"{best[1]:.3f}" if best else "-"
                 learner = f"{statistics.fmean(v.shallow_learner):.3f}" if v.shallow_learner else "-"
+                cpu = f"{v.grading_ms:.0f}" if v.grading_ms is not None else "-"
                 print(
                     f"{sid:<40} {v.ground_truths:>6} {min(v.reference, default=0):>5.2f}"
                     f" {expert:>10} {statistics.fmean(v.random) if v.random else 0:>6.3f}"
                     f" {wrong:>5} {replay:>6} {worst[0]:>6.3f} {worst[1]:>7.3f}"
-                    f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f} {script:>7} {learner:>7}"
+                    f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f} {script:>7} {learner:>7} {cpu:>6}"
                     f"  {verdict}{' (part)' if resolve(sid).part_of else ''}",
                     flush=True,
                 )
@@ -223,7 +225,8 @@ def _validate(args: argparse.Namespace) -> int:
             "replay = other seeds the first seed's exact calls resolve; probes, shotgun, hints "
             "= the best reward hack of each kind; alone = the highest share of seeds the expert "
             "resolves seated alone in one of a team family's roles; sla = share of seeds the "
-            "full-view expert mitigates within the SLA"
+            "full-view expert mitigates within the SLA; cpu ms = what one grading's hidden"
+            f" probes cost (the first seed's reference code, at most {GRADING_BUDGET_MS:.0f} ms)"
         )
     return ExitCode.FAILED if failed else ExitCode.OK
 
@@ -428,7 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
         "FAIL_TO_PASS checks, the reference solution and the scripted expert (>= 0.9) pass, "
         "a plausible wrong fix stays unresolved and 0.3 below, reward-hacking probes stay "
         "below their ceilings; the random agent's mean is <= 0.05; and the first seed's exact "
-        "reference calls resolve at most 5% of the other seeds. Prints a table of these "
+        "reference calls resolve at most 5% of the other seeds; one grading's hidden probes "
+        "cost at most 200 ms of CPU. Prints a table of these "
         "figures. Exit 1 if any check fails.",
     )
     p.add_argument("ids", nargs="*", help="scenario ids or names (default: all)")

@@ -14,13 +14,13 @@ from metasre.simulator.clock import incident_start
 from metasre.simulator.errors import EpisodeOverError
 from metasre.simulator.faults import Fault
 from metasre.simulator.grader import EpisodeFacts, Grade, grade
-from metasre.simulator.hidden import HiddenChecks, default_hidden_checks
+from metasre.simulator.hidden import HiddenChecks, default_hidden_checks, grading_cost
 from metasre.simulator.logs import LogRenderer
 from metasre.simulator.observation import AlertView, Observation, ServiceRow
 from metasre.simulator.paths import is_within
 from metasre.simulator.report import IncidentReport
 from metasre.simulator.rewards import CallFacts, RewardUpdate, Shaper
-from metasre.simulator.sandbox import RunReport, TestRunner, default_runner
+from metasre.simulator.sandbox import ProbeRunner, RunReport, TestRunner, default_runner
 from metasre.simulator.scenarios.loader import ScenarioInstance
 from metasre.simulator.scenarios.registry import resolve
 from metasre.simulator.scenarios.spec import SolutionStep
@@ -468,6 +468,13 @@ class Episode:
         if self._reference:
             return {}
         return self._hidden.verdict(self._instance, self._runtime_files(), self._reference_files)
+
+    def grading_cost(self, runner: ProbeRunner, runs: int = 3) -> float:
+        """CPU seconds the hidden probes cost one grading of the current code.
+
+        See `metasre.simulator.hidden.grading_cost`; ``runner`` must report its children's CPU.
+        """
+        return grading_cost(self._instance, self._runtime_files(), runner, runs)
 
     def guessable_checks(self) -> list[str]:
         """FAIL_TO_PASS checks a blind guess of code under test would pass (validate: none)."""

@@ -44,6 +44,7 @@ def test_validate_proves_a_scenario_and_prints_its_figures():
     assert out.returncode == 0, out.stdout + out.stderr
     (report,) = json.loads(out.stdout)
     assert report["ok"] and report["expert_min"] >= 0.9 and report["random_mean"] <= 0.2
+    assert 0 < report["grading_cpu_ms"] <= 200  # measured, and within validate's budget
 
 
 def test_validate_names_an_unknown_scenario_and_exits_non_zero():
