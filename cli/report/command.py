@@ -1,0 +1,76 @@
+"""The `metasre report` command: inputs read, the page built and written, one line printed."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from metasre.cli.arguments import add_command
+from metasre.cli.errors import ExitCode, OutputError, UsageError
+
+MISSING_EXTRA = (
+    "metasre report needs its plotting and template libraries: pip install 'metasre[report]' "
+    "(or '.[report]' in a checkout)"
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register `report` on the command line's subparsers."""
+    p = add_command(
+        sub,
+        "report",
+        "write one self-contained HTML page of results from trajectory stores or exports",
+        "Read one or more trajectory stores (SQLite, as serve, rollout and demo write them) or "
+        "exported JSONL files (metasre export) and write one HTML page that opens with no "
+        "network: a summary per configuration (resolved rate, grade and its components, SLA "
+        "met, steps, simulated minutes, with 95% bootstrap intervals over seeds), the pass "
+        "matrix of families x configurations, pass@k and pass^k where instances were tried "
+        "more than once, credit per seat and teamwork figures for teams, the grade "
+        "distributions per family, a comparison of the first two inputs when there are "
+        "several, and a trajectory viewer. Name an input LABEL=PATH to label its run "
+        "(default: the file's name).",
+    )
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="[LABEL=]PATH",
+        help="trajectory stores or exported JSONL files; the first two are compared",
+    )
+    p.add_argument("--out", default="report.html", metavar="FILE", help="the page to write")
+    p.add_argument("--title", default="META-SRE results", help="the page's title")
+    p.set_defaults(func=report_command)
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """Run `metasre report`; the exit code."""
+    try:
+        from metasre.cli.report.page import build_report
+    except ImportError as exc:
+        if exc.name in ("plotly", "jinja2", "markupsafe"):
+            raise UsageError(f"{MISSING_EXTRA} (missing: {exc.name})") from None
+        raise
+    from metasre.cli.report.sources import read_runs
+
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise OutputError(f"cannot write {out}: the folder {out.parent} does not exist")
+    started = time.perf_counter()
+    runs = read_runs(args.inputs)
+    try:
+        report = build_report(runs, title=args.title)
+    except ValueError as exc:
+        raise UsageError(f"{exc}; play some with `metasre rollout` first") from None
+    try:
+        out.write_text(report.html, encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"cannot write {out}: {exc.strerror}; choose a writable --out") from None
+    print(
+        f"report: {report.episodes} episodes, {report.configs} configurations, "
+        f"{report.families} families -> {out} ({len(report.html.encode()) / 1e6:.1f} MB, "
+        f"{time.perf_counter() - started:.1f} s)",
+        file=sys.stderr,
+    )
+    return ExitCode.OK
