@@ -73,4 +73,4 @@ def report_command(args: argparse.Namespace) -> int:
         f"{time.perf_counter() - started:.1f} s)",
         file=sys.stderr,
     )
-    return ExitCode.OK
+    return int(ExitCode.OK)

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from metasre.simulator import TOOLS
 
 MITIGATED = re.compile(r"\bmitigated at t\+(?P<minutes>\d+(?:\.\d+)?)")
@@ -99,8 +101,8 @@ def _tool_calls(record: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         if message.get("role") == "assistant":
             for call in message.get("tool_calls", ()):
                 try:
-                    args = json.loads(call["function"]["arguments"])
-                except (TypeError, ValueError):
+                    args = orjson.loads(call["function"]["arguments"])
+                except (TypeError, orjson.JSONDecodeError):
                     args = {}
                 out.append((str(call["function"]["name"]), args if isinstance(args, dict) else {}))
     return out
@@ -141,10 +143,14 @@ def row_of(run: str, record: Mapping[str, Any], config: str) -> EpisodeRow:
         for step in steps:
             rounds.setdefault(int(step.get("round") or 0), set()).add(str(step["agent_id"]))
         idle = sum(len(set(seats) - callers) for r, callers in rounds.items() if r)
-    sla = next((c for c in grade.get("components", ()) if c.get("name") == "sla"), {})
+    sla: Mapping[str, Any] = next(
+        (c for c in grade.get("components", ()) if c.get("name") == "sla"), {}
+    )
     found = MITIGATED.search(str(sla.get("detail", "")))
     usage = record.get("usage")
-    tokens = int(usage["total_tokens"]) if isinstance(usage, dict) and "total_tokens" in usage else None
+    tokens = (
+        int(usage["total_tokens"]) if isinstance(usage, dict) and "total_tokens" in usage else None
+    )
     return EpisodeRow(
         key=f"{run}/{record['session_id']}/{record['episode']}",
         run=run,
@@ -153,7 +159,9 @@ def row_of(run: str, record: Mapping[str, Any], config: str) -> EpisodeRow:
         seed=int(record["seed"]),
         grade=float(grade.get("total", 0.0)),
         resolved=bool(grade.get("resolved", False)),
-        components={str(c["name"]): float(c.get("score", 0.0)) for c in grade.get("components", ())},
+        components={
+            str(c["name"]): float(c.get("score", 0.0)) for c in grade.get("components", ())
+        },
         sla_minutes=sla_of(record),
         mitigated_at=float(found.group("minutes")) if found else None,
         steps=len(steps),

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 import jinja2
+import orjson
 import plotly.io
 import plotly.offline
 
@@ -43,12 +44,16 @@ def _script_json(value: Any) -> str:
 
 
 def _figure_json(fig: Any) -> str:
-    return str(plotly.io.to_json(fig, validate=False)).replace("</", "<\\/")
+    text: str = plotly.io.to_json(fig, validate=False)
+    return text.replace("</", "<\\/")
 
 
 def rows_of(runs: Sequence[Run]) -> tuple[list[EpisodeRow], list[Mapping[str, Any]]]:
-    """Every episode's figures and its record; a configuration played in several runs is
-    named after its run (`before: expert`), so runs are compared rather than merged."""
+    """Every episode's figures and its record.
+
+    A configuration played in several runs is named after its run (`before: expert`), so that
+    runs are compared rather than merged.
+    """
     base = [[config_of(rec) for rec in run.episodes] for run in runs]
     in_runs: dict[str, set[str]] = {}
     for run, configs in zip(runs, base, strict=True):
@@ -108,7 +113,8 @@ def _comparison(runs: Sequence[Run], rows: Sequence[EpisodeRow]) -> dict[str, An
     table = []
     for family in families:
         grades = [
-            [r.grade for r in keep if r.family == family and r.run == run] for run in (before, after)
+            [r.grade for r in keep if r.family == family and r.run == run]
+            for run in (before, after)
         ]
         solved = [
             [float(r.resolved) for r in keep if r.family == family and r.run == run]
@@ -185,9 +191,7 @@ def build_report(runs: Sequence[Run], *, title: str = "META-SRE results") -> Rep
     if teams:
         figures["credit"] = plots.credit(summaries)
     viewer = [viewer_record(row, record) for row, record in zip(rows, records, strict=True)]
-    packed = base64.b64encode(
-        gzip.compress(json.dumps(viewer, separators=(",", ":")).encode(), 6, mtime=0)
-    ).decode("ascii")
+    packed = base64.b64encode(gzip.compress(orjson.dumps(viewer), 6, mtime=0)).decode("ascii")
     template = _environment().get_template("report.html.j2")
     html = template.render(
         title=title,

@@ -96,7 +96,9 @@ def pass_matrix(
     text: list[list[str]] = []
     hover: list[list[str]] = []
     for family in families:
-        zr, tr, hr = [], [], []
+        zr: list[float | None] = []
+        tr: list[str] = []
+        hr: list[str] = []
         for config in configs:
             cell = cells.get((family, config))
             if cell is None:
@@ -179,7 +181,9 @@ def credit(summaries: Sequence[ConfigSummary]) -> go.Figure:
     return _layout(fig, "Credit per seat (reward over the episode, 95% intervals)", barmode="group")
 
 
-def validity(rows: Sequence[EpisodeRow], families: Sequence[str], configs: Sequence[str]) -> go.Figure:
+def validity(
+    rows: Sequence[EpisodeRow], families: Sequence[str], configs: Sequence[str]
+) -> go.Figure:
     """Grade distributions per family and configuration: do the grades tell agents apart?"""
     fig = go.Figure()
     for config in configs:
@@ -193,7 +197,9 @@ def validity(rows: Sequence[EpisodeRow], families: Sequence[str], configs: Seque
                 jitter=0.4,
                 pointpos=0,
                 customdata=[r.seed for r in mine],
-                hovertemplate="%{x} seed %{customdata}<br>grade %{y:.2f}<extra>" + config + "</extra>",
+                hovertemplate="%{x} seed %{customdata}<br>grade %{y:.2f}<extra>"
+                + config
+                + "</extra>",
             )
         )
     return _layout(
@@ -202,7 +208,10 @@ def validity(rows: Sequence[EpisodeRow], families: Sequence[str], configs: Seque
         height=420,
         boxmode="group",
         yaxis={"range": [-0.05, 1.05], "title": {"text": "grade"}},
-        xaxis={"categoryorder": "array", "categoryarray": [f.removeprefix("meta-sre/") for f in families]},
+        xaxis={
+            "categoryorder": "array",
+            "categoryarray": [f.removeprefix("meta-sre/") for f in families],
+        },
     )
 
 
@@ -221,5 +230,8 @@ def comparison(
             )
         )
     return _layout(
-        fig, f"Mean grade per family: {before} vs {after}", barmode="group", yaxis={"range": [0, 1.05]}
+        fig,
+        f"Mean grade per family: {before} vs {after}",
+        barmode="group",
+        yaxis={"range": [0, 1.05]},
     )

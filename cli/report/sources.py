@@ -7,11 +7,12 @@ label names the run in the report (default: the file's name without its suffix).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from metasre.cli.errors import StoreUnusableError, UsageError
 
@@ -93,8 +94,8 @@ def _from_jsonl(path: Path) -> list[Mapping[str, Any]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
                 raise UsageError(
                     f"{path} line {number} is not JSON ({exc}); give a trajectory store or a "
                     "file made by `metasre export`"

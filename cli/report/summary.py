@@ -38,21 +38,40 @@ TEAM_METRICS: dict[str, tuple[str, Callable[[EpisodeRow], float | None]]] = {
 """The collaboration figures of multi-seat configurations."""
 
 
-def bootstrap(values: Mapping[tuple[str, int], Sequence[float]], salt: str) -> Estimate | None:
-    """Mean of the per-instance means and its seeded percentile bootstrap interval."""
-    means = [statistics.fmean(v) for _, v in sorted(values.items()) if v]
-    if not means:
-        return None
-    rng = random.Random(f"report-bootstrap:{salt}")
-    n = len(means)
-    boots = sorted(sum(rng.choices(means, k=n)) / n for _ in range(RESAMPLES))
-    tail = (1 - CONFIDENCE) / 2
-    return Estimate(
-        statistics.fmean(means),
-        boots[int(tail * (RESAMPLES - 1))],
-        boots[int((1 - tail) * (RESAMPLES - 1))],
-        n,
-    )
+class Bootstrap:
+    """Seeded percentile bootstrap over instances, one set of resamples per configuration.
+
+    Every figure of a configuration is resampled with the same draws of instances (a paired
+    bootstrap), drawn once: drawing is most of the cost, and a report of a thousand episodes
+    must build in seconds.
+    """
+
+    def __init__(self, salt: str) -> None:
+        self._salt = salt
+        self._draws: dict[int, list[list[int]]] = {}
+
+    def _indices(self, n: int) -> list[list[int]]:
+        draws = self._draws.get(n)
+        if draws is None:
+            rng = random.Random(f"report-bootstrap:{self._salt}:{n}")
+            population = range(n)
+            draws = self._draws[n] = [rng.choices(population, k=n) for _ in range(RESAMPLES)]
+        return draws
+
+    def __call__(self, values: Mapping[tuple[str, int], Sequence[float]]) -> Estimate | None:
+        """Mean of the per-instance means and its 95% interval; None with no instance."""
+        means = [statistics.fmean(v) for _, v in sorted(values.items()) if v]
+        if not means:
+            return None
+        n = len(means)
+        boots = sorted(sum(map(means.__getitem__, draw)) / n for draw in self._indices(n))
+        tail = (1 - CONFIDENCE) / 2
+        return Estimate(
+            statistics.fmean(means),
+            boots[int(tail * (RESAMPLES - 1))],
+            boots[int((1 - tail) * (RESAMPLES - 1))],
+            n,
+        )
 
 
 def by_instance(
@@ -92,27 +111,15 @@ class ConfigSummary:
 
 def summarize(config: str, rows: Sequence[EpisodeRow]) -> ConfigSummary:
     """The figures of one configuration's episodes."""
-    figures = {
-        name: bootstrap(by_instance(rows, read), f"{config}:{name}")
-        for name, (_, read) in METRICS.items()
-    }
+    bootstrap = Bootstrap(config)
+    figures = {name: bootstrap(by_instance(rows, read)) for name, (_, read) in METRICS.items()}
     names = list(dict.fromkeys(n for r in rows for n in r.components))
-    components = {
-        n: bootstrap(by_instance(rows, lambda r, n=n: r.components.get(n)), f"{config}:c:{n}")
-        for n in names
-    }
+    components = {n: bootstrap(by_instance(rows, _component(n))) for n in names}
     team = any(r.team for r in rows)
     seats = list(dict.fromkeys(s for r in rows for s in r.seats))
-    credit = (
-        {
-            s: bootstrap(by_instance(rows, lambda r, s=s: r.credit.get(s)), f"{config}:s:{s}")
-            for s in seats
-        }
-        if team
-        else {}
-    )
+    credit = {s: bootstrap(by_instance(rows, _credit(s))) for s in seats} if team else {}
     teamwork = (
-        {n: bootstrap(by_instance(rows, read), f"{config}:{n}") for n, (_, read) in TEAM_METRICS.items()}
+        {n: bootstrap(by_instance(rows, read)) for n, (_, read) in TEAM_METRICS.items()}
         if team
         else {}
     )
@@ -130,9 +137,21 @@ def summarize(config: str, rows: Sequence[EpisodeRow]) -> ConfigSummary:
         credit=credit,
         attribution=", ".join(dict.fromkeys(r.attribution for r in rows)),
         teamwork=teamwork,
-        pass_at={k: v for k in range(1, most + 1) if (v := pass_k(tries, k, every=False)) is not None},
-        pass_hat={k: v for k in range(1, most + 1) if (v := pass_k(tries, k, every=True)) is not None},
+        pass_at={
+            k: v for k in range(1, most + 1) if (v := pass_k(tries, k, every=False)) is not None
+        },
+        pass_hat={
+            k: v for k in range(1, most + 1) if (v := pass_k(tries, k, every=True)) is not None
+        },
     )
+
+
+def _component(name: str) -> Callable[[EpisodeRow], float | None]:
+    return lambda r: r.components.get(name)
+
+
+def _credit(seat: str) -> Callable[[EpisodeRow], float | None]:
+    return lambda r: r.credit.get(seat)
 
 
 def pass_k(
