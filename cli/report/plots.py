@@ -19,16 +19,24 @@ FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
 
 
 def _layout(fig: go.Figure, title: str, height: int = 380, **more: object) -> go.Figure:
+    settings: dict[str, object] = {
+        "margin": {"l": 60, "r": 20, "t": 50, "b": 60},
+        "legend": {"orientation": "h", "y": -0.2},
+        **more,
+    }
     fig.update_layout(
         title={"text": title, "x": 0.01, "font": {"size": 15}},
         height=height,
-        margin={"l": 60, "r": 20, "t": 50, "b": 60},
         font={"family": FONT, "size": 12},
         template="plotly_white",
-        legend={"orientation": "h", "y": -0.2},
-        **more,
+        **settings,
     )
     return fig
+
+
+def shown(config: str) -> str:
+    """A configuration's name as an axis label: one line per part (seats, policy, ...)."""
+    return config.replace(" | ", "<br>")
 
 
 def _error(estimates: Sequence[Estimate | None]) -> dict[str, object]:
@@ -43,23 +51,27 @@ def _error(estimates: Sequence[Estimate | None]) -> dict[str, object]:
 def headline(summaries: Sequence[ConfigSummary]) -> go.Figure:
     """Resolved rate, mean grade and SLA-met rate per configuration, with 95% intervals."""
     fig = go.Figure()
-    names = [s.config for s in summaries]
-    for key, shown in HEADLINE:
+    names = [shown(s.config) for s in summaries]
+    for key, title in HEADLINE:
         estimates = [s.figures.get(key) for s in summaries]
         fig.add_trace(
             go.Bar(
-                name=shown,
-                x=names,
-                y=[None if e is None else e.mean for e in estimates],
-                error_y=_error(estimates),
-                hovertemplate="%{x}<br>" + shown + " %{y:.2f}<extra></extra>",
+                name=title,
+                y=names,
+                x=[None if e is None else e.mean for e in estimates],
+                error_x=_error(estimates),
+                orientation="h",
+                hovertemplate="%{y}<br>" + title + " %{x:.2f}<extra></extra>",
             )
         )
     return _layout(
         fig,
         "Resolved, grade and SLA met per configuration (95% bootstrap intervals over seeds)",
+        height=130 + 75 * len(summaries),
         barmode="group",
-        yaxis={"range": [0, 1.05]},
+        xaxis={"range": [0, 1.05]},
+        yaxis={"autorange": "reversed"},
+        margin={"l": 230, "r": 20, "t": 50, "b": 40},
     )
 
 
@@ -74,7 +86,7 @@ def components(summaries: Sequence[ConfigSummary]) -> go.Figure:
         go.Heatmap(
             z=z,
             x=names,
-            y=[s.config for s in summaries],
+            y=[shown(s.config) for s in summaries],
             zmin=0,
             zmax=1,
             colorscale="RdYlGn",
@@ -84,7 +96,11 @@ def components(summaries: Sequence[ConfigSummary]) -> go.Figure:
         )
     )
     return _layout(
-        fig, "Grade components: mean score per configuration", height=140 + 40 * len(summaries)
+        fig,
+        "Grade components: mean score per configuration",
+        height=140 + 50 * len(summaries),
+        yaxis={"autorange": "reversed"},
+        margin={"l": 230, "r": 20, "t": 50, "b": 40},
     )
 
 
@@ -118,7 +134,7 @@ def pass_matrix(
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=list(configs),
+            x=[shown(c) for c in configs],
             y=[f.removeprefix("meta-sre/") for f in families],
             zmin=0,
             zmax=1,
@@ -133,8 +149,10 @@ def pass_matrix(
     return _layout(
         fig,
         "Pass matrix: families x configurations (resolved / episodes; hover for seeds)",
-        height=160 + 32 * len(families),
+        height=200 + 32 * len(families),
         yaxis={"autorange": "reversed"},
+        xaxis={"side": "top", "tickangle": 0},
+        margin={"l": 180, "r": 20, "t": 110, "b": 20},
     )
 
 
@@ -175,6 +193,7 @@ def credit(summaries: Sequence[ConfigSummary]) -> go.Figure:
                 name=f"{s.config} ({s.attribution})",
                 x=seats,
                 y=[None if e is None else e.mean for e in estimates],
+                hovertemplate="%{x}: %{y:.2f}<extra>" + s.attribution + "</extra>",
                 error_y=_error(estimates),
             )
         )
