@@ -24,12 +24,14 @@ def add_parser(sub: Any) -> None:
         "report",
         "write one self-contained HTML page of results from trajectory stores or exports",
         "Read one or more trajectory stores (SQLite, as serve, rollout and demo write them) or "
-        "exported JSONL files (metasre export) and write one HTML page that opens with no "
+        "exported JSONL files (metasre export), and optionally the output of `metasre "
+        "validate --json`, and write one HTML page that opens with no "
         "network: a summary per configuration (resolved rate, grade and its components, SLA "
         "met, steps, simulated minutes, with 95% bootstrap intervals over seeds), the pass "
         "matrix of families x configurations, pass@k and pass^k where instances were tried "
         "more than once, credit per seat and teamwork figures for teams, the grade "
-        "distributions per family, a comparison of the first two inputs when there are "
+        "distributions per family (and what validate measured: reference, expert, random, "
+        "wrong fix, reward-hacking probes), a comparison of the first two inputs when there are "
         "several, and a trajectory viewer. Name an input LABEL=PATH to label its run "
         "(default: the file's name).",
     )
@@ -37,7 +39,8 @@ def add_parser(sub: Any) -> None:
         "inputs",
         nargs="+",
         metavar="[LABEL=]PATH",
-        help="trajectory stores or exported JSONL files; the first two are compared",
+        help="trajectory stores, exported JSONL files or `metasre validate --json` output; the "
+        "first two stores or exports are compared",
     )
     p.add_argument("--out", default="report.html", metavar="FILE", help="the page to write")
     p.add_argument("--title", default="META-SRE results", help="the page's title")

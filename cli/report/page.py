@@ -70,6 +70,7 @@ def rows_of(runs: Sequence[Run]) -> tuple[list[EpisodeRow], list[Mapping[str, An
 
 def _comparison(runs: Sequence[Run], rows: Sequence[EpisodeRow]) -> dict[str, Any] | None:
     """The first two runs side by side: per family and instance, what changed."""
+    runs = [r for r in runs if r.kind != "validate"]
     if len(runs) < 2:
         return None
     before, after = runs[0].label, runs[1].label
@@ -140,6 +141,37 @@ def _comparison(runs: Sequence[Run], rows: Sequence[EpisodeRow]) -> dict[str, An
     }
 
 
+def _verdicts(runs: Sequence[Run]) -> list[Mapping[str, Any]]:
+    """Each family's latest verdict of `metasre validate`, in family order."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    for run in runs:
+        for verdict in run.validation:
+            latest[str(verdict["scenario_id"])] = {**verdict, "run": run.label}
+    return [latest[f] for f in sorted(latest)]
+
+
+def _verdict_row(v: Mapping[str, Any]) -> dict[str, Any]:
+    probes = v.get("probes_max") or {}
+    worst = max(probes.items(), key=lambda p: p[1]) if probes else None
+    alone = v.get("alone_resolved") or {}
+    return {
+        "family": str(v["scenario_id"]).removeprefix("meta-sre/"),
+        "run": v["run"],
+        "ok": bool(v["ok"]),
+        "seeds": len(v.get("seeds") or ()),
+        "reference_min": v.get("reference_min"),
+        "expert_min": v.get("expert_min"),
+        "expert_mean": v.get("expert_mean"),
+        "random_mean": v.get("random_mean"),
+        "wrong_fix_max": v.get("wrong_fix_max"),
+        "worst_probe": None if worst is None else f"{worst[0]} {worst[1]:.2f}",
+        "replayed": f"{v.get('replayed_resolved', 0)}/{v.get('replayed', 0)}",
+        "sla_met": v.get("expert_sla_met"),
+        "alone": ", ".join(f"{role} {rate:.2f}" for role, rate in alone.items()) or "-",
+        "failures": list(v.get("failures") or ()),
+    }
+
+
 def _estimate(e: Any) -> dict[str, Any] | None:
     return None if e is None else {"mean": e.mean, "low": e.low, "high": e.high, "n": e.seeds}
 
@@ -173,7 +205,11 @@ def build_report(runs: Sequence[Run], *, title: str = "META-SRE results") -> Rep
     """
     rows, records = rows_of(runs)
     if not rows:
-        raise ValueError("no finished episode in " + ", ".join(str(r.path) for r in runs))
+        raise ValueError(
+            "no finished episode in " + ", ".join(str(r.path) for r in runs if r.kind != "validate")
+            if any(r.kind != "validate" for r in runs)
+            else "only validation verdicts given; add a trajectory store or an export"
+        )
     configs = list(dict.fromkeys(r.config for r in rows))
     families = sorted({r.family for r in rows})
     summaries = [summarize(c, [r for r in rows if r.config == c]) for c in configs]
@@ -190,6 +226,9 @@ def build_report(runs: Sequence[Run], *, title: str = "META-SRE results") -> Rep
     teams = [s for s in summaries if s.team]
     if teams:
         figures["credit"] = plots.credit(summaries)
+    verdicts = _verdicts(runs)
+    if verdicts:
+        figures["checks"] = plots.validity_checks(verdicts)
     viewer = [viewer_record(row, record) for row, record in zip(rows, records, strict=True)]
     packed = base64.b64encode(gzip.compress(orjson.dumps(viewer), 6, mtime=0)).decode("ascii")
     template = _environment().get_template("report.html.j2")
@@ -210,6 +249,7 @@ def build_report(runs: Sequence[Run], *, title: str = "META-SRE results") -> Rep
         teams=bool(teams),
         figures={k: _figure_json(v) for k, v in figures.items()},
         comparison=_comparison(runs, rows),
+        verdicts=[_verdict_row(v) for v in verdicts],
         trajectories=packed,
         first_key=rows[0].key,
         plotly_js=plotly.offline.get_plotlyjs(),

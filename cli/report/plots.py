@@ -254,3 +254,70 @@ def comparison(
         barmode="group",
         yaxis={"range": [0, 1.05]},
     )
+
+
+CHECKS = (
+    ("reference_min", "reference solution (min)", "star", "#2ca02c"),
+    ("expert_min", "expert (min)", "triangle-up", "#1f77b4"),
+    ("expert_mean", "expert (mean)", "circle", "#1f77b4"),
+    ("wrong_fix_max", "plausible wrong fix (max)", "x", "#ff7f0e"),
+    ("random_mean", "random agent (mean)", "square", "#d62728"),
+)
+"""The grades `metasre validate` reports per family: (key, name, marker, colour)."""
+EXPERT_FLOOR = 0.9
+RANDOM_CEILING = 0.05
+
+
+def validity_checks(verdicts: Sequence[Mapping[str, object]]) -> go.Figure:
+    """Per family, what `metasre validate` measured: the grades of each check and probe.
+
+    The reference solution, the expert, the wrong fix, the random agent, and each
+    reward-hacking or shallow probe.
+    """
+    families = [str(v["scenario_id"]).removeprefix("meta-sre/") for v in verdicts]
+    fig = go.Figure()
+    for key, name, symbol, colour in CHECKS:
+        fig.add_trace(
+            go.Scatter(
+                x=families,
+                y=[v.get(key) for v in verdicts],
+                name=name,
+                mode="markers",
+                marker={"symbol": symbol, "size": 12, "color": colour},
+                hovertemplate="%{x}<br>" + name + " %{y:.2f}<extra></extra>",
+            )
+        )
+    xs: list[str] = []
+    ys: list[float] = []
+    names: list[str] = []
+    for family, verdict in zip(families, verdicts, strict=True):
+        probes = verdict.get("probes_max")
+        for probe, grade in (probes if isinstance(probes, dict) else {}).items():
+            xs.append(family)
+            ys.append(float(grade))
+            names.append(str(probe))
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            customdata=names,
+            name="reward-hacking and shallow probes (max each)",
+            mode="markers",
+            marker={"symbol": "diamond-open", "size": 10, "color": "#9467bd"},
+            hovertemplate="%{x}<br>%{customdata} %{y:.2f}<extra></extra>",
+        )
+    )
+    for level, text in ((EXPERT_FLOOR, "expert floor 0.9"), (RANDOM_CEILING, "random ceiling")):
+        fig.add_hline(
+            y=level,
+            line={"dash": "dot", "color": "#888", "width": 1},
+            annotation_text=text,
+            annotation_position="right",
+        )
+    return _layout(
+        fig,
+        "Validity checks (metasre validate): grades per family",
+        height=440,
+        yaxis={"range": [-0.05, 1.05], "title": {"text": "grade"}},
+        margin={"l": 60, "r": 110, "t": 50, "b": 60},
+    )

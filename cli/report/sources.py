@@ -1,8 +1,10 @@
-"""Where a report's episodes come from: trajectory stores (SQLite) and exported JSONL files.
+"""Where a report's data come from: stores, exports and `metasre validate --json` verdicts.
 
-Both give episodes in the export's chat form (`metasre.service.store.export`), so a report of a
-store and a report of its export are the same report. An input is `PATH` or `LABEL=PATH`; the
-label names the run in the report (default: the file's name without its suffix).
+Stores and exports give episodes in the export's chat form (`metasre.service.store.export`), so
+a report of a store and a report of its export are the same report. A validation (a JSON list,
+one object per family) gives the grades of the reference solution, the expert, the random agent,
+the wrong fix and the reward-hacking probes, for the validity panel. An input is `PATH` or
+`LABEL=PATH`; the label names the run in the report (default: the file's name, no suffix).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
 REQUIRED_KEYS = ("session_id", "episode", "scenario_id", "seed", "agents", "grade", "steps")
 """What a line of an exported file must hold for the report to read it."""
+VALIDATION_KEYS = ("scenario_id", "ok", "reference_min", "expert_min", "random_mean")
+"""What each family's verdict of `metasre validate --json` holds that the report shows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +33,10 @@ class Run:
     label: str
     path: Path
     kind: str
-    """`store` (SQLite) or `jsonl` (an export)."""
+    """`store` (SQLite), `jsonl` (an export) or `validate` (`metasre validate --json`)."""
     episodes: Sequence[Mapping[str, Any]]
+    validation: Sequence[Mapping[str, Any]] = ()
+    """Per family, the verdict of `metasre validate --json` (a `validate` input only)."""
 
 
 def parse_input(text: str) -> tuple[str, Path]:
@@ -71,6 +77,8 @@ def read_run(label: str, path: Path) -> Run:
         head = f.read(len(SQLITE_MAGIC))
     if head == SQLITE_MAGIC:
         return Run(label, path, "store", _from_store(path))
+    if head.lstrip()[:1] == b"[":  # JSONL lines are objects; validate --json is one list
+        return Run(label, path, "validate", (), _from_validation(path))
     return Run(label, path, "jsonl", _from_jsonl(path))
 
 
@@ -114,3 +122,26 @@ def _from_jsonl(path: Path) -> list[Mapping[str, Any]]:
             if record.get("finished", record.get("grade") is not None):
                 out.append(record)
     return out
+
+
+def _from_validation(path: Path) -> list[Mapping[str, Any]]:
+    try:
+        verdicts = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(
+            f"{path} starts like a JSON list but is not JSON ({exc}); give a trajectory store, "
+            "an export, or the output of `metasre validate --json`"
+        ) from None
+    for i, verdict in enumerate(verdicts):
+        missing = (
+            [k for k in VALIDATION_KEYS if k not in verdict]
+            if isinstance(verdict, dict)
+            else list(VALIDATION_KEYS)
+        )
+        if missing:
+            raise UsageError(
+                f"{path} item {i} is not a family's verdict of `metasre validate --json` (no "
+                f"{', '.join(missing)}; make one with `metasre validate --json > {path.name}`), "
+                "nor an export (one episode object a line)"
+            )
+    return list(verdicts)

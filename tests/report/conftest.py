@@ -1,7 +1,8 @@
-"""Real rollouts for the report's tests: expert, random and the scripted team, in three stores.
+"""Real rollouts for the report's tests: expert, random and the scripted team, in three stores,
+and `metasre validate --json` over the same families and seeds.
 
 Each agent plays its own `metasre rollout` subprocess with a server in process, recording into
-a store of its own, all three at once; the stores are made once for the whole folder. The
+a store of its own, all at once with the validation; made once for the whole folder. The
 expert plays each instance twice (repetitions for pass@k); random and the team once.
 """
 
@@ -27,6 +28,7 @@ class Played:
 
     folder: Path
     stores: dict[str, Path]
+    validation: Path
 
 
 @pytest.fixture(scope="session")
@@ -60,8 +62,19 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
         )
         for agent, store in stores.items()
     }
-    for agent, proc in procs.items():
-        _, err = proc.communicate(timeout=120)
-        # random grades low: rollout exits 0 as long as every episode was graded
-        assert proc.returncode == 0, f"{agent}: {err}"
-    return Played(folder, stores)
+    validation = folder / "validate.json"
+    with validation.open("w") as out:
+        validate = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "metasre.cli.main", "validate", *FAMILIES),
+                *("--seeds", SEEDS, "--random-seeds", SEEDS, "--json"),
+            ],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for agent, proc in [*procs.items(), ("validate", validate)]:
+            _, err = proc.communicate(timeout=120)
+            # random grades low: rollout exits 0 as long as every episode was graded
+            assert proc.returncode == 0, f"{agent}: {err}"
+    return Played(folder, stores, validation)

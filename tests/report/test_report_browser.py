@@ -49,7 +49,8 @@ def opened(played: Played, tmp_path_factory: pytest.TempPathFactory) -> Opened:
     chromium()
     folder = tmp_path_factory.mktemp("report-page")
     out = folder / "report.html"
-    code = main(["report", *(f"{a}={s}" for a, s in played.stores.items()), "--out", str(out)])
+    inputs = [*(f"{a}={s}" for a, s in played.stores.items()), str(played.validation)]
+    code = main(["report", *inputs, "--out", str(out)])
     assert code == 0
     chosen = next(
         r
@@ -95,6 +96,18 @@ def test_the_page_renders_every_plot_without_errors_or_network(opened: Opened) -
         assert family in matrix
     # The expert resolved its four episodes of each family, random none of its two.
     assert "4/4" in matrix and "0/2" in matrix
+    # What validate measured, family by family: all valid, the reference and expert at 1.
+    verdicts = [
+        [c.all_text().strip() for c in row.children if c.tag in ("th", "td")]
+        for table in root.walk()
+        if table.tag == "table" and "verdicts" in table.classes()
+        for row in table.walk()
+        if row.tag == "tr" and row.attrs.get("class") == "pass"
+    ]
+    assert [v[:4] for v in verdicts] == [
+        ["payment-bad-deploy-v2", "valid", "2", "1.00"],
+        ["split-evidence-v1", "valid", "2", "1.00"],
+    ]
     summary = root.by_id("summary").all_text()
     for config in ("expert", "random", "team: commander+investigator+fixer"):
         assert config in summary

@@ -112,8 +112,11 @@ def test_bad_inputs_say_what_to_do(
         "missing": (str(tmp_path / "nope.db"), 2, "no file"),
         "not json": (_write(tmp_path / "a.jsonl", "hello\n"), 2, "line 1 is not JSON"),
         "not an episode": (_write(tmp_path / "b.jsonl", '{"x": 1}\n'), 2, "no session_id"),
-        "a list": (_write(tmp_path / "c.jsonl", "[1, 2]\n"), 2, "not an exported episode"),
+        "a list": (_write(tmp_path / "c.jsonl", "[1, 2]\n"), 2, "not a family's verdict"),
         "empty": (_write(tmp_path / "d.jsonl", "\n"), 2, "no finished episode"),
+        "a list of strings": (_write(tmp_path / "e.json", '["x"]'), 2, "nor an export"),
+        "a broken list": (_write(tmp_path / "f.json", "[{"), 2, "is not JSON"),
+        "verdicts alone": (str(played.validation), 2, "only validation verdicts given"),
     }
     for name, (source, code, said) in cases.items():
         assert main(["report", source, "--out", out]) == code, name
