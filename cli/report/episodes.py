@@ -7,6 +7,7 @@ episode's stored record rather than from a live run, so any store or export can 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -15,7 +16,8 @@ from typing import Any
 
 import orjson
 
-from metasre.simulator import TOOLS
+from metasre.simulator import TOOLS, resolve
+from metasre.simulator.scenarios.splits import split_of
 
 MITIGATED = re.compile(r"\bmitigated at t\+(?P<minutes>\d+(?:\.\d+)?)")
 """The grade's `sla` component says when the cure held (`metasre.agents.teamwork` reads it too)."""
@@ -60,6 +62,9 @@ class EpisodeRow:
     idle_rounds: int | None
     """SIMULTANEOUS rounds a seat sat out (one per seat per round); None under other policies,
     whose turns the record does not keep."""
+    split: str | None = None
+    """`train` or `test` (see `metasre.simulator.scenarios.splits`); None for a family this
+    version does not know."""
     tokens: int | None = None
     """Model tokens, where the record carries them (`usage`); None for scripted agents."""
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -92,6 +97,20 @@ def config_of(record: Mapping[str, Any]) -> str:
     if str(record.get("reward_mode", "dense")).lower() != "dense":
         parts.append(str(record["reward_mode"]).lower())
     return " | ".join(p for p in parts if p)
+
+
+@functools.lru_cache(maxsize=256)
+def _entry(family: str) -> Any:
+    try:
+        return resolve(family)
+    except LookupError:  # a retired or unknown family: its seeds have no known split
+        return None
+
+
+def split_for(family: str, seed: int) -> str | None:
+    """The split of an instance: test seeds' structures never occur in training."""
+    entry = _entry(family)
+    return None if entry is None else str(split_of(entry, seed))
 
 
 def _tool_calls(record: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -172,6 +191,7 @@ def row_of(run: str, record: Mapping[str, Any], config: str) -> EpisodeRow:
         messages=sum(1 for tool, _ in calls if tool in MESSAGE_TOOLS),
         redundant_looks=redundant,
         idle_rounds=idle,
+        split=split_for(str(record["scenario_id"]), int(record["seed"])),
         tokens=tokens,
     )
 
@@ -218,6 +238,7 @@ def viewer_record(row: EpisodeRow, record: Mapping[str, Any]) -> dict[str, Any]:
         "config": row.config,
         "family": row.family,
         "seed": row.seed,
+        "split": row.split,
         "seats": list(row.seats),
         "turn_policy": record.get("turn_policy", ""),
         "attribution": row.attribution,

@@ -183,6 +183,7 @@ def _summary_rows(summaries: Sequence[ConfigSummary]) -> list[dict[str, Any]]:
             "runs": ", ".join(s.runs),
             "episodes": s.episodes,
             "instances": s.instances,
+            "test_instances": s.test_instances,
             "families": s.families,
             "figures": {k: _estimate(v) for k, v in s.figures.items()},
             "components": {k: _estimate(v) for k, v in s.components.items()},
@@ -236,7 +237,14 @@ def build_report(runs: Sequence[Run], *, title: str = "META-SRE results") -> Rep
         title=title,
         version=SERVER_VERSION,
         runs=[
-            {"label": r.label, "path": str(r.path), "kind": r.kind, "episodes": len(r.episodes)}
+            {
+                "label": r.label,
+                "path": str(r.path),
+                "kind": r.kind,
+                "size": f"{len(r.validation)} families"
+                if r.kind == "validate"
+                else f"{len(r.episodes)} episodes",
+            }
             for r in runs
         ],
         episodes=len(rows),

@@ -125,7 +125,8 @@ def pass_matrix(
             zr.append(cell.resolved / cell.episodes)
             tr.append(f"{cell.resolved}/{cell.episodes}")
             seeds = ", ".join(
-                f"{seed} {'pass' if ok else 'fail'} {grade:.2f}" for seed, ok, grade in cell.seeds
+                f"{seed}{' (test)' if test else ''} {'pass' if ok else 'fail'} {grade:.2f}"
+                for seed, ok, grade, test in cell.seeds
             )
             hr.append(f"mean grade {cell.grade:.2f}<br>seeds: {seeds}")
         z.append(zr)

@@ -23,6 +23,8 @@ RESAMPLES = 1000
 METRICS: dict[str, tuple[str, Callable[[EpisodeRow], float | None]]] = {
     "resolved": ("resolved", lambda r: float(r.resolved)),
     "grade": ("grade", lambda r: r.grade),
+    "resolved_test": ("resolved, test split", lambda r: _test(r, float(r.resolved))),
+    "grade_test": ("grade, test split", lambda r: _test(r, r.grade)),
     "sla_met": ("SLA met", lambda r: float(r.sla_met)),
     "steps": ("steps", lambda r: float(r.steps)),
     "minutes": ("simulated minutes", lambda r: r.minutes),
@@ -30,6 +32,12 @@ METRICS: dict[str, tuple[str, Callable[[EpisodeRow], float | None]]] = {
     "tokens": ("tokens", lambda r: None if r.tokens is None else float(r.tokens)),
 }
 """(shown name, reading) of each summary figure; None readings are left out."""
+
+
+def _test(row: EpisodeRow, value: float) -> float | None:
+    return value if row.split == "test" else None
+
+
 TEAM_METRICS: dict[str, tuple[str, Callable[[EpisodeRow], float | None]]] = {
     "messages": ("messages", lambda r: float(r.messages)),
     "redundant_looks": ("redundant looks", lambda r: float(r.redundant_looks)),
@@ -94,6 +102,8 @@ class ConfigSummary:
     runs: tuple[str, ...]
     episodes: int
     instances: int
+    test_instances: int
+    """Instances on the test split (`metasre.simulator.scenarios.splits`)."""
     families: int
     figures: Mapping[str, Estimate | None]
     components: Mapping[str, Estimate | None]
@@ -130,6 +140,7 @@ def summarize(config: str, rows: Sequence[EpisodeRow]) -> ConfigSummary:
         runs=tuple(dict.fromkeys(r.run for r in rows)),
         episodes=len(rows),
         instances=len(tries),
+        test_instances=len({(r.family, r.seed) for r in rows if r.split == "test"}),
         families=len({r.family for r in rows}),
         figures=figures,
         components=components,
@@ -181,8 +192,8 @@ class Cell:
     resolved: int
     episodes: int
     grade: float
-    seeds: tuple[tuple[int, bool, float], ...]
-    """(seed, resolved, grade) of each episode, by seed."""
+    seeds: tuple[tuple[int, bool, float, bool], ...]
+    """(seed, resolved, grade, on the test split) of each episode, by seed."""
 
 
 def pass_matrix(rows: Sequence[EpisodeRow]) -> dict[tuple[str, str], Cell]:
@@ -195,7 +206,7 @@ def pass_matrix(rows: Sequence[EpisodeRow]) -> dict[tuple[str, str], Cell]:
             resolved=sum(r.resolved for r in group),
             episodes=len(group),
             grade=statistics.fmean(r.grade for r in group),
-            seeds=tuple(sorted((r.seed, r.resolved, r.grade) for r in group)),
+            seeds=tuple(sorted((r.seed, r.resolved, r.grade, r.split == "test") for r in group)),
         )
         for key, group in groups.items()
     }

@@ -111,6 +111,7 @@ def test_the_page_renders_every_plot_without_errors_or_network(opened: Opened) -
     summary = root.by_id("summary").all_text()
     for config in ("expert", "random", "team: commander+investigator+fixer"):
         assert config in summary
+    assert "resolved, test split" in summary and "2 test" in summary
 
 
 def test_the_viewer_shows_the_chosen_episode_s_calls_on_its_timeline(opened: Opened) -> None:
@@ -136,6 +137,8 @@ def test_the_viewer_shows_the_chosen_episode_s_calls_on_its_timeline(opened: Ope
     points = [e for e in timeline.walk() if e.tag == "path" and "point" in e.classes()]
     assert len(points) == len(steps)
     assert "SLA 30" in timeline.all_text()
+    # Seed 1 of split-evidence is on the family's test split, and the viewer says so.
+    assert "test split" in root.by_id("viewer-head").all_text()
     grade = root.by_id("viewer-grade").all_text()
     assert f"{chosen['grade']['total']:.3f}" in grade
 

@@ -47,6 +47,16 @@ def test_the_figures_are_those_of_the_episodes(played: Played) -> None:
     assert expert.pass_at == {1: 1.0, 2: 1.0} and expert.pass_hat == {1: 1.0, 2: 1.0}
     assert random.pass_at == {1: 0.0}
     assert not expert.team and expert.credit == {}
+    # Seed 1 of both families is on the test split, seed 0 on the training split.
+    assert {(r.family, r.seed, r.split) for r in rows if r.config == "expert"} == {
+        ("meta-sre/payment-bad-deploy-v2", 0, "train"),
+        ("meta-sre/payment-bad-deploy-v2", 1, "test"),
+        ("meta-sre/split-evidence-v1", 0, "train"),
+        ("meta-sre/split-evidence-v1", 1, "test"),
+    }
+    assert expert.test_instances == 2 and random.test_instances == 2
+    assert expert.figures["resolved_test"] is not None
+    assert expert.figures["resolved_test"].seeds == 2
     teams = [r for r in rows if r.team]
     assert {r.family for r in teams} == {
         "meta-sre/payment-bad-deploy-v2",

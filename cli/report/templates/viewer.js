@@ -103,7 +103,8 @@ function show(episode) {
   viewer.dataset.episode = episode.key;
   const head = document.getElementById("viewer-head");
   head.replaceChildren(
-    el("h3", {}, `${episode.family} seed ${episode.seed}: ${episode.config}`),
+    el("h3", {}, `${episode.family} seed ${episode.seed}: ${episode.config}`,
+      episode.split ? el("span", { class: "split " + episode.split }, `${episode.split} split`) : null),
     el(
       "p",
       { class: episode.resolved ? "verdict pass" : "verdict fail" },
@@ -155,7 +156,7 @@ function fillPicker(episodes, onlyFailed) {
   for (const e of episodes) {
     if (onlyFailed && e.resolved) continue;
     if (!groups.has(e.config)) groups.set(e.config, el("optgroup", { label: e.config }));
-    groups.get(e.config).append(el("option", { value: e.key }, `${e.family.replace("meta-sre/", "")} seed ${e.seed}: ${e.resolved ? "pass" : "fail"} ${fixed(e.grade, 2)}`));
+    groups.get(e.config).append(el("option", { value: e.key }, `${e.family.replace("meta-sre/", "")} seed ${e.seed}${e.split === "test" ? " [test]" : ""}: ${e.resolved ? "pass" : "fail"} ${fixed(e.grade, 2)}`));
   }
   for (const group of groups.values()) picker.append(group);
   if (keep && [...picker.options].some((o) => o.value === keep)) picker.value = keep;
