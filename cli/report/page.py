@@ -167,9 +167,21 @@ def _verdict_row(v: Mapping[str, Any]) -> dict[str, Any]:
         "worst_probe": None if worst is None else f"{worst[0]} {worst[1]:.2f}",
         "replayed": f"{v.get('replayed_resolved', 0)}/{v.get('replayed', 0)}",
         "sla_met": v.get("expert_sla_met"),
+        "shallow": _shallow(v),
         "alone": ", ".join(f"{role} {rate:.2f}" for role, rate in alone.items()) or "-",
         "failures": list(v.get("failures") or ()),
     }
+
+
+def _shallow(v: Mapping[str, Any]) -> str:
+    """The shallow policies' figures of a verdict: `script 0.50, learner 0.12`, or `-`."""
+    parts = []
+    best = v.get("shallow_script_best")
+    if isinstance(best, list | tuple) and len(best) == 2:
+        parts.append(f"{best[0]} {float(best[1]):.2f}")
+    if v.get("shallow_learner_mean") is not None:
+        parts.append(f"learner {float(v['shallow_learner_mean']):.2f}")
+    return ", ".join(parts) or "-"
 
 
 def _estimate(e: Any) -> dict[str, Any] | None:

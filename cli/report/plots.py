@@ -308,6 +308,33 @@ def validity_checks(verdicts: Sequence[Mapping[str, object]]) -> go.Figure:
             hovertemplate="%{x}<br>%{customdata} %{y:.2f}<extra></extra>",
         )
     )
+    # The shallow policies (validate --shallow-seeds): scripts that act on the opening alone,
+    # and a learner fitted on training seeds, played on test seeds.
+    best = [v.get("shallow_script_best") for v in verdicts]
+    if any(isinstance(b, list | tuple) and len(b) == 2 for b in best):
+        fig.add_trace(
+            go.Scatter(
+                x=families,
+                y=[b[1] if isinstance(b, list | tuple) else None for b in best],
+                customdata=[b[0] if isinstance(b, list | tuple) else "" for b in best],
+                name="best shallow script (mean, test seeds)",
+                mode="markers",
+                marker={"symbol": "triangle-down-open", "size": 12, "color": "#8c564b"},
+                hovertemplate="%{x}<br>%{customdata} %{y:.2f}<extra></extra>",
+            )
+        )
+    learner = [v.get("shallow_learner_mean") for v in verdicts]
+    if any(x is not None for x in learner):
+        fig.add_trace(
+            go.Scatter(
+                x=families,
+                y=learner,
+                name="shallow learner (mean, test seeds)",
+                mode="markers",
+                marker={"symbol": "hexagon-open", "size": 12, "color": "#e377c2"},
+                hovertemplate="%{x}<br>shallow learner %{y:.2f}<extra></extra>",
+            )
+        )
     for level, text in ((EXPERT_FLOOR, "expert floor 0.9"), (RANDOM_CEILING, "random ceiling")):
         fig.add_hline(
             y=level,
