@@ -252,5 +252,10 @@ def viewer_record(row: EpisodeRow, record: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "credit": dict(row.credit),
         "page": _short(str(messages[0].get("content") or ""), PAGE_CHARS),
+        # Every reward paid, to every seat: (tick, seat, total), for the running totals.
+        "rewards": [
+            [int(r["tick"]), str(r["agent_id"]), float(r["total"])]
+            for r in record.get("rewards") or ()
+        ],
         "calls": out_calls,
     }

@@ -137,6 +137,9 @@ def test_the_viewer_shows_the_chosen_episode_s_calls_on_its_timeline(opened: Ope
     points = [e for e in timeline.walk() if e.tag == "path" and "point" in e.classes()]
     assert len(points) == len(steps)
     assert "SLA 30" in timeline.all_text()
+    # Under it, each seat's running reward: one line per seat.
+    lines = [e for e in timeline.walk() if e.tag == "path" and "js-line" in e.classes()]
+    assert len(lines) == 2
     # Seed 1 of split-evidence is on the family's test split, and the viewer says so.
     assert "test split" in root.by_id("viewer-head").all_text()
     grade = root.by_id("viewer-grade").all_text()

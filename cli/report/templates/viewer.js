@@ -67,6 +67,31 @@ function timeline(episode) {
       },
     };
   });
+  // Each seat's running reward on the same clock: a reward paid at a tick lands at that
+  // call's clock; the end's settlement, after the last call, at the last call's.
+  const clockOf = new Map(episode.calls.map((c) => [c.tick, c.clock]));
+  const lastClock = episode.calls.length ? episode.calls[episode.calls.length - 1].clock : 0;
+  seats.forEach((seat, i) => {
+    let total = 0;
+    const xs = [0];
+    const ys = [0];
+    for (const [tick, agent, value] of episode.rewards) {
+      if (agent !== seat) continue;
+      total += value;
+      xs.push(clockOf.has(tick) ? clockOf.get(tick) : lastClock);
+      ys.push(total);
+    }
+    traces.push({
+      type: "scatter",
+      mode: "lines",
+      line: { shape: "hv", color: SEAT_COLOURS[i % SEAT_COLOURS.length], width: 2 },
+      name: seat + " reward",
+      x: xs,
+      y: ys,
+      yaxis: "y2",
+      hovertemplate: "t+%{x:.1f} min<br>running reward %{y:.3f}<extra>" + seat + "</extra>",
+    });
+  });
   const shapes = [];
   const annotations = [];
   if (episode.sla !== null) {
@@ -75,15 +100,16 @@ function timeline(episode) {
   }
   if (episode.mitigated_at !== null) {
     shapes.push({ type: "line", x0: episode.mitigated_at, x1: episode.mitigated_at, yref: "paper", y0: 0, y1: 1, line: { color: "#2ca02c" } });
-    annotations.push({ x: episode.mitigated_at, yref: "paper", y: -0.18, text: `mitigated t+${episode.mitigated_at}`, showarrow: false, font: { color: "#2ca02c" } });
+    annotations.push({ x: episode.mitigated_at, yref: "paper", y: 0.45, xanchor: "left", text: `mitigated t+${episode.mitigated_at}`, showarrow: false, font: { color: "#2ca02c" } });
   }
   const last = Math.max(episode.sla || 0, ...episode.calls.map((c) => c.clock || 0));
   const layout = {
-    title: { text: "Calls on the simulated clock, seat by seat (x: refused or failed)", x: 0.01, font: { size: 14 } },
-    height: 150 + 40 * seats.length,
+    title: { text: "Calls on the simulated clock, seat by seat (x: refused or failed), and each seat's running reward", x: 0.01, font: { size: 14 } },
+    height: 330 + 40 * seats.length,
     margin: { l: 120, r: 20, t: 50, b: 50 },
-    xaxis: { title: { text: "simulated minutes since the page" }, range: [0, last * 1.05 + 0.5] },
-    yaxis: { categoryorder: "array", categoryarray: seats.slice().reverse() },
+    xaxis: { title: { text: "simulated minutes since the page" }, range: [0, last * 1.05 + 0.5], anchor: "y2" },
+    yaxis: { categoryorder: "array", categoryarray: seats.slice().reverse(), domain: [0.5, 1] },
+    yaxis2: { domain: [0, 0.4], title: { text: "running reward" }, zeroline: true },
     shapes: shapes,
     annotations: annotations,
     template: "plotly_white",
@@ -138,10 +164,10 @@ function show(episode) {
       call.ok ? null : el("span", { class: "error" }, call.error || "refused"),
       el("span", { class: "reward" }, rewardText(call)));
     const item = el("li", { class: "call" + (isMessage ? " message" : "") + (call.ok ? "" : " failed"), "data-tool": call.tool, "data-tick": String(call.tick) });
+    item.append(el("details", {}, summary, el("pre", {}, call.result)));
     if (isMessage) {
       item.append(el("div", { class: "bubble" }, el("b", {}, `${call.agent} to ${(call.args.to || ["team"]).toString()}: `), String(call.args.text || "")));
     }
-    item.append(el("details", {}, summary, el("pre", {}, call.result)));
     list.append(item);
   }
   document.querySelector("#viewer-page pre").textContent = episode.page;
