@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metasre.cli.arguments import add_command
+from metasre.cli.arguments import add_command, non_negative_int
 from metasre.cli.errors import ExitCode, OutputError, UsageError
 
 MISSING_EXTRA = (
@@ -44,6 +44,17 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--out", default="report.html", metavar="FILE", help="the page to write")
     p.add_argument("--title", default="META-SRE results", help="the page's title")
+    g = p.add_argument_group("live page")
+    g.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the page on --host:--port instead of writing it, rebuilt and reloaded in "
+        "the browser whenever an input changes (a store a running server writes)",
+    )
+    g.add_argument("--host", default="127.0.0.1", help="with --serve, the address to listen on")
+    g.add_argument(
+        "--port", type=non_negative_int, default=8765, help="with --serve, the port (0: any free)"
+    )
     p.set_defaults(func=report_command)
 
 
@@ -57,6 +68,14 @@ def report_command(args: argparse.Namespace) -> int:
         raise
     from metasre.cli.report.sources import read_runs
 
+    if args.serve:
+        from metasre.cli.report.serve import serve
+
+        try:
+            serve(args.inputs, args.title, args.host, args.port)
+        except ValueError as exc:
+            raise UsageError(f"{exc}; play some with `metasre rollout` first") from None
+        return int(ExitCode.OK)
     out = Path(args.out)
     if not out.parent.is_dir():
         raise OutputError(f"cannot write {out}: the folder {out.parent} does not exist")

@@ -87,13 +87,19 @@ class EpisodeRow:
 def config_of(record: Mapping[str, Any]) -> str:
     """A configuration's name: its seats, and for teams the turn policy and attribution.
 
-    `expert`, `random`, `team: commander+investigator+fixer | simultaneous | difference`;
-    ` | sparse` when the reward mode is not the default.
+    `expert`, `random`, `team: commander+investigator+fixer | simultaneous | difference`; a
+    solo seat names its policy and attribution only when they are not the defaults (an
+    experiment's grid plays the expert under each); ` | sparse` when the reward mode is.
     """
     seats = [str(a["agent_id"]) for a in record["agents"]]
-    parts = [seats[0] if len(seats) == 1 else "team: " + "+".join(seats)]
-    if len(seats) > 1:
-        parts += [str(record.get("turn_policy", "")), str(record.get("reward_attribution", ""))]
+    team = len(seats) > 1
+    parts = ["team: " + "+".join(seats) if team else seats[0]]
+    policy = str(record.get("turn_policy", "")).lower()
+    attribution = str(record.get("reward_attribution", "")).lower()
+    if team or policy not in ("", "free_for_all"):
+        parts.append(policy)
+    if team or attribution not in ("", "shared"):
+        parts.append(attribution)
     if str(record.get("reward_mode", "dense")).lower() != "dense":
         parts.append(str(record["reward_mode"]).lower())
     return " | ".join(p for p in parts if p)
