@@ -11,7 +11,7 @@ import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -47,7 +47,8 @@ class EpisodeRow:
     grade: float
     resolved: bool
     components: Mapping[str, float]
-    """Each grade component's score in [0, 1]."""
+    """Each grade component's score (in [0, 1], but for penalties such as unneeded operations,
+    which go below 0)."""
     sla_minutes: float | None
     mitigated_at: float | None
     steps: int
@@ -65,9 +66,6 @@ class EpisodeRow:
     split: str | None = None
     """`train` or `test` (see `metasre.simulator.scenarios.splits`); None for a family this
     version does not know."""
-    tokens: int | None = None
-    """Model tokens, where the record carries them (`usage`); None for scripted agents."""
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def sla_met(self) -> bool:
@@ -172,10 +170,6 @@ def row_of(run: str, record: Mapping[str, Any], config: str) -> EpisodeRow:
         (c for c in grade.get("components", ()) if c.get("name") == "sla"), {}
     )
     found = MITIGATED.search(str(sla.get("detail", "")))
-    usage = record.get("usage")
-    tokens = (
-        int(usage["total_tokens"]) if isinstance(usage, dict) and "total_tokens" in usage else None
-    )
     return EpisodeRow(
         key=f"{run}/{record['session_id']}/{record['episode']}",
         run=run,
@@ -198,7 +192,6 @@ def row_of(run: str, record: Mapping[str, Any], config: str) -> EpisodeRow:
         redundant_looks=redundant,
         idle_rounds=idle,
         split=split_for(str(record["scenario_id"]), int(record["seed"])),
-        tokens=tokens,
     )
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,14 +37,15 @@ class Report:
     families: int
 
 
-def _script_json(value: Any) -> str:
-    """JSON safe inside a <script> element: no `</script>` can end it early."""
-    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
-
-
 def _figure_json(fig: Any) -> str:
+    """A figure as JSON that is safe inside a <script> element, whatever its labels hold.
+
+    JSON has "<" only inside strings, where its escape (backslash u003c) means the same: so no
+    `</script>` and no `<!--` can end or confuse the element (Plotly escapes them too; this
+    does not rely on it).
+    """
     text: str = plotly.io.to_json(fig, validate=False)
-    return text.replace("</", "<\\/")
+    return text.replace("<", "\\u003c")
 
 
 def rows_of(runs: Sequence[Run]) -> tuple[list[EpisodeRow], list[Mapping[str, Any]]]:
@@ -68,7 +68,7 @@ def rows_of(runs: Sequence[Run]) -> tuple[list[EpisodeRow], list[Mapping[str, An
     return rows, records
 
 
-def _comparison(runs: Sequence[Run], rows: Sequence[EpisodeRow]) -> dict[str, Any] | None:
+def comparison_of(runs: Sequence[Run], rows: Sequence[EpisodeRow]) -> dict[str, Any] | None:
     """The first two runs side by side: per family and instance, what changed."""
     runs = [r for r in runs if r.kind != "validate"]
     if len(runs) < 2:
@@ -264,18 +264,16 @@ def build_report(runs: Sequence[Run], *, title: str = "META-SRE results") -> Rep
         summaries=_summary_rows(summaries),
         metrics={k: v[0] for k, v in METRICS.items()},
         team_metrics={k: v[0] for k, v in TEAM_METRICS.items()},
-        has_tokens=any(r.tokens is not None for r in rows),
         repeated=repeated,
         teams=bool(teams),
         figures={k: _figure_json(v) for k, v in figures.items()},
-        comparison=_comparison(runs, rows),
+        comparison=comparison_of(runs, rows),
         verdicts=[_verdict_row(v) for v in verdicts],
         trajectories=packed,
         first_key=rows[0].key,
         plotly_js=plotly.offline.get_plotlyjs(),
         viewer_js=_asset("viewer.js"),
         style=_asset("report.css"),
-        script_json=_script_json,
     )
     return Report(html, len(rows), len(configs), len(families))
 

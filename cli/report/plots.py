@@ -194,7 +194,8 @@ def credit(summaries: Sequence[ConfigSummary]) -> go.Figure:
                 name=f"{s.config} ({s.attribution})",
                 x=seats,
                 y=[None if e is None else e.mean for e in estimates],
-                hovertemplate="%{x}: %{y:.2f}<extra>" + s.attribution + "</extra>",
+                # no <extra>: the hover box names the trace (configuration and attribution)
+                hovertemplate="%{x}: %{y:.2f}",
                 error_y=_error(estimates),
             )
         )
@@ -217,9 +218,7 @@ def validity(
                 jitter=0.4,
                 pointpos=0,
                 customdata=[r.seed for r in mine],
-                hovertemplate="%{x} seed %{customdata}<br>grade %{y:.2f}<extra>"
-                + config
-                + "</extra>",
+                hovertemplate="%{x} seed %{customdata}<br>grade %{y:.2f}",
             )
         )
     return _layout(

@@ -29,7 +29,6 @@ METRICS: dict[str, tuple[str, Callable[[EpisodeRow], float | None]]] = {
     "steps": ("steps", lambda r: float(r.steps)),
     "minutes": ("simulated minutes", lambda r: r.minutes),
     "mitigation": ("mitigated at (min)", lambda r: r.mitigated_at),
-    "tokens": ("tokens", lambda r: None if r.tokens is None else float(r.tokens)),
 }
 """(shown name, reading) of each summary figure; None readings are left out."""
 

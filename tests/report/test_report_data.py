@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from metasre.cli.main import main
-from metasre.cli.report.page import build_report, rows_of
+from metasre.cli.report.page import build_report, comparison_of, rows_of
 from metasre.cli.report.sources import read_runs
 from metasre.cli.report.summary import pass_k, summarize
 
@@ -183,3 +183,29 @@ def test_the_served_page_follows_its_inputs(played: Played, tmp_path: Path) -> N
         proc.wait(timeout=10)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def test_two_runs_are_compared_like_with_like(played: Played, tmp_path: Path) -> None:
+    exported = _export(played.stores["expert"], tmp_path / "expert.jsonl")
+    same = [f"before={played.stores['expert']}", f"after={exported}"]
+    runs = read_runs(same)
+    rows, _ = rows_of(runs)
+    # The same configuration in both runs is kept apart, named after its run.
+    assert {r.config for r in rows} == {"before: expert", "after: expert"}
+    compared = comparison_of(runs, rows)
+    assert compared is not None
+    assert compared["like_with_like"] == ["expert"] and compared["changed"] == []
+    assert [f["episodes"] for f in compared["families"]] == [[4, 4], [4, 4]]
+    # Different agents: compared as wholes; every instance the random agent lost is listed.
+    runs = read_runs([f"before={played.stores['expert']}", f"after={played.stores['random']}"])
+    rows, _ = rows_of(runs)
+    compared = comparison_of(runs, rows)
+    assert compared is not None and compared["like_with_like"] == []
+    assert {(c["family"], c["seed"]) for c in compared["changed"]} == {
+        (f"meta-sre/{family}", seed)
+        for family in ("payment-bad-deploy-v2", "split-evidence-v1")
+        for seed in (0, 1)
+    }
+    assert all(
+        c["resolved_before"] == 1.0 and c["resolved_after"] == 0.0 for c in compared["changed"]
+    )

@@ -58,7 +58,7 @@ function timeline(episode) {
       x: calls.map((c) => c.clock),
       y: calls.map(() => seat),
       text: calls.map((c) => `#${c.tick} ${c.tool}(${argsText(c.args)})` + (c.ok ? "" : ` [${c.error || "refused"}]`)),
-      hovertemplate: "t+%{x:.1f} min<br>%{text}<extra>" + seat + "</extra>",
+      hovertemplate: "t+%{x:.1f} min<br>%{text}",
       marker: {
         size: 11,
         color: SEAT_COLOURS[i % SEAT_COLOURS.length],
@@ -89,7 +89,7 @@ function timeline(episode) {
       x: xs,
       y: ys,
       yaxis: "y2",
-      hovertemplate: "t+%{x:.1f} min<br>running reward %{y:.3f}<extra>" + seat + "</extra>",
+      hovertemplate: "t+%{x:.1f} min<br>running reward %{y:.3f}",
     });
   });
   const shapes = [];
