@@ -91,7 +91,8 @@ def report_command(args: argparse.Namespace) -> int:
         raise OutputError(f"cannot write {out}: {exc.strerror}; choose a writable --out") from None
     print(
         f"report: {report.episodes} episodes, {report.configs} configurations, "
-        f"{report.families} families -> {out} ({len(report.html.encode()) / 1e6:.1f} MB, "
+        f"{report.families} famil{'y' if report.families == 1 else 'ies'} -> {out} "
+        f"({len(report.html.encode()) / 1e6:.1f} MB, "
         f"{time.perf_counter() - started:.1f} s)",
         file=sys.stderr,
     )

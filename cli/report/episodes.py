@@ -47,8 +47,10 @@ class EpisodeRow:
     grade: float
     resolved: bool
     components: Mapping[str, float]
-    """Each grade component's score (in [0, 1], but for penalties such as unneeded operations,
-    which go below 0)."""
+    """The score in [0, 1] of each weighted grade component (fix, root cause, SLA, ...)."""
+    penalty: float
+    """What the unweighted components take off the grade (unneeded operations, hints): <= 0.
+    Unweighted components that take nothing (the soak's account) are notes, not figures."""
     sla_minutes: float | None
     mitigated_at: float | None
     steps: int
@@ -179,8 +181,15 @@ def row_of(run: str, record: Mapping[str, Any], config: str) -> EpisodeRow:
         grade=float(grade.get("total", 0.0)),
         resolved=bool(grade.get("resolved", False)),
         components={
-            str(c["name"]): float(c.get("score", 0.0)) for c in grade.get("components", ())
+            str(c["name"]): float(c.get("score", 0.0))
+            for c in grade.get("components", ())
+            if float(c.get("weight", 0.0)) > 0
         },
+        penalty=sum(
+            min(0.0, float(c.get("value", 0.0)))
+            for c in grade.get("components", ())
+            if float(c.get("weight", 0.0)) == 0
+        ),
         sla_minutes=sla_of(record),
         mitigated_at=float(found.group("minutes")) if found else None,
         steps=len(steps),

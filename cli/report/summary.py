@@ -26,6 +26,7 @@ METRICS: dict[str, tuple[str, Callable[[EpisodeRow], float | None]]] = {
     "resolved_test": ("resolved, test split", lambda r: _test(r, float(r.resolved))),
     "grade_test": ("grade, test split", lambda r: _test(r, r.grade)),
     "sla_met": ("SLA met", lambda r: float(r.sla_met)),
+    "penalty": ("penalties", lambda r: r.penalty),
     "steps": ("steps", lambda r: float(r.steps)),
     "minutes": ("simulated minutes", lambda r: r.minutes),
     "mitigation": ("mitigated at (min)", lambda r: r.mitigated_at),

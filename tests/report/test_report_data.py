@@ -47,6 +47,11 @@ def test_the_figures_are_those_of_the_episodes(played: Played) -> None:
     assert expert.pass_at == {1: 1.0, 2: 1.0} and expert.pass_hat == {1: 1.0, 2: 1.0}
     assert random.pass_at == {1: 0.0}
     assert not expert.team and expert.credit == {}
+    # Components: the weighted ones' scores; what unweighted ones take off is the penalty.
+    assert set(expert.components) >= {"fix", "root_cause", "sla", "report", "efficiency"}
+    assert all(e is not None and e.mean == 1.0 for e in expert.components.values())
+    assert expert.figures["penalty"] is not None and expert.figures["penalty"].mean == 0.0
+    assert random.figures["penalty"] is not None and random.figures["penalty"].high <= 0.0
     # Seed 1 of both families is on the test split, seed 0 on the training split.
     assert {(r.family, r.seed, r.split) for r in rows if r.config == "expert"} == {
         ("meta-sre/payment-bad-deploy-v2", 0, "train"),
@@ -168,7 +173,9 @@ def test_the_served_page_follows_its_inputs(played: Played, tmp_path: Path) -> N
                 return str(reply.read().decode())
 
         first = get("")
-        assert "1 finished episodes" in first and "fetch('/version'" in first
+        assert (
+            "1 finished episode, 1 configuration, 1 family" in first and "fetch('/version'" in first
+        )
         version = get("version")
         with live.open("a") as f:
             f.write("".join(line + "\n" for line in lines[1:3]))
