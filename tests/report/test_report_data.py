@@ -216,3 +216,31 @@ def test_two_runs_are_compared_like_with_like(played: Played, tmp_path: Path) ->
     assert all(
         c["resolved_before"] == 1.0 and c["resolved_after"] == 0.0 for c in compared["changed"]
     )
+
+
+def test_without_the_report_extra_it_says_what_to_install(played: Played, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # An interpreter where Plotly cannot be imported, as without `pip install 'metasre[report]'`.
+    code = (
+        "import sys\n"
+        "class NoPlotly:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'plotly':\n"
+        "            raise ModuleNotFoundError(\"No module named 'plotly'\", name='plotly')\n"
+        "sys.meta_path.insert(0, NoPlotly())\n"
+        "from metasre.cli.main import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    out = tmp_path / "r.html"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "report", str(played.stores["expert"]), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'metasre[report]'" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
