@@ -148,50 +148,6 @@ def _write(path: Path, text: str) -> str:
     return str(path)
 
 
-def test_the_served_page_follows_its_inputs(played: Played, tmp_path: Path) -> None:
-    """`report --serve`: the page on loopback, rebuilt when an input grows; /version tells."""
-    import subprocess
-    import sys
-    import urllib.request
-
-    lines = _export(played.stores["expert"], tmp_path / "all.jsonl").read_text().splitlines()
-    live = tmp_path / "live.jsonl"
-    live.write_text(lines[0] + "\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "metasre.cli.main", "report", str(live), "--serve", "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        assert "serving http://127.0.0.1:" in line, line
-        url = line.split("serving ")[1].split()[0]
-
-        def get(path: str) -> str:
-            with urllib.request.urlopen(url + path, timeout=30) as reply:
-                return str(reply.read().decode())
-
-        first = get("")
-        assert (
-            "1 finished episode, 1 configuration, 1 family" in first and "fetch('/version'" in first
-        )
-        version = get("version")
-        with live.open("a") as f:
-            f.write("".join(line + "\n" for line in lines[1:3]))
-        assert get("version") != version
-        assert "3 finished episodes" in get("")
-        with pytest.raises(urllib.error.HTTPError) as missing:
-            get("etc/passwd")
-        assert missing.value.code == 404
-        missing.value.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        if proc.stderr is not None:
-            proc.stderr.close()
-
-
 def test_two_runs_are_compared_like_with_like(played: Played, tmp_path: Path) -> None:
     exported = _export(played.stores["expert"], tmp_path / "expert.jsonl")
     same = [f"before={played.stores['expert']}", f"after={exported}"]
