@@ -43,6 +43,7 @@ from metasre.cli.errors import (
     UsageError,
 )
 from metasre.cli.experiment import add_parser as add_experiment_parser
+from metasre.cli.report.command import add_parser as add_report_parser
 from metasre.cli.rollout import add_parsers as add_rollout_parsers
 
 HANDOVER_WAIT_SECONDS = 60.0
@@ -559,6 +560,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rollout_parsers(sub)  # rollout, llm
     add_experiment_parser(sub)
     add_bridge_parsers(sub)  # bridge openenv, mcp
+    add_report_parser(sub)
     return parser
 
 
