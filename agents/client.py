@@ -311,6 +311,15 @@ class MetasreClient:
             reply.owner_token,
         )
 
+    async def get_session(self, session_id: str) -> dict[str, Any]:
+        """The session now: its seats (each with its reward so far), phase, tick and episode."""
+        reply = await self._unary(
+            self._control.GetSession,
+            control_pb2.GetSessionRequest(session_id=session_id),
+            session=True,
+        )
+        return to_dict(reply.session)
+
     async def get_grade(self, session_id: str) -> dict[str, Any]:
         """The session's grade (final once the episode ended) and each agent's reward."""
         return to_dict(

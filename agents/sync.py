@@ -96,6 +96,17 @@ class SyncClient:
         """See `MetasreClient.create_session`."""
         return self._loop.run(self.client.create_session(scenario_id, **kwargs))
 
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run a coroutine of `self.client` (or of its agents) on the client's loop and wait.
+
+        The blocking adapters (Gymnasium, PettingZoo) drive several seats at once this way.
+        """
+        return self._loop.run(coro, timeout)
+
+    def get_session(self, session_id: str) -> dict[str, Any]:
+        """See `MetasreClient.get_session`."""
+        return self._loop.run(self.client.get_session(session_id))
+
     def get_grade(self, session_id: str) -> dict[str, Any]:
         """See `MetasreClient.get_grade`."""
         return self._loop.run(self.client.get_grade(session_id))
