@@ -260,6 +260,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from metasre.cli.seat_exports import export_transcripts, seat_lines
     from metasre.service import StoreError, TrajectoryStore, episodes, write_jsonl
 
     path = Path(args.store)
@@ -293,13 +294,20 @@ def _export(args: argparse.Namespace) -> int:
                         else f"{exc.strerror}; choose a writable --out"
                     )
                     raise OutputError(f"cannot write {args.out}: {why}") from None
-            n = write_jsonl(episodes(store, args.session or (), unfinished=args.all), out)
+            records = episodes(store, args.session or (), unfinished=args.all)
+            if args.format == "episodes":
+                n = write_jsonl(records, out)
+            else:
+                transcripts = export_transcripts(args, path)
+                lines = seat_lines(records, args.format, split=args.split, transcripts=transcripts)
+                n = write_jsonl(lines, out)
     except LookupError as exc:
         raise UsageError(str(exc.args[0] if exc.args else exc)) from None
     finally:
         store.close()
     where = "stdout" if to_stdout else args.out
-    print(f"exported {n} episodes from {path} to {where}", file=sys.stderr)
+    what = "episodes" if args.format == "episodes" else f"seat-episodes ({args.format})"
+    print(f"exported {n} {what} from {path} to {where}", file=sys.stderr)
     return ExitCode.OK
 
 
@@ -493,6 +501,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--all", action="store_true", help="include episodes that never ended (grade null)"
+    )
+    p.add_argument(
+        "--format",
+        choices=("episodes", "openai", "hf", "atif"),
+        default="episodes",
+        help="episodes: one line per episode, every seat together; openai (chat fine-tuning), "
+        "hf (a datasets JSONL with grade and reward columns), atif (agent traces): one line "
+        "per seat-episode, the conversation that seat's model saw",
+    )
+    p.add_argument(
+        "--split", default="train", help="hf: the split column's value (train, test, ...)"
+    )
+    p.add_argument(
+        "--transcripts",
+        metavar="FILE",
+        help="the conversations metasre llm recorded (default: beside --store, e.g. "
+        "metasre.transcripts.jsonl); seats without one get the conversation metasre llm "
+        "would have had",
     )
     p.set_defaults(func=_export)
 
