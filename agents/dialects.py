@@ -7,7 +7,8 @@ gives it) and the exported episode it belongs to (plain data):
   endpoint refuses extra keys); each message keeps only the keys its role has in the chat
   format; tool-call arguments stay the JSON text the model emitted.
 - `hf_row`: the same messages plus the columns a `datasets` user filters and weighs by:
-  episode and seat ids, scenario, seed, split, grade, the seat's reward and its components.
+  episode and seat ids, scenario, seed, split (train or test; null for a family unknown to
+  the exporter), grade, the seat's reward and its components.
   `tools` is a JSON string (tool schemas differ too much for one Arrow type).
 - `atif_trajectory`: an Agent Trajectory Interchange Format (v1.8) document for the seat:
   system and user turns as steps, each assistant reply with its tool calls and their results
@@ -68,7 +69,7 @@ def seat_reward(record: Mapping[str, Any], agent_id: str) -> dict[str, float]:
 
 
 def hf_row(
-    record: Mapping[str, Any], agent_id: str, conversation: Mapping[str, Any], split: str
+    record: Mapping[str, Any], agent_id: str, conversation: Mapping[str, Any], split: str | None
 ) -> dict[str, Any]:
     """One row of the Hugging Face dataset: a seat-episode (see the module docstring)."""
     grade = record.get("grade") or {}

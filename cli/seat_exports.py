@@ -11,7 +11,7 @@ metasre.transcripts.jsonl), else the conversation `metasre llm` would have had i
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -125,10 +125,14 @@ def seat_lines(
     records: Iterable[Mapping[str, Any]],
     fmt: str,
     *,
-    split: str,
+    split_of: Callable[[Mapping[str, Any]], str | None],
     transcripts: Mapping[Key, Mapping[str, Any]],
 ) -> Iterator[dict[str, Any]]:
-    """One object per seat-episode in `fmt` (openai, hf or atif); see the module docstring."""
+    """One object per seat-episode in `fmt` (openai, hf or atif); see the module docstring.
+
+    `split_of` names an episode's split (train or test; None for a family not known here), for
+    the hf rows' split column.
+    """
     tools = tool_list()
     for record in records:
         for seat in record["agents"]:
@@ -144,7 +148,7 @@ def seat_lines(
             if fmt == "openai":
                 yield openai_line(conversation)
             elif fmt == "hf":
-                yield hf_row(record, agent_id, conversation, split)
+                yield hf_row(record, agent_id, conversation, split_of(record))
             else:
                 yield atif_trajectory(
                     record,

@@ -37,6 +37,8 @@ from metasre.agents.sync import SyncClient
 from metasre.agents.team_session import play_team_session
 from metasre.cli.main import main
 from metasre.service import ServerConfig, build_server
+from metasre.simulator import resolve
+from metasre.simulator.scenarios.splits import split_of
 
 from .test_llm import StandIn, sre_script
 
@@ -140,13 +142,15 @@ def llm_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         result = json.loads(_metasre("llm", "--model", "stand-in", "--json", cwd=folder, env=env))
         requests = stand_in.requests
     for fmt in ("openai", "hf", "atif", "episodes"):
-        _export(folder, fmt, "--split", "test")
+        _export(folder, fmt)
+    for split in ("train", "test"):
+        _export(folder, "hf", "--split", split, name=f"hf-{split}")
     return {"folder": folder, "result": result, "requests": requests}
 
 
-def _export(folder: Path, fmt: str, *args: str) -> None:
+def _export(folder: Path, fmt: str, *args: str, name: str = "") -> None:
     """`metasre export` of the store in `folder`, in this process (the command's own code)."""
-    out = str(folder / f"{fmt}.jsonl")
+    out = str(folder / f"{name or fmt}.jsonl")
     store = str(folder / "metasre.db")
     assert main(["export", "--store", store, "--format", fmt, "--out", out, *args]) == 0
 
@@ -172,10 +176,20 @@ def test_metasre_llm_and_the_openai_export_agree_byte_for_byte_on_what_the_model
 
 def test_the_hf_export_loads_with_datasets_one_row_per_seat_episode(llm_run):
     folder = llm_run["folder"]
-    loaded = datasets.load_dataset("json", data_files={"test": str(folder / "hf.jsonl")})
-    (row,) = loaded["test"]
+    loaded = datasets.load_dataset("json", data_files={"exported": str(folder / "hf.jsonl")})
+    (row,) = loaded["exported"]
     (episode,) = _lines(folder / "episodes.jsonl")
-    assert row["split"] == "test" and row["agent_id"] == "llm"
+    assert row["agent_id"] == "llm"
+    # The split column is the one home's (splits.py) answer for the episode's family and seed,
+    # and --split keeps exactly the rows that say it.
+    split = split_of(resolve(episode["scenario_id"]), episode["seed"])
+    assert row["split"] == split
+    other = "train" if split == "test" else "test"
+    (kept,) = datasets.load_dataset("json", data_files={split: str(folder / f"hf-{split}.jsonl")})[
+        split
+    ]
+    assert kept == row
+    assert _lines(folder / f"hf-{other}.jsonl") == []
     assert row["scenario_id"] == episode["scenario_id"] and row["seed"] == episode["seed"]
     assert row["grade"] == pytest.approx(episode["grade"]["total"]) and row["resolved"]
     assert row["reward"] == pytest.approx(episode["agent_rewards"]["llm"])
