@@ -23,16 +23,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from metasre.agents.client import AgentConnection, CallResult, SeatLike
-from metasre.agents.env_spaces import (
+from metasre.agents.env_text import (
     OBSERVATION_TEXT_LENGTH,
     MalformedAction,
     escape,
-    features,
+    feature_values,
     parse_action,
 )
 from metasre.agents.errors import ClientError, EpisodeOverError
@@ -104,6 +104,7 @@ class SteppedSession:
         *,
         text_length: int = OBSERVATION_TEXT_LENGTH,
         max_actions: int = 100,
+        vectorise: Callable[[tuple[float, ...]], Any] = tuple,
     ) -> None:
         if settings.turn_policy not in STEP_POLICIES:
             raise ValueError(
@@ -116,6 +117,8 @@ class SteppedSession:
         self.settings = settings
         self.text_length = text_length
         self.max_actions = max_actions
+        self.vectorise = vectorise
+        """Makes the observation's numbers what the adapter declares (gym: a float32 array)."""
         self.session_id = ""
         """The current episode's session ("" before the first reset)."""
         self.scenario_id = ""
@@ -161,7 +164,10 @@ class SteppedSession:
         first = conns[0]
         self.scenario_id = str(first.observation.get("scenario_id") or scenario)
         observations = {
-            a: {"observation": features(s.conn.observation), "text": self._text(s.conn)}
+            a: {
+                "observation": self.vectorise(feature_values(s.conn.observation)),
+                "text": self._text(s.conn),
+            }
             for a, s in self._seats.items()
         }
         infos = {a: self._info(a, _Reply("")) for a in self._seats}
@@ -238,8 +244,10 @@ class SteppedSession:
             lines = [reply.text] if reply.text else []
             lines += [f"Message from {m.get('from_agent_id')}: {m.get('text')}" for m in heard]
             out.observations[agent] = {
-                "observation": features(
-                    seat.conn.observation, last_call_ok=reply.ok, new_messages=len(heard)
+                "observation": self.vectorise(
+                    feature_values(
+                        seat.conn.observation, last_call_ok=reply.ok, new_messages=len(heard)
+                    )
                 ),
                 "text": escape("\n\n".join(lines), self.text_length),
             }

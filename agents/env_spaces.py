@@ -5,13 +5,14 @@ LLM would read, escaped to the declared charset (printable ASCII: PettingZoo's `
 every character, and log lines carry non-ASCII). An action is `Text`: one JSON tool call,
 `{"tool": NAME, "args": {...}}` (or the chat-completions shape `{"name": NAME, "arguments":
 {...} or "<JSON>"}`). Text that is not such a call is parsed into an error, never an exception.
-Needs the `gym` extra (gymnasium, numpy).
+The escapes, the numbers and the parsing are `metasre.agents.env_text`'s (no dependency, so the
+TRL and SkyRL adapters use them without this module); this adds the spaces and the float32
+vector. Needs the `gym` extra (gymnasium, numpy).
 """
 
 from __future__ import annotations
 
 import json
-import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,32 +20,17 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-CHARSET = string.printable
-"""The text's characters: printable ASCII with tab and newline. Others become JSON escapes."""
-_ALLOWED = frozenset(CHARSET)
-
-FEATURES = (
-    "minute",
-    "sla_minutes_left",
-    "steps_left",
-    "step_budget",
-    "alerts",
-    "p1_alerts",
-    "unhealthy_services",
-    "services",
-    "last_call_ok",
-    "new_messages",
+from metasre.agents.env_text import (
+    ACTION_TEXT_LENGTH,
+    BOUND,
+    CHARSET,
+    FEATURES,
+    OBSERVATION_TEXT_LENGTH,
+    MalformedAction,
+    escape,
+    feature_values,
+    parse_action,
 )
-"""The numeric vector, in order. `last_call_ok` is 1 when the seat's last action was applied
-and accepted by the world, 0 otherwise (and at the page)."""
-
-BOUND = 1e6
-"""The vector's bounds (minutes, steps and counts stay far inside; values are clipped)."""
-
-OBSERVATION_TEXT_LENGTH = 32_768
-"""Characters of text per observation; a longer text is cut with a note of what was cut."""
-ACTION_TEXT_LENGTH = 8_192
-"""Characters of one action (a whole-file edit fits)."""
 
 
 def observation_space(text_length: int = OBSERVATION_TEXT_LENGTH) -> spaces.Dict:
@@ -88,82 +74,18 @@ def look_calls(tools: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def escape(text: str, limit: int = OBSERVATION_TEXT_LENGTH) -> str:
-    """`text` within the charset (JSON-style escapes) and `limit` characters (cut with a note)."""
-    out = "".join(c if c in _ALLOWED else _escaped(c) for c in text)
-    if len(out) <= limit:
-        return out
-    keep = max(limit - 48, 0)  # room for the note, whose number has at most 20 digits
-    return (out[:keep] + f"\n[... {len(out) - keep} more characters cut]")[:limit]
-
-
-def _escaped(c: str) -> str:
-    # As JSON writes it with ensure_ascii (a surrogate pair beyond the BMP), so that a reader
-    # can undo it with a JSON decoder.
-    return json.dumps(c)[1:-1]
-
-
 def features(
     observation: Mapping[str, Any], *, last_call_ok: bool = False, new_messages: int = 0
 ) -> NDArray[np.float32]:
     """The numeric vector of a wire observation (the `Observation` message as plain data)."""
-    alerts = list(observation.get("alerts") or ())
-    services = list(observation.get("services") or ())
-    values = {
-        "minute": float(observation.get("minute") or 0.0),
-        "sla_minutes_left": float(observation.get("sla_minutes_left") or 0.0),
-        "steps_left": float(observation.get("steps_left") or 0),
-        "step_budget": float(observation.get("step_budget") or 0),
-        "alerts": float(len(alerts)),
-        "p1_alerts": float(sum(1 for a in alerts if a.get("severity") == "P1")),
-        "unhealthy_services": float(sum(1 for s in services if s.get("health") != "healthy")),
-        "services": float(len(services)),
-        "last_call_ok": 1.0 if last_call_ok else 0.0,
-        "new_messages": float(new_messages),
-    }
-    vector = np.array([values[name] for name in FEATURES], dtype=np.float32)
-    return np.clip(vector, -BOUND, BOUND).astype(np.float32)
+    return as_vector(
+        feature_values(observation, last_call_ok=last_call_ok, new_messages=new_messages)
+    )
 
 
-class MalformedAction(ValueError):
-    """An action that is not a tool call; its text is the error observation the seat gets."""
-
-
-def parse_action(action: Any) -> tuple[str, dict[str, Any]]:
-    """The (tool, arguments) of one action.
-
-    Raises:
-        MalformedAction: the action is not a JSON tool call; the message says what is allowed.
-    """
-    shape = 'an action is one JSON tool call: {"tool": "read_logs", "args": {"service": "..."}}'
-    if not isinstance(action, str):
-        raise MalformedAction(f"ERROR: {shape}; got a {type(action).__name__}, not text")
-    try:
-        call = json.loads(action)
-    except json.JSONDecodeError as exc:
-        raise MalformedAction(f"ERROR: the action is not JSON ({exc}); {shape}") from None
-    if not isinstance(call, dict):
-        raise MalformedAction(f"ERROR: {shape}; got JSON {type(call).__name__}, not an object")
-    tool = call.get("tool", call.get("name"))
-    args: Any = call.get("args", call.get("arguments", {}))
-    if isinstance(args, str):  # the chat-completions shape: the arguments' JSON text
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise MalformedAction(f"ERROR: the arguments are not JSON ({exc}); {shape}") from None
-    if not isinstance(tool, str) or not tool:
-        raise MalformedAction(f'ERROR: the call names no tool (a "tool" string); {shape}')
-    if not isinstance(args, dict):
-        raise MalformedAction(
-            f"ERROR: the arguments of {tool} must be a JSON object, got {type(args).__name__}"
-        )
-    extra = sorted(set(call) - {"tool", "args", "name", "arguments"})
-    if extra:
-        raise MalformedAction(
-            f"ERROR: unknown keys {', '.join(extra)} in the call; allowed: tool and args "
-            "(or name and arguments)"
-        )
-    return tool, args
+def as_vector(values: Sequence[float]) -> NDArray[np.float32]:
+    """`feature_values` as the observation space's float32 vector."""
+    return np.asarray(values, dtype=np.float32)
 
 
 __all__ = [
@@ -174,6 +96,7 @@ __all__ = [
     "OBSERVATION_TEXT_LENGTH",
     "MalformedAction",
     "ToolCallText",
+    "as_vector",
     "escape",
     "features",
     "look_calls",

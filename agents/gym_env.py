@@ -31,6 +31,7 @@ from metasre.agents.env_spaces import (
     ACTION_TEXT_LENGTH,
     OBSERVATION_TEXT_LENGTH,
     ToolCallText,
+    as_vector,
     look_calls,
     observation_space,
 )
@@ -81,6 +82,7 @@ class MetasreEnv(gymnasium.Env[dict[str, Any], str]):
             SessionSettings(seats=(seat,), reward_mode=reward_mode),
             text_length=text_length,
             max_actions=max_actions,
+            vectorise=as_vector,
         )
         self.observation_space = observation_space(text_length)
         self.action_space = ToolCallText(look_calls(self.client.list_tools()), ACTION_TEXT_LENGTH)

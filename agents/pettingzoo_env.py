@@ -39,6 +39,7 @@ from metasre.agents.env_spaces import (
     ACTION_TEXT_LENGTH,
     OBSERVATION_TEXT_LENGTH,
     ToolCallText,
+    as_vector,
     look_calls,
     observation_space,
 )
@@ -103,7 +104,11 @@ class MetasreParallelEnv(ParallelEnv[str, Observation, str | None]):
         self.client = client or SyncClient(target, admin_token=admin_token)
         try:
             self.session = SteppedSession(
-                self.client, settings, text_length=text_length, max_actions=max_actions
+                self.client,
+                settings,
+                text_length=text_length,
+                max_actions=max_actions,
+                vectorise=as_vector,
             )
             self._calls = look_calls(self.client.list_tools())
         except BaseException:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -170,11 +173,35 @@ async def test_a_vector_env_plays_many_sessions_at_once_over_one_client(server):
     await asyncio.to_thread(play)
 
 
-def test_the_core_package_and_the_command_line_import_none_of_the_gym_extra():
-    # Installing metasre without extras must work: nothing outside the adapters needs them.
+TRAINING_EXTRAS = {
+    # distribution name -> the module it installs
+    "gymnasium": "gymnasium",
+    "pettingzoo": "pettingzoo",
+    "numpy": "numpy",
+    "skyrl-gym": "skyrl_gym",
+    "transformers": "transformers",
+    "torch": "torch",
+    "datasets": "datasets",
+    "pyarrow": "pyarrow",
+    "pandas": "pandas",
+    "atif": "atif",
+    "openai": "openai",
+}
+"""What the gym and skyrl extras and the export tests' consumers bring: never the core's."""
+
+
+def test_the_core_package_and_the_command_line_import_none_of_the_training_extras():
+    # Installing metasre without extras must work: nothing outside the adapters needs them,
+    # the exports and the TRL class included (they write and read plain data).
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    core = {re.split(r"[\s\[<>=!~;]", r, maxsplit=1)[0] for r in project["project"]["dependencies"]}
+    assert not core & set(TRAINING_EXTRAS)
+    assert project["project"]["optional-dependencies"]["gym"]
+    modules = tuple(TRAINING_EXTRAS.values())
     code = (
         "import sys, metasre.agents, metasre.agents.sync, metasre.cli.main\n"
-        "print(sorted(m for m in ('gymnasium', 'pettingzoo', 'numpy') if m in sys.modules))"
+        "import metasre.cli.seat_exports, metasre.agents.dialects, metasre.agents.trl_env\n"
+        f"print(sorted(m for m in {modules!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
