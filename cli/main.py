@@ -96,15 +96,16 @@ def _scenarios(args: argparse.Namespace) -> int:
     print(f"{'family':<40} {'sev':<3} {'truths':>6} {'difficulty (seeds)':<22} remedies")
     for r in rows:
         spread = " ".join(f"{d}:{n}" for d, n in r["difficulty"].items())
+        part = f"  (part of {r['part_of']})" if r["part_of"] else ""
         print(
             f"{r['id']:<40} {r['severity']:<3} {r['ground_truths']:>6} {spread:<22} "
-            f"{', '.join(r['remediations'])}"
+            f"{', '.join(r['remediations'])}{part}"
         )
     print(
         f"{len(rows)} families; an instance is (family id, seed); truths = distinct ground truths "
         f"(root service, location, lines, category, remediation) over seeds "
         f"{CATALOGUE_SEEDS.start}-{CATALOGUE_SEEDS.stop - 1}; --json for titles and what each "
-        "seed varies"
+        "seed varies; a part's opening names its remedy: report results on its family"
     )
     return ExitCode.OK
 

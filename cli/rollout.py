@@ -362,26 +362,39 @@ def ledger_client(ledger: SessionLedger) -> type[SyncClient]:
     return LedgerClient
 
 
+def seeds_in_split(scenario: str, seeds: list[int], split: str | None) -> list[int]:
+    """`seeds`, or those of them in `scenario`'s `split` ('train' or 'test').
+
+    Raises:
+        ValueError: the family is not one this build knows the splits of (a server's own), or
+            none of the seeds is in the split.
+    """
+    if split is None:
+        return seeds
+    from metasre.simulator import resolve
+    from metasre.simulator.scenarios.splits import in_split
+
+    try:
+        mine = in_split(resolve(scenario), seeds, "test" if split == "test" else "train")
+    except LookupError:
+        raise ValueError(f"{scenario} is not a family this metasre knows the splits of") from None
+    if not mine:
+        raise ValueError(f"none of the seeds {seeds_text(seeds)} is in {scenario}'s {split} split")
+    return mine
+
+
 def split_plan(
     scenarios: list[str], seeds: list[int], split: str | None, episodes: int | None
 ) -> list[EpisodeSpec]:
     """The rollout's episodes: over every scenario and seed, or each family's seeds of `split`."""
     from metasre.agents.rollout import EpisodeSpec as Spec
     from metasre.agents.rollout import plan_episodes
-    from metasre.simulator import resolve
-    from metasre.simulator.scenarios.splits import in_split
 
     if split is None:
         return plan_episodes(scenarios, seeds, episodes)
     plan: list[EpisodeSpec] = []
     for sid in scenarios:
-        try:
-            mine = in_split(resolve(sid), seeds, "test" if split == "test" else "train")
-        except LookupError:  # a scenario this build does not know: the server's own family
-            raise ValueError(f"{sid} is not a family this metasre knows the splits of") from None
-        if not mine:
-            raise ValueError(f"none of the seeds {seeds_text(seeds)} is in {sid}'s {split} split")
-        for spec in plan_episodes([sid], mine, episodes):
+        for spec in plan_episodes([sid], seeds_in_split(sid, seeds, split), episodes):
             plan.append(Spec(len(plan), spec.scenario_id, spec.seed))
     return plan
 

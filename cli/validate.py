@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metasre.agents.policies import HINTED, PROBES, SHOTGUNS, ExpertPolicy, RandomPolicy
-from metasre.cli import shallow
+from metasre.agents.policies.shallow import ShallowLearner, example, glance, scripts
 from metasre.cli.inprocess import EpisodeCaller
 from metasre.simulator import Episode, Grade, resolve
 from metasre.simulator.episode import StepTarget
@@ -167,12 +167,10 @@ def check_shallow(
     examples = []
     for seed in split_seeds(entry, "train", SHALLOW_TRAIN_SEEDS):
         ep = Episode.make(entry.id, seed, runner)
-        opening = shallow.glance(EpisodeCaller(ep, "shallow"), ep.observation().to_dict())
-        examples.append(
-            shallow.example(opening, [(s.tool, s.args) for s in ep.instance.spec.solution])
-        )
-    policies: dict[str, Any] = {s.name: s for s in shallow.scripts(examples)}
-    learner = shallow.ShallowLearner().fit(examples)
+        opening = glance(EpisodeCaller(ep, "shallow"), ep.observation().to_dict())
+        examples.append(example(opening, [(s.tool, s.args) for s in ep.instance.spec.solution]))
+    policies: dict[str, Any] = {s.name: s for s in scripts(examples)}
+    learner = ShallowLearner().fit(examples)
     grades: dict[str, list[float]] = {name: [] for name in policies}
     for seed in split_seeds(entry, "test", count):
         if stop is not None and stop():

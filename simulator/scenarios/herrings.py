@@ -119,8 +119,10 @@ def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> 
     if herrings.releases:
         deployments = list(spec.deployments)
         # A newer build of a broken release carries the same bug: no herring where a release
-        # is the fault.
-        shipped_bad = {f.service for f in spec.faults if f.kind == "deployment"}
+        # is the fault, or where a fault reads which build runs (a code bug shipped in one).
+        shipped_bad = {
+            f.service for f in spec.faults if f.kind == "deployment" or "bad_version" in f.params
+        }
         for service in _two(rng, sick, rest):
             mine = [d for d in deployments if d.service == service]
             if service in shipped_bad:

@@ -9,9 +9,10 @@ opens: one page written for the symptom, alerts only on the symptom's signals at
 edge, no terminal line that names a mechanism. So the opening does not tell the remedy or its
 target; finding them takes the investigation the cause's world supports.
 
-A cause folder stays a family of its own (its tests and generators keep working) but is marked
-`part_of` the symptom-first family: it is not in the catalogue, and served alone it is solvable
-from its opening (its page names its mechanism), which `metasre validate` shows.
+A cause folder stays a family of its own (its tests and generators keep working), listed and
+served, but marked `part_of` the symptom-first family: served alone it is solvable from its
+opening (its page names its mechanism), which `metasre validate` shows, so results are
+reported on the family it is part of.
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ class Mix:
     edge_only: bool
     """Whether only the platform's entry points (services nothing calls) page."""
     seed_varies: tuple[str, ...]
+    sla_minutes: float
+    """Every seed's SLA: a cause's own would be on the pager and name the cause."""
+    step_budget: int
+    """Every seed's step budget, for the same reason."""
     herrings: Herrings = field(default_factory=Herrings)
     """What every seed adds to its cause's world (see scenarios.herrings)."""
 
@@ -86,6 +91,8 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             alert_metrics=frozenset(raw.get("alert_metrics", ["error_rate", "p99_ms"])),
             edge_only=bool(raw.get("edge_only", True)),
             seed_varies=tuple(raw.get("seed_varies", ())),
+            sla_minutes=float(raw["sla_minutes"]),
+            step_budget=int(raw["step_budget"]),
             herrings=Herrings.from_table(raw.get("herrings", {})),
         )
     except KeyError as exc:
@@ -152,6 +159,8 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
             "title": mix.title,
             "severity": mix.severity,
             "description": mix.page.format(minutes=minutes),
+            "sla_minutes": mix.sla_minutes,
+            "step_budget": mix.step_budget,
             "alerts": alerts,
             "faults": faults,
             "seed_varies": mix.seed_varies,

@@ -9,10 +9,9 @@ from metasre.cli.validate import validate_scenario
 from metasre.simulator import resolve, scenario_ids
 from metasre.simulator.report import normalize_location
 from metasre.simulator.scenarios.family import MIN_GROUND_TRUTHS
-from metasre.simulator.scenarios.registry import part_ids
 
 
-@pytest.mark.parametrize("scenario_id", scenario_ids() + part_ids())
+@pytest.mark.parametrize("scenario_id", scenario_ids())
 class TestScenarioConformance:
     def test_metadata_is_complete_and_the_answer_key_points_into_the_world(self, scenario_id):
         """On a spread of seeds: each structure has its own answer key, so each is checked."""
