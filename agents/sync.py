@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import threading
@@ -28,6 +29,8 @@ class LoopThread:
         self._thread = threading.Thread(
             target=self.loop.run_forever, name="metasre-client", daemon=True
         )
+        self._closing = False
+        """Set once `close` has begun: no new call starts, waiting ones are told."""
         self._thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
@@ -35,9 +38,9 @@ class LoopThread:
 
         Raises:
             ConnectionLostError: the client was closed (by another thread: a command winding
-                down on Ctrl-C while a policy thread still plays).
+                down on Ctrl-C while a policy thread still plays), before or while it ran.
         """
-        if self.loop.is_closed():
+        if self.loop.is_closed() or self._closing:
             coro.close()
             raise ConnectionLostError("the client is closed")
         try:
@@ -47,11 +50,29 @@ class LoopThread:
                 raise
             coro.close()
             raise ConnectionLostError("the client is closed") from exc
+        except concurrent.futures.CancelledError:
+            if not self._closing:
+                raise
+            raise ConnectionLostError("the client was closed during the call") from None
 
     def close(self) -> None:
-        """Stop the loop and join its thread."""
+        """Cancel what still runs on the loop (its waiters are told), stop it, join its thread.
+
+        A thread still waiting on a call (a rollout's episode in flight) gets
+        ConnectionLostError instead of waiting forever on a loop that no longer runs.
+        """
         if self.loop.is_closed():
             return
+        self._closing = True
+
+        async def cancel_the_rest() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        with contextlib.suppress(Exception):  # a loop already stuck: stop it regardless
+            asyncio.run_coroutine_threadsafe(cancel_the_rest(), self.loop).result(10.0)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join()
         self.loop.close()
@@ -96,6 +117,17 @@ class SyncClient:
         """See `MetasreClient.create_session`."""
         return self._loop.run(self.client.create_session(scenario_id, **kwargs))
 
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run a coroutine of `self.client` (or of its agents) on the client's loop and wait.
+
+        The blocking adapters (Gymnasium, PettingZoo) drive several seats at once this way.
+        """
+        return self._loop.run(coro, timeout)
+
+    def get_session(self, session_id: str) -> dict[str, Any]:
+        """See `MetasreClient.get_session`."""
+        return self._loop.run(self.client.get_session(session_id))
+
     def get_grade(self, session_id: str) -> dict[str, Any]:
         """See `MetasreClient.get_grade`."""
         return self._loop.run(self.client.get_grade(session_id))
@@ -111,6 +143,10 @@ class SyncClient:
     def list_tools(self) -> list[dict[str, Any]]:
         """See `MetasreClient.list_tools`."""
         return self._loop.run(self.client.list_tools())
+
+    def reset_session(self, session_id: str, seed: int | None = None) -> dict[str, Any]:
+        """See `MetasreClient.reset_session`."""
+        return self._loop.run(self.client.reset_session(session_id, seed))
 
     def close_session(self, session_id: str) -> None:
         """See `MetasreClient.close_session`."""
@@ -147,6 +183,23 @@ class SyncAgent:
     def wait_news(self, seen: int, timeout: float | None = None) -> int:
         """Block until more than `seen` pushes have arrived; returns the count."""
         return self._loop.run(self.conn.next_news(seen, timeout))
+
+    @property
+    def episode(self) -> int:
+        """The episode the seat is in (see `AgentConnection.episode`)."""
+        return self.conn.episode
+
+    def wait_episode(self, episode: int, timeout: float | None = None) -> bool:
+        """Block until the seat is in `episode` (after a reset); False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            seen = self.news  # before the look, so that nothing arriving after it is missed
+            if self.conn.episode >= episode:
+                return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self.wait_news(seen, left)
 
     @property
     def news(self) -> int:

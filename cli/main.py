@@ -14,7 +14,7 @@ import json
 import os
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -283,6 +283,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from metasre.cli.seat_exports import export_transcripts, seat_lines
     from metasre.service import StoreError, TrajectoryStore, episodes, write_jsonl
 
     path = Path(args.store)
@@ -318,26 +319,34 @@ def _export(args: argparse.Namespace) -> int:
                     raise OutputError(f"cannot write {args.out}: {why}") from None
             chosen = episodes(store, args.session or (), unfinished=args.all)
             if args.split:
-                chosen = (e for e in chosen if _in_split(e, args.split))
-            n = write_jsonl(chosen, out)
+                chosen = (e for e in chosen if _split_name(e) == args.split)
+            if args.format == "episodes":
+                n = write_jsonl(chosen, out)
+            else:
+                transcripts = export_transcripts(args, path)
+                lines = seat_lines(
+                    chosen, args.format, split_of=_split_name, transcripts=transcripts
+                )
+                n = write_jsonl(lines, out)
     except LookupError as exc:
         raise UsageError(str(exc.args[0] if exc.args else exc)) from None
     finally:
         store.close()
     where = "stdout" if to_stdout else args.out
-    print(f"exported {n} episodes from {path} to {where}", file=sys.stderr)
+    what = "episodes" if args.format == "episodes" else f"seat-episodes ({args.format})"
+    print(f"exported {n} {what} from {path} to {where}", file=sys.stderr)
     return ExitCode.OK
 
 
-def _in_split(episode: Any, split: str) -> bool:
-    """Whether an exported episode's (family, seed) is in `split` (unknown families are not)."""
+def _split_name(episode: Mapping[str, Any]) -> str | None:
+    """The split an exported episode's (family, seed) is in; None for a family not known here."""
     from metasre.simulator import resolve
     from metasre.simulator.scenarios.splits import split_of
 
     try:
-        return split_of(resolve(str(episode["scenario_id"])), int(episode["seed"])) == split
+        return split_of(resolve(str(episode["scenario_id"])), int(episode["seed"]))
     except (LookupError, KeyError, TypeError, ValueError):
-        return False
+        return None
 
 
 def _loadtest(args: argparse.Namespace) -> int:
@@ -547,10 +556,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--all", action="store_true", help="include episodes that never ended (grade null)"
     )
     p.add_argument(
+        "--format",
+        choices=("episodes", "openai", "hf", "atif"),
+        default="episodes",
+        help="episodes: one line per episode, every seat together; openai (chat fine-tuning), "
+        "hf (a datasets JSONL with grade, reward and split columns), atif (agent traces): one "
+        "line per seat-episode, the conversation that seat's model saw",
+    )
+    p.add_argument(
         "--split",
         choices=("train", "test"),
         default=None,
         help="only episodes whose family and seed are in this split (train data: --split train)",
+    )
+    p.add_argument(
+        "--transcripts",
+        metavar="FILE",
+        help="the conversations metasre llm recorded (default: beside --store, e.g. "
+        "metasre.transcripts.jsonl); seats without one get the conversation metasre llm "
+        "would have had",
     )
     p.set_defaults(func=_export)
 

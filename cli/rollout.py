@@ -28,6 +28,7 @@ from metasre.cli.arguments import (
 from metasre.cli.connection import Connection, add_connection_flags
 from metasre.cli.errors import ExitCode, UsageError
 from metasre.cli.interrupt import Interrupt
+from metasre.cli.seat_exports import llm_transcripts_path, save_transcripts
 from metasre.cli.serving import in_process, local_store
 
 if TYPE_CHECKING:
@@ -121,6 +122,13 @@ def add_parsers(sub: Any) -> None:
         choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
         default="FREE_FOR_ALL",
         help="with --team, how the seats take turns",
+    )
+    p.add_argument(
+        "--transcripts",
+        metavar="FILE",
+        help="append each model seat's conversation, exactly as sent, to this JSONL file "
+        "(default: beside the --store of a server started in process, e.g. "
+        "metasre.transcripts.jsonl; metasre export --format openai|hf|atif reads it)",
     )
     _add_llm(p)
     p.set_defaults(func=llm_command)
@@ -635,7 +643,16 @@ def llm_command(args: argparse.Namespace) -> int:
             )
             return ExitCode.INTERRUPTED
         answer = client.get_grade(done.session_id)
+        episode = int(client.get_session(done.session_id)["episode"])
         client.close_session(done.session_id)
+    save_transcripts(
+        llm_transcripts_path(args),
+        {"llm": policy},
+        session_id=done.session_id,
+        episode=episode,
+        scenario_id=scenario,
+        seed=args.seed,
+    )
     grade = answer.get("grade", {})
     if args.json:
         out = {
@@ -710,7 +727,16 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
             print("interrupted: the session is closed; no grade", file=sys.stderr)
             return ExitCode.INTERRUPTED
         answer = client.get_grade(run.session_id)
+        episode = int(client.get_session(run.session_id)["episode"])
         client.close_session(run.session_id)
+    save_transcripts(
+        llm_transcripts_path(args),
+        run.policies,
+        session_id=run.session_id,
+        episode=episode,
+        scenario_id=scenario,
+        seed=args.seed,
+    )
     grade = answer.get("grade", {})
     if args.json:
         out = {
