@@ -72,7 +72,7 @@ async def test_the_context_closes_its_session_when_the_block_fails_or_closed_it_
 
 
 async def open_sessions(client: MetasreClient) -> list[str]:
-    return [s["sessionId"] for s in await client.list_sessions()]
+    return [s["session_id"] for s in await client.list_sessions()]
 
 
 async def test_the_blocking_client_has_the_same_context():
