@@ -66,17 +66,22 @@ def test_a_symptom_first_family_opens_the_same_way_whatever_the_cause(scenario_i
     """Every seed's page is the mix's (only its minutes differ), only edge services page, and
     no terminal line names a mechanism; the causes behind them differ in kind."""
     entry = resolve(scenario_id)
-    pages, causes = set(), set()
+    pages, causes, frames = set(), set(), set()
     for seed in range(15):
         ep = Episode.make(entry.id, seed)
         obs = ep.observation().to_dict()
         pages.add("".join(c for c in obs["description"] if not c.isdigit()))
+        # Everything around the world's rows and alerts (title, SLA, step budget, any field
+        # added later) is the family's: a cause's own SLA or budget would name the cause.
+        frame = {k: v for k, v in obs.items() if k not in ("services", "alerts", "description")}
+        frames.add(json.dumps(frame, sort_keys=True))
         called = {d for row in obs["services"] for d in row["depends_on"]}
         assert all(a["service"] not in called for a in obs["alerts"]), obs["alerts"]
         assert not obs["terminal"]
         assert obs["scenario_id"] == entry.id
         causes.add(ep.instance.spec.ground_truth.remediation)
     assert len(pages) == 1
+    assert len(frames) == 1, frames
     assert len(causes) >= 2, causes
 
 

@@ -55,6 +55,7 @@ _MIGRATION = re.compile(r"applied migration (\S+) on")
 _FLAG = re.compile(r"feature flag (\S+) rollout")
 _CONFIG = re.compile(r"set config (\S+) on \S+: (.+?) -> ")
 _WORD = re.compile(r"[a-z][a-z_]{2,}")
+_MINUTES = re.compile(r"(\d+)\s*min")
 _SEVERITY = {"P1": 1.0, "P2": 0.66, "P3": 0.33}
 
 
@@ -84,7 +85,26 @@ class Opening:
         ).lower()
         for name in names:
             text = text.replace(name, " ")
-        return set(_WORD.findall(text))
+        return set(_WORD.findall(text)) | self._frame_words()
+
+    def _frame_words(self) -> set[str]:
+        """The opening's numbers as words.
+
+        How long ago the page says it started and the alerts have fired (5-minute buckets),
+        the SLA, the step budget, how many services: a cause with its own onset, SLA or
+        topology size would be named by them.
+        """
+        obs = self.observation
+        words = {
+            f"sla_{int(float(obs.get('sla_minutes_left', 0)))}",
+            f"budget_{int(obs.get('step_budget', 0))}",
+            f"services_{len(self.rows)}",
+        }
+        page = str(obs.get("description"))
+        words |= {f"page_min_{int(m) // 5}" for m in _MINUTES.findall(page)}
+        for alert in obs.get("alerts", ()):
+            words.add(f"alert_min_{int(alert.get('firing_minutes', 0)) // 5}")
+        return words
 
 
 def glance(caller: ToolCaller, observation: Mapping[str, Any]) -> Opening:

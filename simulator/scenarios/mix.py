@@ -58,6 +58,10 @@ class Mix:
     edge_only: bool
     """Whether only the platform's entry points (services nothing calls) page."""
     seed_varies: tuple[str, ...]
+    sla_minutes: float
+    """Every seed's SLA: a cause's own would be on the pager and name the cause."""
+    step_budget: int
+    """Every seed's step budget, for the same reason."""
     herrings: Herrings = field(default_factory=Herrings)
     """What every seed adds to its cause's world (see scenarios.herrings)."""
 
@@ -87,6 +91,8 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             alert_metrics=frozenset(raw.get("alert_metrics", ["error_rate", "p99_ms"])),
             edge_only=bool(raw.get("edge_only", True)),
             seed_varies=tuple(raw.get("seed_varies", ())),
+            sla_minutes=float(raw["sla_minutes"]),
+            step_budget=int(raw["step_budget"]),
             herrings=Herrings.from_table(raw.get("herrings", {})),
         )
     except KeyError as exc:
@@ -153,6 +159,8 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
             "title": mix.title,
             "severity": mix.severity,
             "description": mix.page.format(minutes=minutes),
+            "sla_minutes": mix.sla_minutes,
+            "step_budget": mix.step_budget,
             "alerts": alerts,
             "faults": faults,
             "seed_varies": mix.seed_varies,
