@@ -320,6 +320,41 @@ class MetasreClient:
         )
         return to_dict(reply.session)
 
+    @contextlib.asynccontextmanager
+    async def session(self, scenario_id: str, **kwargs: Any) -> AsyncIterator[SessionHandle]:
+        """A session for the block, closed when the block exits (however it exits).
+
+        Takes what `create_session` takes. Closing frees the session's slot at once: a loop
+        that opens a session per episode never holds more than one, and never meets the
+        server's cap or its owner quota (`max_sessions_per_owner`). A session the server has
+        already closed (released after its episode ended, or closed by its owner in the
+        block) is not an error.
+
+            async with client.session("payment-bad-deploy", seed=3, seats=["me"]) as session:
+                async with client.agent(session.id, session.tokens["me"]) as agent: ...
+        """
+        handle = await self.create_session(scenario_id, **kwargs)
+        try:
+            yield handle
+        finally:
+            await self._close_quietly(handle.id)
+
+    async def _close_quietly(self, session_id: str) -> None:
+        """Close a session unless it is closed already (or this client's channel is)."""
+        try:
+            await asyncio.shield(self.close_session(session_id))
+        except ClientError as exc:
+            # gone already: released after its episode ended, closed, or its server stopped
+            if exc.code not in ("NOT_FOUND", "FAILED_PRECONDITION", "UNAVAILABLE"):
+                raise
+
+    async def list_sessions(self) -> list[dict[str, Any]]:
+        """The open sessions of this client's owner token (every one, for the admin token)."""
+        reply = await self._unary(
+            self._control.ListSessions, control_pb2.ListSessionsRequest(), session=True
+        )
+        return [to_dict(s) for s in reply.sessions]
+
     async def get_grade(self, session_id: str) -> dict[str, Any]:
         """The session's grade (final once the episode ended) and each agent's reward."""
         return to_dict(

@@ -19,7 +19,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from metasre.agents.policies.base import Policy
+from metasre.agents.policies.base import Policy, ToolReply
+from metasre.agents.policies.companions import Companion
 from metasre.agents.sync import SyncClient, WireCaller
 
 
@@ -168,6 +169,47 @@ def solo_player(
             return played(session.id, agent.observation)
         finally:
             agent.close()
+
+    return play
+
+
+def pair_player(
+    make_worker: Callable[[int], Policy],
+    companion: str,
+    make_companion: Callable[[], Companion],
+    **session_options: Any,
+) -> EpisodePlayer:
+    """A player that seats a worker and a companion (`metasre.agents.policies.companions`).
+
+    The companion (seat `companion`) acts first, then after each of the worker's calls, on
+    its own seat, with what its stream shows of the worker's call (its full view shows every
+    teammate's arguments and results): an order fixed by the worker's calls, so an episode
+    plays the same every time.
+    """
+
+    def play(client: SyncClient, spec: EpisodeSpec) -> Played:
+        seats = ["worker", companion]
+        session = client.create_session(
+            spec.scenario_id, seed=spec.seed, seats=seats, **session_options
+        )
+        worker = client.agent(session.id, session.tokens["worker"])
+        other = client.agent(session.id, session.tokens[companion])
+        try:
+            mine, theirs = WireCaller(worker), WireCaller(other)
+            beside = make_companion()
+            beside.start(theirs, other.observation)
+
+            def call(tool: str, args: Mapping[str, Any]) -> ToolReply:
+                reply = mine(tool, args)
+                if not reply.done:
+                    beside.after(theirs, tool, args, reply)
+                return reply
+
+            make_worker(spec.seed).play(call, worker.observation)
+            return played(session.id, worker.observation)
+        finally:
+            worker.close()
+            other.close()
 
     return play
 
@@ -365,6 +407,7 @@ __all__ = [
     "RolloutReport",
     "ScenarioSummary",
     "iter_rollouts",
+    "pair_player",
     "plan_episodes",
     "played",
     "run_rollout",

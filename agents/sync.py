@@ -8,7 +8,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -127,6 +127,19 @@ class SyncClient:
     def get_session(self, session_id: str) -> dict[str, Any]:
         """See `MetasreClient.get_session`."""
         return self._loop.run(self.client.get_session(session_id))
+
+    @contextlib.contextmanager
+    def session(self, scenario_id: str, **kwargs: Any) -> Iterator[SessionHandle]:
+        """See `MetasreClient.session`: a session for the block, closed when it exits."""
+        handle = self.create_session(scenario_id, **kwargs)
+        try:
+            yield handle
+        finally:
+            self._loop.run(self.client._close_quietly(handle.id))
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """See `MetasreClient.list_sessions`."""
+        return self._loop.run(self.client.list_sessions())
 
     def get_grade(self, session_id: str) -> dict[str, Any]:
         """See `MetasreClient.get_grade`."""

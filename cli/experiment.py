@@ -53,12 +53,17 @@ class TeamSpec(_Strict):
     """One team composition of the grid."""
 
     name: str = Field(min_length=1, max_length=40)
-    agents: str = Field(pattern=r"^(expert|team|random|expert@([a-z][a-z0-9_-]{0,63}|[1-9]))$")
+    agents: str = Field(
+        pattern=r"^(expert|team|random|expert\+(saboteur|rider)"
+        r"|expert@([a-z][a-z0-9_-]{0,63}|[1-9]))$"
+    )
     """expert: the scripted expert alone on one seat (the full view); expert@ROLE: the expert
     alone in the seat of one of the scenario's roles, with that role's view (ROLE: a role
     name, or its position from 1, since families name their roles differently); team: the
     scripted team (a seat per scenario role, or commander, investigator and fixer when the
-    scenario declares none); random: the random agent alone."""
+    scenario declares none); random: the random agent alone; expert+saboteur, expert+rider:
+    the expert in seat "worker" beside a companion that wants credit it did not earn
+    (`metasre.agents.policies.companions`)."""
 
 
 class ExperimentFile(_Strict):
@@ -144,6 +149,16 @@ class Configuration:
             "reward_mode": self.reward_mode,
             "turn_timeout_seconds": self.turn_timeout_seconds,
         }
+        worker, plus, companion = self.team.agents.partition("+")
+        if plus:
+            from metasre.agents.policies import ExpertPolicy
+            from metasre.agents.policies.companions import COMPANIONS
+            from metasre.agents.rollout import pair_player
+
+            assert worker == "expert", self.team.agents  # the pattern allows no other
+            return pair_player(
+                lambda seed: ExpertPolicy(), companion, COMPANIONS[companion], **options
+            )
         agent, _, role = self.team.agents.partition("@")
         if role:
             from metasre.agents.policies import ExpertPolicy

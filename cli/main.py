@@ -244,6 +244,8 @@ def _serve(args: argparse.Namespace) -> int:
             port=args.port,
             limits=Limits(
                 max_sessions=args.max_sessions,
+                max_sessions_per_owner=args.max_sessions_per_owner,
+                ended_session_seconds=args.ended_session_seconds,
                 max_agents_per_session=args.max_agents_per_session,
                 max_message_bytes=args.max_message_bytes,
                 idle_session_seconds=args.idle_session_seconds,
@@ -489,6 +491,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=50051, help="port (0 picks a free one)")
     p.add_argument("--max-sessions", type=positive_int, default=256, help="sessions open at once")
     p.add_argument(
+        "--max-sessions-per-owner",
+        type=positive_int,
+        default=64,
+        help="sessions one owner token may hold open at once (so no owner fills the server)",
+    )
+    p.add_argument(
         "--max-agents-per-session", type=positive_int, default=16, help="seats per session"
     )
     p.add_argument(
@@ -496,6 +504,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--idle-session-seconds", type=float, default=3600.0, help="close idle sessions after"
+    )
+    p.add_argument(
+        "--ended-session-seconds",
+        type=float,
+        default=60.0,
+        help="release a session this long after its episode ended and its seats left",
     )
     p.add_argument(
         "--idle-seat-seconds", type=float, default=900.0, help="end silent streams after"

@@ -156,7 +156,11 @@ def in_process(
 
     runner = prepare()
     config = ServerConfig(
-        port=0, limits=Limits(max_sessions=max_sessions), grace_seconds=1.0, store_path=store
+        port=0,
+        # one owner (this command) plays every session: its quota is the whole server
+        limits=Limits(max_sessions=max_sessions, max_sessions_per_owner=max_sessions),
+        grace_seconds=1.0,
+        store_path=store,
     )
     loop = LoopThread()
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from metasre.simulator.paths import normalize_path
@@ -39,8 +41,10 @@ class IncidentReport(BaseModel):
     summary: str = Field(
         min_length=20, max_length=4000, description="What happened, why, and how it was fixed."
     )
-    timeline: list[str] = Field(
-        default_factory=list, max_length=50, description="Key events, oldest first (optional)."
+    timeline: list[Annotated[str, Field(max_length=500)]] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Key events, oldest first (optional): at most 50, of 500 characters each.",
     )
 
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from metasre.service.core.attribution import (
     Attribution,
-    counterfactual_grades,
+    credit,
     final_rewards,
     step_rewards,
 )
@@ -390,7 +390,9 @@ class Coordinator:
         step, observation = outcome
         caller = step.agent_id
         patch = patch_of(step.tool, step.output.data) if step.ok else None
-        s.calls.append(RecordedCall(caller, step.tool, dict(step.args), rnd, patch))
+        s.calls.append(
+            RecordedCall(caller, step.tool, dict(step.args), rnd, patch, costly=step.costly)
+        )
         earned = {a: dict(c) for a, c in step.reward.others.items()}
         earned[caller] = {k: v for k, v in step.reward.components.items() if k != "grade"}
         shares = step_rewards(
@@ -445,20 +447,22 @@ class Coordinator:
         s = self.session
         episode = s.episode
         grade = episode.grade()
-        without = None
-        if s.spec.attribution is Attribution.DIFFERENCE:
-            without = await asyncio.to_thread(
-                counterfactual_grades,
+        credited = None
+        if s.spec.attribution in (Attribution.DIFFERENCE, Attribution.INDIVIDUAL):
+            credited = await asyncio.to_thread(
+                credit,
+                s.spec.attribution,
                 s.spec.scenario_id,
                 s.seed,
                 list(s.calls),
                 s.agent_ids,
-                grade.total,
+                grade,
+                episode.costs(),
                 self._runner,
             )
         tick = episode.tick
         for agent, comps in final_rewards(
-            s.spec.attribution, s.agent_ids, grade.total, without
+            s.spec.attribution, s.agent_ids, grade.total, credited
         ).items():
             reward = Reward(
                 agent_id=agent, tick=tick, components=comps, total=round(sum(comps.values()), 9)

@@ -42,6 +42,13 @@ class SessionIdleError(SessionNotFoundError):
     """Raised when a session id names a session the server closed for being idle."""
 
 
+class SessionReleasedError(SessionNotFoundError):
+    """Raised when a session id names a session released after its episode ended and its seats left.
+
+    See `Limits.ended_session_seconds`.
+    """
+
+
 class SessionClosedError(ServiceError):
     """Raised when a call reaches a session that was closed."""
 
@@ -108,6 +115,10 @@ class ServerAtCapacityError(ServiceError):
     """Raised when the server already holds as many sessions as it may."""
 
 
+class OwnerAtQuotaError(ServiceError):
+    """Raised when a session's owner already holds as many sessions as one owner may."""
+
+
 class ServerDrainingError(ServiceError):
     """Raised when a call arrives while the server is shutting down."""
 
@@ -170,6 +181,7 @@ __all__ = [
     "NotSessionOwnerError",
     "NotYourTurnError",
     "OutsideViewError",
+    "OwnerAtQuotaError",
     "RequestIdReusedError",
     "SeatIdleError",
     "SeatTakenError",
@@ -181,6 +193,7 @@ __all__ = [
     "SessionFullError",
     "SessionIdleError",
     "SessionNotFoundError",
+    "SessionReleasedError",
     "SlowReaderError",
     "StoreError",
     "StoreLostError",

@@ -634,6 +634,8 @@ def limits_pb(limits: Limits) -> control_pb2.ServerLimits:
     """A ServerLimits message."""
     return control_pb2.ServerLimits(
         max_sessions=limits.max_sessions,
+        max_sessions_per_owner=limits.max_sessions_per_owner,
+        ended_session_seconds=limits.ended_session_seconds,
         max_agents_per_session=limits.max_agents_per_session,
         max_message_bytes=limits.max_message_bytes,
         idle_session_seconds=limits.idle_session_seconds,
