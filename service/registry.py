@@ -153,10 +153,30 @@ class Registry:
                 f"no session can be created: {problem}; the server says NOT_SERVING until its "
                 "store can write again: try another server, or later"
             )
-        if request is not None:
+        if request is None:
+            return await self._create(spec, owner_digest, None, join_tokens)
+        # One attempt per request id at a time, claimed with no await between the check and
+        # the claim: the store lookup below awaits, and retries racing through it each made a
+        # session (a unique-constraint error, then a KeyError here, and a waiter left hanging).
+        while (pending := self._pending.get(request.key)) is not None:
+            await asyncio.shield(pending)
+        mine = self._pending[request.key] = asyncio.get_running_loop().create_future()
+        try:
             found = await self._requested(request)
             if found is not None:
                 return found
+            return await self._create(spec, owner_digest, request, join_tokens)
+        finally:
+            del self._pending[request.key]
+            mine.set_result(None)
+
+    async def _create(
+        self,
+        spec: SessionSpec,
+        owner_digest: str | None,
+        request: CreateRequest | None,
+        join_tokens: Sequence[str] | None,
+    ) -> Session:
         if len(spec.seats) > self.limits.max_agents_per_session:
             raise SessionFullError(
                 f"{len(spec.seats)} seats asked for; a session on this server holds at most "
@@ -168,16 +188,7 @@ class Registry:
             self.refused_total += 1
             raise self._at_capacity()
         self._creating += 1
-        pending: asyncio.Future[None] | None = None
-        if request is not None:
-            pending = self._pending[request.key] = asyncio.get_running_loop().create_future()
-        try:
-            session = await self._make(spec, owner_digest, request, join_tokens)
-        finally:
-            if request is not None and pending is not None:
-                del self._pending[request.key]
-                pending.set_result(None)
-        return session
+        return await self._make(spec, owner_digest, request, join_tokens)
 
     async def _make(
         self,
@@ -228,9 +239,7 @@ class Registry:
         return session
 
     async def _requested(self, request: CreateRequest) -> Session | None:
-        """The session `request` made before, if it did (waiting for one being made)."""
-        while (pending := self._pending.get(request.key)) is not None:
-            await asyncio.shield(pending)
+        """The session `request` made before, if it did (its caller holds the request's turn)."""
         made = self._requests.get(request.key)
         if made is None and self.store is not None:
             made = await asyncio.to_thread(self.store.request, request.key)
