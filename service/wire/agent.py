@@ -378,7 +378,7 @@ class AgentStream:
 
     def _handle(self, request: agent_pb2.ConnectRequest | Refused) -> None:
         if isinstance(request, Refused):
-            self._error("", request.error)
+            self._error(request.call_id[:MAX_CALL_ID], request.error)
             return
         kind = request.WhichOneof("request")
         call_id = request.call.call_id[:MAX_CALL_ID] if kind == "call" else ""

@@ -10,11 +10,22 @@ import secrets
 from pathlib import Path
 
 import grpc
+import pytest
 
-from metasre.service import ServerConfig, build_server
-from metasre.v1 import common_pb2, control_pb2, control_pb2_grpc
+from metasre.agents import ClientError, MetasreClient, RetryPolicy
+from metasre.service import Limits, ServerConfig, build_server
+from metasre.v1 import agent_pb2, common_pb2, control_pb2, control_pb2_grpc
 
-from .conftest import PAY, TIMEOUT, owner_channel
+from .conftest import (
+    PAY,
+    TIMEOUT,
+    AgentClient,
+    create,
+    details,
+    owned_channel,
+    owner_channel,
+    struct,
+)
 
 
 def create_request(owner: str, request_id: str) -> control_pb2.CreateSessionRequest:
@@ -54,5 +65,53 @@ async def test_concurrent_retries_of_one_request_id_on_a_stored_server_get_one_s
                 assert len(ids) == 1, ids
             listed = await control.ListSessions(control_pb2.ListSessionsRequest())
             assert len(listed.sessions) == 3
+    finally:
+        await server.stop(0.5)
+
+
+LIMIT = 64 * 1024
+
+
+async def test_a_call_refused_as_too_large_is_answered_under_its_call_id() -> None:
+    """Item 2: the refusal of an oversized call named no call_id, so a client waiting for its
+    call's answer (the SDK) waited forever. The id is read from the refused bytes; a raw stream
+    and the SDK both get the refusal of that call at once, and the stream goes on."""
+    limits = Limits(max_message_bytes=LIMIT)
+    server = await build_server(ServerConfig(port=0, limits=limits, grace_seconds=0.5))
+    await server.start()
+    try:
+        async with owned_channel(server.address) as channel:
+            control = control_pb2_grpc.ControlServiceStub(channel)
+            created = await create(control, ("a", "b"))
+            sid = created.session.session_id
+            raw = AgentClient(channel)
+            await raw.join(sid, created.tokens[0].join_token)
+            for call_id in ("big-1", "ünï-2", "x" * 128):
+                raw.send(
+                    agent_pb2.ConnectRequest(
+                        call=agent_pb2.ToolCall(
+                            call_id=call_id,
+                            tool="read_logs",
+                            args=struct({"service": "s" * (2 * LIMIT)}),
+                        )
+                    )
+                )
+                refused = await raw.expect("error")
+                assert refused.call_id == call_id
+                assert details(refused.error)[0].reason == "MESSAGE_TOO_LARGE"
+            assert (await raw.result_or_error(raw.tool("get_alerts"))).result.tick == 1
+            raw.close()
+
+        async with MetasreClient(server.address, retry=RetryPolicy.never()) as client:
+            session = await client.create_session(PAY, seed=0, seats=["me"])
+            async with client.agent(session.id, session.tokens["me"]) as agent:
+                with pytest.raises(ClientError) as too_large:
+                    await asyncio.wait_for(
+                        agent.call("read_logs", {"service": "s" * (2 * LIMIT)}), TIMEOUT
+                    )
+                assert too_large.value.reason == "MESSAGE_TOO_LARGE"
+                assert too_large.value.call_id
+                alerts = await asyncio.wait_for(agent.call("get_alerts"), TIMEOUT)
+                assert alerts.ok
     finally:
         await server.stop(0.5)
