@@ -242,7 +242,10 @@ class Registry:
         """The session `request` made before, if it did (its caller holds the request's turn)."""
         made = self._requests.get(request.key)
         if made is None and self.store is not None:
-            made = await asyncio.to_thread(self.store.request, request.key)
+            try:
+                made = await asyncio.to_thread(self.store.request, request.key)
+            except StoreError as exc:
+                raise await asyncio.to_thread(self._unreadable, exc) from exc
         if made is None:
             return None
         session_id, fingerprint = made
@@ -367,11 +370,21 @@ class Registry:
         """A session as the store holds it, closed ones too (blocking: call in a thread)."""
         if self.store is None:
             return None
-        row = self.store.session(session_id)
-        if row is None:
-            return None
-        entries = [entry_of(r) for r in self.store.events(session_id)]
+        try:
+            row = self.store.session(session_id)
+            if row is None:
+                return None
+            entries = [entry_of(r) for r in self.store.events(session_id)]
+        except StoreError as exc:
+            raise self._unreadable(exc) from exc
         return row, entries
+
+    def _unreadable(self, exc: StoreError) -> StoreUnavailableError:
+        """The refusal of a call that had to read the store and could not (blocking)."""
+        assert self.store is not None
+        # A file cut or removed under the server is noticed here too: health NOT_SERVING.
+        lost = self.store.check()
+        return StoreUnavailableError(f"{lost or exc}; try another server, or later")
 
     def open_session(self, session_id: str) -> tuple[Session, Coordinator]:
         """Like `get`, but a closed session is an error too."""

@@ -539,19 +539,34 @@ def _settle(pairs: list[tuple[asyncio.Future[None], Future[None]]]) -> None:
 
 
 class _Reader:
-    """A short-lived read-only connection (WAL readers never block the writer)."""
+    """A short-lived read-only connection (WAL readers never block the writer).
+
+    SQLite's own errors (a file removed, cut or overwritten under the server) leave it as
+    `StoreError`, which every caller maps to STORE_UNAVAILABLE: never an INTERNAL.
+    """
 
     def __init__(self, path: Path) -> None:
         self._path = path
         self._conn: sqlite3.Connection | None = None
 
     def __enter__(self) -> sqlite3.Connection:
-        self._conn = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, timeout=30)
+        try:
+            self._conn = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, timeout=30)
+        except sqlite3.Error as exc:
+            raise self._unreadable(exc) from exc
         return self._conn
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         assert self._conn is not None
-        self._conn.close()
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.close()
+        if isinstance(exc, sqlite3.Error):
+            raise self._unreadable(exc) from exc
+
+    def _unreadable(self, exc: sqlite3.Error) -> StoreError:
+        return StoreError(f"the store at {self._path} cannot be read: {exc}")
 
 
 _ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS

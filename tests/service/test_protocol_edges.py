@@ -6,11 +6,13 @@ Each test goes through a real server on 127.0.0.1 with real grpc.aio channels.
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 from pathlib import Path
 
 import grpc
 import pytest
+from grpc_status import rpc_status
 
 from metasre.agents import ClientError, MetasreClient, RetryPolicy
 from metasre.service import Limits, ServerConfig, build_server
@@ -113,5 +115,48 @@ async def test_a_call_refused_as_too_large_is_answered_under_its_call_id() -> No
                 assert too_large.value.call_id
                 alerts = await asyncio.wait_for(agent.call("get_alerts"), TIMEOUT)
                 assert alerts.ok
+    finally:
+        await server.stop(0.5)
+
+
+STORE_DAMAGE = {
+    "database removed": lambda db: db.unlink(),
+    "database truncated": lambda db: os.truncate(db, 0),
+    "WAL removed": lambda db: Path(f"{db}-wal").unlink(),
+}
+
+
+@pytest.mark.parametrize("damage", list(STORE_DAMAGE))
+async def test_a_stored_trajectory_whose_store_is_damaged_is_store_unavailable_for_anyone(
+    tmp_path: Path, damage: str
+) -> None:
+    """Item 3: GetTrajectory of a closed session (only its store holds it) answered INTERNAL
+    once the store file was removed or cut: SQLite's error was not mapped. The owner and a
+    stranger both get UNAVAILABLE / STORE_UNAVAILABLE naming the store, never INTERNAL."""
+    db = tmp_path / "store.db"
+    server = await build_server(ServerConfig(port=0, store_path=db, grace_seconds=0.5))
+    await server.start()
+    try:
+        async with owned_channel(server.address) as channel:
+            control = control_pb2_grpc.ControlServiceStub(channel)
+            created = await create(control, ("a",))
+            sid = created.session.session_id
+            await control.CloseSession(control_pb2.CloseSessionRequest(session_id=sid))
+            kept = await control.GetTrajectory(control_pb2.GetTrajectoryRequest(session_id=sid))
+            assert kept.events
+            STORE_DAMAGE[damage](db)
+            async with owner_channel(server.address, secrets.token_urlsafe(24)) as other:
+                for stub in (control, control_pb2_grpc.ControlServiceStub(other)):
+                    with pytest.raises(grpc.aio.AioRpcError) as refused:
+                        await stub.GetTrajectory(
+                            control_pb2.GetTrajectoryRequest(session_id=sid), timeout=TIMEOUT
+                        )
+                    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE, (
+                        refused.value.details()
+                    )
+                    status = rpc_status.from_call(refused.value)
+                    assert status is not None
+                    assert details(status)[0].reason == "STORE_UNAVAILABLE"
+                    assert str(db) in (refused.value.details() or "")
     finally:
         await server.stop(0.5)
