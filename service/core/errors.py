@@ -152,7 +152,20 @@ class StoreError(Exception):
 
 
 class StoreLostError(StoreError):
-    """Raised when the store's files were removed, replaced or truncated under it."""
+    """Raised when the store's files were removed, replaced, truncated or overwritten under it.
+
+    Args:
+        message: What happened to which file.
+        files_remain: Only a file's header was overwritten: the files are still the store's,
+            so a server started on them may read them again (SQLite rewrites the header from
+            its WAL), and the sessions they hold may come back.
+        written: This write reached those files before the damage was seen.
+    """
+
+    def __init__(self, message: str, *, files_remain: bool = False, written: bool = False):
+        super().__init__(message)
+        self.files_remain = files_remain
+        self.written = written and files_remain
 
 
 class InvalidRequestError(ServiceError):

@@ -452,6 +452,23 @@ class Session:
         try:
             await recorder.record(self, (), opening=False, closing=True)
         except StoreLostError:
+            if isinstance(exc, StoreLostError) and exc.files_remain:
+                # The files are the store's own still: say what they hold, not that they are gone.
+                kept = (
+                    "this call was written to the store's files (as was every call before "
+                    "it), though not acknowledged"
+                    if exc.written
+                    else "nothing after its last acknowledged call was written"
+                )
+                as_of = "this call" if exc.written else "its last acknowledged call"
+                return (
+                    f"the trajectory store cannot record session {self.id} ({exc}); {kept}. "
+                    "Whether those files can be read again is unknown: a server started again "
+                    f"on this store brings the session back as of {as_of} if it can open them "
+                    "(resume your seat with its resume token, and send a call again under its "
+                    "call_id to get its result); else create a new session on a server whose "
+                    "store works"
+                )
             return why + (
                 "its last acknowledged call was kept, and the store's files are gone, so the "
                 "session cannot come back: create a new session on a server whose store works"

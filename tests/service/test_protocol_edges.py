@@ -16,7 +16,7 @@ from grpc_status import rpc_status
 
 from metasre.agents import ClientError, MetasreClient, RetryPolicy
 from metasre.service import Limits, ServerConfig, build_server
-from metasre.v1 import agent_pb2, common_pb2, control_pb2, control_pb2_grpc
+from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
 from .conftest import (
     PAY,
@@ -160,3 +160,58 @@ async def test_a_stored_trajectory_whose_store_is_damaged_is_store_unavailable_f
                     assert str(db) in (refused.value.details() or "")
     finally:
         await server.stop(0.5)
+
+
+async def test_a_store_whose_header_is_overwritten_says_exactly_what_it_kept(
+    tmp_path: Path,
+) -> None:
+    """Item 3: with the database's header overwritten in place, the refused call was in fact
+    written, and a restart on the store brought the session back, while the refusal said that
+    nothing after the last acknowledged call was kept and that the session could not come back.
+    Now it says the call was written and comes back with the session; sent again under its
+    call_id after the restart, the call gets that result and is not applied twice."""
+    db, owner = tmp_path / "store.db", secrets.token_urlsafe(24)
+
+    async def call(stub: agent_pb2_grpc.AgentServiceStub, sid: str, token: str, i: int) -> int:
+        reply = await stub.CallTool(
+            agent_pb2.CallToolRequest(
+                session_id=sid,
+                token=token,
+                call=agent_pb2.ToolCall(call_id=f"c{i}", tool="get_alerts"),
+            ),
+            timeout=TIMEOUT,
+        )
+        return reply.result.tick
+
+    server = await build_server(ServerConfig(port=0, store_path=db, grace_seconds=0.5))
+    await server.start()
+    try:
+        async with owner_channel(server.address, owner) as channel:
+            created = await create(control_pb2_grpc.ControlServiceStub(channel), ("a",))
+            sid, token = created.session.session_id, created.tokens[0].join_token
+            stub = agent_pb2_grpc.AgentServiceStub(channel)
+            assert [await call(stub, sid, token, i) for i in range(3)] == [1, 2, 3]
+            with db.open("r+b") as file:  # the same file, the same size: only its header
+                file.write(b"\0" * 16)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call(stub, sid, token, 3)
+            said = refused.value.details() or ""
+            assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "header overwritten" in said and "this call was written" in said, said
+            assert "nothing after" not in said and "cannot come back" not in said, said
+            assert "brings the session back as of this call" in said, said
+    finally:
+        await server.stop(0.5)
+
+    again = await build_server(ServerConfig(port=0, store_path=db, grace_seconds=0.5))
+    await again.start()
+    try:
+        async with owner_channel(again.address, owner) as channel:
+            control = control_pb2_grpc.ControlServiceStub(channel)
+            listed = await control.ListSessions(control_pb2.ListSessionsRequest())
+            assert [(s.session_id, s.tick) for s in listed.sessions] == [(sid, 4)]
+            stub = agent_pb2_grpc.AgentServiceStub(channel)
+            assert await call(stub, sid, token, 3) == 4  # its result, not a second application
+            assert await call(stub, sid, token, 4) == 5
+    finally:
+        await again.stop(0.5)
