@@ -38,7 +38,7 @@ from metasre.service.core.errors import (
     ToolNotAllowedError,
 )
 from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started
-from metasre.service.core.session import Seat, Session
+from metasre.service.core.session import REWARD_DIGITS, Seat, Session
 from metasre.service.core.turns import TIMED_OUT, TimedOut, turns_for
 from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve, views
 from metasre.simulator.errors import InvalidToolCallError
@@ -401,7 +401,7 @@ class Coordinator:
                 agent_id=agent,
                 tick=step.tick,
                 components=comps,
-                total=round(sum(comps.values()), 9),
+                total=round(sum(comps.values()), REWARD_DIGITS),
                 source_agent_id=caller,
             )
             for agent, comps in shares.items()
@@ -436,7 +436,7 @@ class Coordinator:
                 Message(tick=step.tick, sender=caller, to=message.to, text=message.text),
             )
         for reward in rewards:
-            s.seat(reward.agent_id).reward_total += reward.total
+            s.seat(reward.agent_id).credit(reward.total)
             s.append(step.tick, reward)
         self._log.info("call_applied", agent_id=caller, tick=step.tick, tool=step.tool, ok=step.ok)
         return entry
@@ -461,11 +461,14 @@ class Coordinator:
             s.spec.attribution, s.agent_ids, grade.total, without
         ).items():
             reward = Reward(
-                agent_id=agent, tick=tick, components=comps, total=round(sum(comps.values()), 9)
+                agent_id=agent,
+                tick=tick,
+                components=comps,
+                total=round(sum(comps.values()), REWARD_DIGITS),
             )
-            s.seat(agent).reward_total += reward.total
+            s.seat(agent).credit(reward.total)
             s.append(tick, reward)
-        totals = {seat.agent_id: round(seat.reward_total, 9) for seat in s.seats}
+        totals = {seat.agent_id: seat.reward_total for seat in s.seats}
         s.append(tick, Ended(tick=tick, phase=episode.phase, grade=grade, agent_rewards=totals))
         self._log.info("episode_ended", tick=tick, grade=grade.total, phase=episode.phase.value)
 

@@ -102,6 +102,10 @@ class SessionSpec:
             )
 
 
+REWARD_DIGITS = 9
+"""Decimal places every reward and reward total is rounded to, on the wire and in the store."""
+
+
 @dataclass(slots=True)
 class Seat:
     """A seat and the digests of the secrets that let an agent take it (see `auth`)."""
@@ -120,7 +124,7 @@ class Seat:
     expiry: asyncio.TimerHandle | None = field(default=None, repr=False)
     """Frees the seat when `kept_until` passes (cancelled by a resume or the session's close)."""
     reward_total: float = 0.0
-    """Reward credited in the current episode."""
+    """Reward credited in the current episode, rounded as every reward is (`credit`)."""
     results: dict[str, LogEntry] = field(default_factory=dict, repr=False)
     """The current episode's applied calls of this seat by call_id: a repeated id gets these."""
     queued: dict[str, asyncio.Future[LogEntry]] = field(default_factory=dict, repr=False)
@@ -135,6 +139,14 @@ class Seat:
     def kept(self) -> bool:
         """Whether a dropped stream's grace period still holds the seat for its agent."""
         return self.kept_until is not None and time.monotonic() < self.kept_until
+
+    def credit(self, reward: float) -> None:
+        """Add `reward` to the seat's total, rounded to REWARD_DIGITS like each reward.
+
+        One rule for every place a total is read (GetGrade, Seat.reward_total, EpisodeEnded):
+        a float sum left unrounded read 1.3399999999999999 where the end said 1.34.
+        """
+        self.reward_total = round(self.reward_total + reward, REWARD_DIGITS)
 
 
 class Recorder(Protocol):

@@ -26,6 +26,7 @@ from .conftest import (
     details,
     owned_channel,
     owner_channel,
+    pay_solution,
     struct,
 )
 
@@ -215,3 +216,53 @@ async def test_a_store_whose_header_is_overwritten_says_exactly_what_it_kept(
             assert await call(stub, sid, token, 4) == 5
     finally:
         await again.stop(0.5)
+
+
+@pytest.mark.parametrize(
+    ("looks", "attribution"),
+    [
+        (3, common_pb2.REWARD_ATTRIBUTION_SHARED),
+        (7, common_pb2.REWARD_ATTRIBUTION_MIXED),
+        (11, common_pb2.REWARD_ATTRIBUTION_INDIVIDUAL),
+    ],
+    ids=["shared", "mixed", "individual"],
+)
+async def test_a_seat_s_reward_total_reads_the_same_everywhere(
+    looks: int, attribution: int
+) -> None:
+    """Item 4: EpisodeEnded.agent_rewards was rounded to 9 places and GetGrade and
+    Seat.reward_total were not (1.34 against 1.3399999999999999). One rule everywhere: the
+    three agree exactly, and each is the sum of the seat's rewards rounded as a reward is."""
+    server = await build_server(ServerConfig(port=0, grace_seconds=0.5))
+    await server.start()
+    try:
+        async with owned_channel(server.address) as channel:
+            control = control_pb2_grpc.ControlServiceStub(channel)
+            created = await create(
+                control, ("a", "b", "c"), attribution=attribution, team_spirit=0.3
+            )
+            sid = created.session.session_id
+            agents = [AgentClient(channel) for _ in created.tokens]
+            for agent, token in zip(agents, created.tokens, strict=True):
+                await agent.join(sid, token.join_token)
+            for i in range(looks):
+                agent = agents[i % len(agents)]
+                await agent.result_or_error(agent.tool("get_alerts"))
+            for tool, args in pay_solution():
+                reply = await agents[0].result_or_error(agents[0].tool(tool, args))
+                assert reply.WhichOneof("response") == "result", reply
+            ended = (await agents[0].until_end()).episode_end.agent_rewards
+            graded = (
+                await control.GetGrade(control_pb2.GetGradeRequest(session_id=sid))
+            ).agent_rewards
+            seats = (
+                await control.GetSession(control_pb2.GetSessionRequest(session_id=sid))
+            ).session.seats
+            assert dict(graded) == dict(ended)
+            assert {s.agent_id: s.reward_total for s in seats} == dict(ended)
+            for value in ended.values():
+                assert value == round(value, 9)
+            for agent in agents:
+                agent.close()
+    finally:
+        await server.stop(0.5)
