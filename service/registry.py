@@ -509,6 +509,11 @@ class Registry:
                 if handover and self._recorder is not None:
                     await self._hand_over(session.id)
                     continue
+                # Its agents' streams end UNAVAILABLE / SERVER_DRAINING, as agent.proto says.
+                session.drained = (
+                    f"the server is shutting down and closed session {session.id}: create a "
+                    "new session on another server"
+                )
                 try:
                     await self.close(session.id, "closed by server shutdown")
                 except StoreUnavailableError:

@@ -218,6 +218,8 @@ class Session:
         """Why the store could not record the session, once it could not (it is then closed)."""
         self.handed_over: str | None = None
         """Why the streams ended, when the server stopped and left the session in its store."""
+        self.drained: str | None = None
+        """Why the streams ended, when the server stopped and closed the session (SIGTERM)."""
         self._recorder = recorder
         self._opened = recorder is None
         """The session itself is in the store."""

@@ -603,6 +603,8 @@ class AgentStream:
             self._out.put_nowait(StoreUnavailableError(session.failure))
         elif session.handed_over is not None:
             self._out.put_nowait(ServerHandingOverError(session.handed_over))
+        elif session.drained is not None:
+            self._out.put_nowait(ServerDrainingError(session.drained))
         else:
             self._out.put_nowait(None)
 

@@ -29,6 +29,7 @@ from .conftest import (
     pay_solution,
     struct,
 )
+from .serve_process import metasre_serve
 
 
 def create_request(owner: str, request_id: str) -> control_pb2.CreateSessionRequest:
@@ -266,3 +267,30 @@ async def test_a_seat_s_reward_total_reads_the_same_everywhere(
                 agent.close()
     finally:
         await server.stop(0.5)
+
+
+async def test_on_a_plain_sigterm_a_seat_s_stream_ends_server_draining() -> None:
+    """Item 6: a seat's stream ended OK on SIGTERM, where agent.proto says UNAVAILABLE /
+    SERVER_DRAINING (the server stops and closes the session). A real `metasre serve`, a real
+    SIGTERM; the Python SDK's agent hears the reason too."""
+    async with metasre_serve() as served, owned_channel(served.address) as channel:
+        control = control_pb2_grpc.ControlServiceStub(channel)
+        created = await create(control, ("a", "b"))
+        sid = created.session.session_id
+        raw = AgentClient(channel)
+        await raw.join(sid, created.tokens[0].join_token)
+        await raw.result_or_error(raw.tool("get_alerts"))
+        async with MetasreClient(served.address, retry=RetryPolicy.never()) as client:
+            sdk = client.agent(sid, created.tokens[1].join_token)
+            await sdk.join()
+            assert await served.stop() == 0
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                while True:
+                    await raw.receive()
+            assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+            status = rpc_status.from_call(ended.value)
+            assert status is not None and details(status)[0].reason == "SERVER_DRAINING"
+            assert f"closed session {sid}" in (ended.value.details() or "")
+            with pytest.raises(ClientError) as lost:
+                await asyncio.wait_for(sdk.call("get_alerts"), TIMEOUT)
+            assert lost.value.reason == "SERVER_DRAINING"
