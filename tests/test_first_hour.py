@@ -111,19 +111,3 @@ async def test_the_readme_tour_runs_as_pasted(tmp_path: Path) -> None:
         if server is not None and server.returncode is None:
             server.terminate()
             await asyncio.wait_for(server.wait(), TIMEOUT)
-
-
-async def test_a_second_server_on_a_held_store_says_what_to_do_once(tmp_path: Path) -> None:
-    """Item 10: the advice came twice ("stop that server first, or ...; stop that server, or
-    ..."): the store said it and the command line said it again."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("METASRE_")}
-    server, _ = await start_serve("--port", "0", "--store", "held.db", cwd=tmp_path, env=env)
-    try:
-        code, out = await run(["serve", "--port", "0", "--store", "held.db"], tmp_path, env)
-    finally:
-        server.terminate()
-        await asyncio.wait_for(server.wait(), TIMEOUT)
-    assert code == 4, out
-    (line,) = [x for x in out.splitlines() if x.strip()]
-    assert line.startswith("error: the store ") and "in use by another server" in line, line
-    assert line.count("stop that server") == 1 and line.count("--store") == 1, line
