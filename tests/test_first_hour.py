@@ -111,3 +111,40 @@ async def test_the_readme_tour_runs_as_pasted(tmp_path: Path) -> None:
         if server is not None and server.returncode is None:
             server.terminate()
             await asyncio.wait_for(server.wait(), TIMEOUT)
+
+
+async def test_loadtest_modes_against_a_refusing_or_dead_target_say_one_line(
+    tmp_path: Path,
+) -> None:
+    """Item 9: `loadtest --mode overload|slow-reader` with no token, a wrong token or a dead
+    target ended in a traceback (grpc.aio AioRpcError) and exit 1. Each now prints one line and
+    exits with its documented code: 3 when the server refused, 10 when nothing answers."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METASRE_")}
+    served_env = env | {"METASRE_ADMIN_TOKEN": "right-admin-token-123"}
+    server, address = await start_serve(
+        "--port", "0", "--no-store", cwd=tmp_path, env=served_env, timeout=TIMEOUT
+    )
+    dead = f"127.0.0.1:{free_port()}"
+    cases = {
+        ("no token", 3): (address, env),
+        ("wrong token", 3): (address, env | {"METASRE_ADMIN_TOKEN": "wrong-admin-token-456"}),
+        ("dead target", 10): (dead, env),
+    }
+    try:
+        runs = {
+            (mode, *case): run(
+                ["loadtest", "--mode", mode, "--target", target, "--sessions", "2", "--calls", "2"],
+                tmp_path,
+                case_env,
+            )
+            for mode in ("overload", "slow-reader")
+            for case, (target, case_env) in cases.items()
+        }
+        results = dict(zip(runs, await asyncio.gather(*runs.values()), strict=True))
+    finally:
+        server.terminate()
+        await asyncio.wait_for(server.wait(), TIMEOUT)
+    for (mode, case, want), (code, out) in results.items():
+        lines = [x for x in out.splitlines() if x.strip()]
+        assert code == want and len(lines) == 1, (mode, case, code, out)
+        assert "Traceback" not in out and lines[0].startswith("error: "), (mode, case, out)
