@@ -144,6 +144,10 @@ class RequestIdReusedError(ServiceError):
     """Raised when a CreateSession request_id is sent again with different parameters."""
 
 
+class CallIdReusedError(ServiceError):
+    """Raised when a seat's call_id is sent again with another tool or other arguments."""
+
+
 class StoreError(Exception):
     """Raised by the trajectory store when it cannot write (disk full, read-only, closed).
 
@@ -175,6 +179,7 @@ class InvalidRequestError(ServiceError):
 __all__ = [
     "AlreadyJoinedError",
     "CallAbortedError",
+    "CallIdReusedError",
     "EpisodeEndedError",
     "EpisodeResetError",
     "InvalidRequestError",

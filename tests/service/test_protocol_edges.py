@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from grpc_status import rpc_status
 
 from metasre.agents import ClientError, MetasreClient, RetryPolicy
 from metasre.service import Limits, ServerConfig, build_server
+from metasre.service.server import MetasreServer
+from metasre.service.wire.status import DOMAIN, ERROR_TABLE
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
 from .conftest import (
@@ -294,3 +297,104 @@ async def test_on_a_plain_sigterm_a_seat_s_stream_ends_server_draining() -> None
             with pytest.raises(ClientError) as lost:
                 await asyncio.wait_for(sdk.call("get_alerts"), TIMEOUT)
             assert lost.value.reason == "SERVER_DRAINING"
+
+
+async def test_a_call_id_sent_again_with_another_call_is_refused_naming_the_first(
+    server: MetasreServer,
+) -> None:
+    """Item 7: a repeated call_id returned the earlier result even for another tool, which no
+    proto said. The same call again still gets its result (never applied twice); the same id
+    with another tool, other arguments or a bad call is refused ALREADY_EXISTS /
+    CALL_ID_REUSED, as a reused request_id is, naming the call it was given to."""
+    async with owned_channel(server.address) as channel:
+        created = await create(control_pb2_grpc.ControlServiceStub(channel), ("a",))
+        sid, token = created.session.session_id, created.tokens[0].join_token
+        stub = agent_pb2_grpc.AgentServiceStub(channel)
+
+        async def call(tool: str, args: dict[str, object]) -> agent_pb2.CallToolResponse:
+            return await stub.CallTool(
+                agent_pb2.CallToolRequest(
+                    session_id=sid,
+                    token=token,
+                    call=agent_pb2.ToolCall(call_id="once", tool=tool, args=struct(args)),
+                ),
+                timeout=TIMEOUT,
+            )
+
+        logs = {"service": "payment-service", "level": "ERROR"}
+        first = await call("read_logs", logs)
+        assert first.result.tick == 1
+        # The same call, with its defaults spelled out: the same call, its result again.
+        again = await call("read_logs", {**logs, "lines": 40})
+        assert again.result.tick == 1 and again.result.text == first.result.text
+        for tool, args in (
+            ("get_alerts", {}),
+            ("read_logs", {"service": "payment-service", "level": "WARN"}),
+            ("read_logs", {"service": "payment-service", "nonsense": 1}),
+            ("no_such_tool", {}),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call(tool, args)
+            assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS, (tool, args)
+            info, violations = details(rpc_status.from_call(refused.value))
+            assert info.reason == "CALL_ID_REUSED"
+            assert info.metadata["tool"] == "read_logs" and info.metadata["tick"] == "1"
+            assert [f for f, _ in violations] == ["call.call_id"]
+        # Nothing of the refused calls was applied.
+        session = await control_pb2_grpc.ControlServiceStub(channel).GetSession(
+            control_pb2.GetSessionRequest(session_id=sid)
+        )
+        assert session.session.tick == 1
+
+
+async def test_resume_after_sequence_zero_replays_the_episode_from_its_start(
+    server: MetasreServer,
+) -> None:
+    """Item 7: ResumeSeat.after_sequence = 0 replays the whole current episode, as a join does,
+    where the comment said it replays nothing; the comment now says what it does."""
+    async with owned_channel(server.address) as channel:
+        created = await create(control_pb2_grpc.ControlServiceStub(channel), ("a",))
+        sid = created.session.session_id
+        first = AgentClient(channel)
+        joined = await first.join(sid, created.tokens[0].join_token)
+        for _ in range(2):
+            await first.result_or_error(first.tool("get_alerts"))
+        first.close()
+        again = AgentClient(channel)
+        again.send(
+            agent_pb2.ConnectRequest(
+                resume=agent_pb2.ResumeSeat(
+                    session_id=sid, resume_token=joined.resume_token, after_sequence=0
+                )
+            )
+        )
+        await again.expect("joined")
+        starts = await again.expect("episode_start")
+        results = [await again.expect("result") for _ in range(2)]
+        assert starts.sequence < results[0].sequence
+        assert [r.result.tick for r in results] == [1, 2]
+        again.close()
+    proto = (Path(__file__).parents[2] / "protos/metasre/v1/agent.proto").read_text()
+    assert "0 replays the current\n  // episode from its start" in proto
+
+
+def test_the_protos_list_every_error_reason_with_its_code() -> None:
+    """Item 7: a client written from the protos needed the server's code for the ErrorInfo
+    reasons, domain and metadata keys. common.proto lists them; this keeps the list and the
+    server's one table (status.ERROR_TABLE) the same, both ways."""
+    text = (Path(__file__).parents[2] / "protos/metasre/v1/common.proto").read_text()
+    header = text.split('syntax = "proto3";', 1)[0]
+    assert f'domain "{DOMAIN}"' in header
+    listed = set()
+    for reason, codes in re.findall(r"//   ([A-Z_]+) \(([A-Z_]+)[;)]", header):
+        listed.add((reason, codes))
+    listed |= {
+        (reason, code)
+        for reason, code in re.findall(r"//   ([A-Z_]+) \(.*?\), or \(([A-Z_]+)\)", header)
+    }
+    served = {(row.reason, row.code.name) for row in ERROR_TABLE.values()}
+    served.add(("INTERNAL", "INTERNAL"))
+    assert listed == served, (
+        f"missing from common.proto: {sorted(served - listed)}; "
+        f"not served: {sorted(listed - served)}"
+    )
