@@ -95,7 +95,7 @@ class AgentServicer:
                 seat,
                 request.call.call_id,
                 request.call.tool,
-                convert.struct_to_dict(request.call.args),
+                convert.struct_to_dict(request.call.args, request.call.tool),
             )
             assert isinstance(entry.event, Applied)
             return agent_pb2.CallToolResponse(result=convert.tool_result_pb(entry.event))
@@ -529,7 +529,7 @@ class AgentStream:
         if self._seat is None or self._coordinator is None:
             raise NotJoinedError("join a seat first: the first message must be join or resume")
         _check_call_id(call.call_id)
-        args = convert.struct_to_dict(call.args)
+        args = convert.struct_to_dict(call.args, call.tool)
         task = asyncio.create_task(self._submit(self._coordinator, self._seat, call, args))
         self._calls.add(task)
         task.add_done_callback(self._calls.discard)
