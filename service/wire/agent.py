@@ -632,9 +632,9 @@ class AgentStream:
                 return agent_pb2.ConnectResponse(message=convert.message_pb(event))
             return None
         if isinstance(event, Turn):
-            if event.agent_id in ("", me):
-                return agent_pb2.ConnectResponse(turn=convert.turn_pb(event))
-            return None
+            # Every seat hears whose turn it is, not only the seat that gets it: a teammate
+            # plans around it, and a client knows the turn moved on without polling.
+            return agent_pb2.ConnectResponse(turn=convert.turn_pb(event))
         if isinstance(event, Started):
             view = self._seat_view()
             if not view.full:

@@ -398,3 +398,55 @@ def test_the_protos_list_every_error_reason_with_its_code() -> None:
         f"missing from common.proto: {sorted(served - listed)}; "
         f"not served: {sorted(listed - served)}"
     )
+
+
+async def test_every_seat_hears_whose_turn_it_is(server: MetasreServer) -> None:
+    """Item 7: under ROUND_ROBIN, TurnGranted went only to the seat that got the turn, so a
+    teammate could not tell whose turn it was without polling. Every seat hears it now."""
+    async with owned_channel(server.address) as channel:
+        control = control_pb2_grpc.ControlServiceStub(channel)
+        created = await create(control, ("a", "b"), policy=common_pb2.TURN_POLICY_ROUND_ROBIN)
+        sid = created.session.session_id
+        a, b = AgentClient(channel), AgentClient(channel)
+        await a.join(sid, created.tokens[0].join_token)
+        await b.join(sid, created.tokens[1].join_token)
+        await a.result_or_error(a.tool("get_alerts"))
+        await b.expect("turn", lambda m: m.turn.agent_id == "b")
+        await a.expect("turn", lambda m: m.turn.agent_id == "b")  # it passed to b
+        await b.result_or_error(b.tool("get_alerts"))
+        back = await b.expect("turn", lambda m: m.turn.agent_id == "a")  # and back to a
+        assert back.turn.tick == 2
+        # Both heard the same turns, in the same order.
+        heard = [
+            [
+                (m.turn.tick, m.turn.agent_id)
+                for m in c.received
+                if m.WhichOneof("response") == "turn"
+            ]
+            for c in (a, b)
+        ]
+        short, long = sorted(heard, key=len)
+        assert long[: len(short)] == short and len(short) >= 2, heard
+        a.close()
+        b.close()
+
+
+async def test_a_failed_join_leaves_the_stream_open_for_another(server: MetasreServer) -> None:
+    """Item 7: what the join's comment now says: a join that fails is answered in-band, and the
+    same stream then takes a join with the right token."""
+    async with owned_channel(server.address) as channel:
+        created = await create(control_pb2_grpc.ControlServiceStub(channel), ("a",))
+        sid = created.session.session_id
+        client = AgentClient(channel)
+        client.send(
+            agent_pb2.ConnectRequest(
+                join=agent_pb2.JoinSeat(session_id=sid, join_token="not-the-token-" + "x" * 20)
+            )
+        )
+        refused = await client.expect("error")
+        assert details(refused.error)[0].reason in ("TOKEN_INVALID", "NOT_SESSION_OWNER")
+        assert (await client.join(sid, created.tokens[0].join_token)).agent_id == "a"
+        assert (await client.result_or_error(client.tool("get_alerts"))).result.tick == 1
+        client.close()
+    proto = (Path(__file__).parents[2] / "protos/metasre/v1/agent.proto").read_text()
+    assert "A join that fails is answered in-band and\n    // the stream stays open" in proto

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -159,3 +160,26 @@ async def test_edit_lines_schema_refuses_what_the_server_refuses(
                 timeout=TIMEOUT,
             )
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_the_report_schema_names_the_location_form_of_every_kind_of_fault(
+    server: MetasreServer,
+) -> None:
+    """Item 7: a client from the protos alone found the report's location format for a flag,
+    a config key or a queue by guessing. Every family's ground-truth location (seeds 0-3) now
+    has a form that submit_report's published schema names."""
+    from metasre.simulator import resolve, scenario_ids
+
+    async with owned_channel(server.address) as channel:
+        listed = await control_pb2_grpc.ControlServiceStub(channel).ListTools(
+            control_pb2.ListToolsRequest()
+        )
+    (report,) = [t for t in listed.tools if t.name == "submit_report"]
+    said = json_format.MessageToDict(report.input_schema)["properties"]["root_cause_location"]
+    forms = set(re.findall(r"'([a-z]+):<", said["description"]))
+    assert {"deployment", "migration", "config", "flag", "certificate", "queue", "service"} <= forms
+    for family in scenario_ids():
+        for seed in range(4):
+            location = resolve(family).spec(seed).ground_truth.location
+            kind, sep, _ = location.partition(":")
+            assert (kind in forms) if sep else location.endswith(".py"), (family, seed, location)
