@@ -148,3 +148,35 @@ async def test_loadtest_modes_against_a_refusing_or_dead_target_say_one_line(
         lines = [x for x in out.splitlines() if x.strip()]
         assert code == want and len(lines) == 1, (mode, case, code, out)
         assert "Traceback" not in out and lines[0].startswith("error: "), (mode, case, out)
+
+
+async def test_grpc_s_own_log_lines_do_not_come_before_the_one_line_error(tmp_path: Path) -> None:
+    """Item 10: gRPC's C core printed 'E... add_port.cc:83] Failed to add port' (a port in use)
+    or '... ssl_transport_security.cc ... Handshake failed' (--tls against a plaintext server)
+    before the command's own one line. Now the one line is all; -v shows gRPC's lines again."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("METASRE_", "GRPC_"))}
+    server, address = await start_serve("--port", "0", "--no-store", cwd=tmp_path, env=env)
+    try:
+        port = address.rpartition(":")[2]
+        in_use, tls, verbose = await asyncio.gather(
+            run(["serve", "--port", port, "--no-store"], tmp_path, env),
+            run(["health", "--target", address, "--tls"], tmp_path, env),
+            run(["-v", "serve", "--port", port, "--no-store"], tmp_path, env),
+        )
+    finally:
+        server.terminate()
+        await asyncio.wait_for(server.wait(), TIMEOUT)
+    for (code, out), want in ((in_use, 5), (tls, 10)):
+        lines = [x for x in out.splitlines() if x.strip()]
+        assert code == want and len(lines) == 1, out
+        assert not re.match(r"[EIW]\d{4} ", lines[0]), out  # gRPC's own line format
+    assert verbose[0] == 5 and "add_port" in verbose[1], verbose
+
+
+async def test_a_typo_in_a_command_s_flag_is_one_line_naming_the_closest(tmp_path: Path) -> None:
+    """Item 10: `rollout --agnet` printed the top-level usage (every command) before the error."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("METASRE_")}
+    code, out = await run(["rollout", "--agnet", "expert"], tmp_path, env)
+    lines = [x for x in out.splitlines() if x.strip()]
+    assert code == 2 and len(lines) == 1, out
+    assert "--agnet" in lines[0] and "did you mean --agent?" in lines[0], out
