@@ -365,10 +365,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scenario", default="payment-bad-deploy", help="scenario id or name")
     p.add_argument("--seed", type=non_negative_int, default=0, help="the incident's seed")
     p.add_argument(
-        "--policy",
+        "--turn-policy",
+        "--policy",  # its first name; llm --team says --turn-policy, so both work
+        dest="policy",
         default="FREE_FOR_ALL",
+        type=str.upper,  # the exports spell it in lower case: either is taken
         choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
-        help="turn policy",
+        help="how the seats take turns",
     )
     add_store_flags(p, "the demo's server records the session")
     add_connection_flags(p, local="start a server in process")

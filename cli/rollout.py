@@ -110,6 +110,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--turn-policy",
+        type=str.upper,  # the exports spell it in lower case: either is taken
         choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
         default="FREE_FOR_ALL",
         help="with --team, how the seats take turns",
@@ -121,6 +122,7 @@ def add_parsers(sub: Any) -> None:
 def _add_reward_mode(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--reward-mode",
+        type=str.upper,  # the exports spell it in lower case: either is taken
         choices=("DENSE", "SPARSE"),
         default="DENSE",
         help="DENSE: shaping as each call applies; SPARSE: the grade only, at the end",
@@ -626,9 +628,10 @@ def _llm_client(
     `ledger` keeps.
     """
     connection = Connection.from_args(args)
+    store = local_store(args, connection)
     with (
         Interrupt("closing the session") as interrupt,
-        in_process(connection.target, store=local_store(args, connection)) as address,
+        in_process(connection.target, store=store) as address,
         connection.sync_client(
             address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
         ) as client,
@@ -638,6 +641,12 @@ def _llm_client(
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
         yield interrupt, client, scenario
+    if store is not None:  # as rollout and demo say it
+        print(
+            f"trajectory stored in {store}: `metasre export --store {store} --out FILE` writes "
+            "it as JSONL",
+            file=sys.stderr,
+        )
 
 
 def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]) -> int:

@@ -6,6 +6,7 @@ from functools import lru_cache
 from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
+from pydantic.config import JsonDict
 
 from metasre.simulator.errors import SimulatorError
 from metasre.simulator.history import split_lines
@@ -89,7 +90,7 @@ def _render(view: FileView) -> str:
     return view.render()
 
 
-_ONE_ANCHOR = {
+_ONE_ANCHOR: JsonDict = {
     # Exactly one of start_line and find, said in the schema as the server checks it (a null
     # counts as absent). if/then/else, not oneOf: Anthropic's tool API refuses oneOf, anyOf and
     # allOf at an input schema's top level, for the whole request.

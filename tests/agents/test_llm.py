@@ -284,7 +284,7 @@ def test_function_tools_wrap_each_schema():
     }
 
 
-def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in):
+def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in, tmp_path):
     out = subprocess.run(
         [
             sys.executable,
@@ -296,7 +296,8 @@ def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in):
             "--model",
             "stand-in",
             "--json",
-            "--no-store",
+            "--store",
+            str(tmp_path / "llm.db"),
         ],
         capture_output=True,
         text=True,
@@ -305,6 +306,8 @@ def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in):
         env={**os.environ, "METASRE_LLM_BASE_URL": stand_in.base_url},
     )
     assert out.returncode == 0, out.stdout + out.stderr
+    # It says where the trajectory went, as rollout and demo do (issue 28: it did not).
+    assert f"trajectory stored in {tmp_path / 'llm.db'}" in out.stderr, out.stderr
     result = json.loads(out.stdout)
     assert result["grade"]["final"] and result["grade"]["total"] >= 0.9
     assert result["malformed_calls"] == 3 and result["stop_reason"] == "episode_over"
