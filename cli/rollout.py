@@ -547,17 +547,21 @@ def _role_configs(args: argparse.Namespace, config: LLMConfig) -> dict[str, LLMC
     from metasre.agents.policies.team import ROLES
     from metasre.simulator import resolve
 
-    # A family that declares roles seats them instead of the three generalists.
+    # A family that declares roles seats them instead of the three generalists, so only its
+    # roles can be named (a generalist's model would be ignored: issue 28).
     names = list(ROLES)
     with contextlib.suppress(LookupError):  # an unknown scenario is reported when it is used
-        names += [r.name for r in resolve(args.scenario).spec(args.seed).roles]
+        names = [r.name for r in resolve(args.scenario).spec(args.seed).roles] or names
     configs = dict.fromkeys(names, config)
     for item in args.role_model:
         role, sep, model = item.partition("=")
         if not sep or not model.strip():
             raise UsageError(f"--role-model {item!r}: write ROLE=MODEL, e.g. fixer=qwen2.5:7b")
         if role not in configs:
-            raise UsageError(f"--role-model {item!r}: no role {role!r}; roles are {names}")
+            raise UsageError(
+                f"--role-model {item!r}: {args.scenario} has no role {role!r}; its roles are "
+                f"{', '.join(names)}"
+            )
         configs[role] = replace(config, model=model.strip())
     return configs
 

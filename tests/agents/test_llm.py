@@ -420,6 +420,12 @@ def test_role_models_are_checked(stand_in):
     assert out.returncode == 2 and "no role 'janitor'" in out.stderr
     out = llm("--team", "--role-model", "fixer")
     assert out.returncode == 2 and "ROLE=MODEL" in out.stderr
+    # A family with roles of its own seats them, not the generalists: a generalist's model
+    # was ignored without a word (issue 28); it is refused, naming the family's roles.
+    out = llm("--team", "--scenario", "split-evidence", "--role-model", "fixer=x")
+    assert out.returncode == 2 and "has no role 'fixer'" in out.stderr, out.stderr
+    assert "app-oncall, release-manager" in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
 def role_team_script(body: dict[str, Any]) -> dict[str, Any]:
