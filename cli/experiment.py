@@ -453,7 +453,8 @@ def print_comparison(results: Sequence[ConfigurationResult]) -> None:
         for key, title, digits in COLUMNS:
             e = r.figures.get(key)
             print(f"  {title:<18} {e.text(digits) if e else '-'}")
-        instances = r.figures["grade"].seeds if r.figures.get("grade") else 0
+        graded = r.figures.get("grade")
+        instances = graded.seeds if graded else 0
         credit = ", ".join(
             f"{seat} {e.text()}"
             + (f" (in {e.seeds} of {instances})" if e.seeds < instances else "")
