@@ -20,6 +20,19 @@ from metasre.agents.retry import RetryPolicy
 T = TypeVar("T")
 
 
+SETTLE_SECONDS = 5.0
+"""How long closing a client waits for its loop's tasks to end once cancelled."""
+
+
+async def _settle() -> None:
+    """Cancel every other task of the running loop and wait for them to end."""
+    me = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not me and not t.done()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class LoopThread:
     """An asyncio event loop on a daemon thread; blocking callers submit coroutines to it."""
 
@@ -49,9 +62,16 @@ class LoopThread:
             raise ConnectionLostError("the client is closed") from exc
 
     def close(self) -> None:
-        """Stop the loop and join its thread."""
+        """Let the loop's tasks end, stop the loop and join its thread.
+
+        A task left pending (a stream's reader, gRPC's own status task, when Ctrl-C closes the
+        client while a policy thread still waits on a model) would print "Task was destroyed
+        but it is pending!" as the loop is collected: each is cancelled and awaited first.
+        """
         if self.loop.is_closed():
             return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(_settle(), self.loop).result(SETTLE_SECONDS)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join()
         self.loop.close()

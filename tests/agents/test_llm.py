@@ -490,3 +490,36 @@ def test_metasre_llm_team_seats_the_scenario_s_roles_each_told_its_view():
         if str(m.get("content", "")).startswith("Message from release-manager:")
     ]
     assert heard and "orders-api" in heard[0]
+
+
+def test_ctrl_c_while_the_model_thinks_ends_quietly():
+    """Ctrl-C while `metasre llm` waits on a chat request: the session is closed, the exit is
+    130, and nothing else is printed (issue 28: "Task was destroyed but it is pending!", a
+    stream's task abandoned as the client's loop stopped)."""
+    import signal
+
+    asked, release = threading.Event(), threading.Event()
+
+    def thinking(body: dict[str, Any]) -> dict[str, Any]:
+        asked.set()
+        release.wait(60)
+        return {"error": {"message": "the client left"}, "status": 503}
+
+    with StandIn(thinking) as slow:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "metasre.cli.main", "llm", "--model", "m", "--no-store"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "METASRE_LLM_BASE_URL": slow.base_url},
+        )  # fmt: skip
+        try:
+            assert asked.wait(60), "the model was never asked"
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err
+    lines = err.strip().splitlines()
+    assert lines[-1] == "interrupted: the session is closed after 1 chat requests; no grade", err
+    assert not any("Task" in line or "Traceback" in line for line in lines), err
