@@ -223,7 +223,8 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
         return ExitCode.FAILED
     out.write(f"\nGrade {g['total']:.3f} ({'resolved' if g.get('resolved') else 'NOT resolved'})\n")
     for c in g.get("components", []):
-        weight = f"x {c['weight']:.2f}" if c.get("weight") else "penalty"
+        # A component with neither weight nor score only explains (the soak): not a penalty.
+        weight = f"x {c['weight']:.2f}" if c.get("weight") else "penalty" if c["score"] else "note"
         out.write(
             f"  {c['name']:<16} {c['score']:6.2f} {weight:<8} = {c['value']:+.3f}  "
             f"{c.get('detail', '')}\n"

@@ -34,6 +34,7 @@ from metasre.cli.rollout import (
     list_scenario_ids,
     make_player,
     resolve_scenarios,
+    seeds_in_split,
 )
 from metasre.cli.serving import in_process, local_store
 
@@ -68,6 +69,9 @@ class ExperimentFile(_Strict):
     """Family ids or names."""
     seeds: list[int] = Field(min_length=1)
     """A seed list like the command line's ("0-9", "1,5,9") or a TOML list of integers."""
+    split: Literal["train", "test"] | None = None
+    """Play only each family's seeds (of `seeds`) in this split; 'test' for a result to report
+    (a symptom-first family's test structures never occur in its training seeds)."""
     repetitions: int = Field(1, ge=1, le=100)
     """Episodes per (configuration, family, seed); the scripted agents are deterministic, so
     more than one measures the server's interleavings, not the agents."""
@@ -342,6 +346,12 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", type=Path, help="write the results as JSON to this file")
     p.add_argument("--parallel", type=positive_int, help="episodes at once (default: the file's)")
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--split",
+        choices=("train", "test"),
+        default=None,
+        help="play only each family's seeds in this split (default: the file's `split`, else all)",
+    )
     add_connection_flags(p, local="start one in process, recording into --store")
     add_store_flags(p, "a server started in process records every episode")
     p.set_defaults(func=experiment_command)
@@ -377,10 +387,15 @@ def experiment_command(args: argparse.Namespace) -> int:
             family = str(started.get("observation", {}).get("scenario_id", ""))
             return teamwork(events, sla_minutes=sla.get(family, 0.0), look_tools=looks)
 
+        split = args.split or spec.split
+        try:
+            instances = [(f, s) for f in families for s in seeds_in_split(f, spec.seeds, split)]
+        except ValueError as exc:
+            raise UsageError(f"{args.file}: {exc}") from None
         plan = [
             EpisodeSpec(i, family, seed)
-            for i, (family, seed, _) in enumerate(
-                itertools.product(families, spec.seeds, range(spec.repetitions))
+            for i, ((family, seed), _) in enumerate(
+                itertools.product(instances, range(spec.repetitions))
             )
         ]
         print(

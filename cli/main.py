@@ -29,6 +29,7 @@ from metasre.cli.arguments import (
     seed_list,
     seeds_text,
 )
+from metasre.cli.bridge import add_parsers as add_bridge_parsers
 from metasre.cli.connection import TARGET_ENV, Connection, add_connection_flags
 from metasre.cli.errors import (
     EXIT_CODE_HELP,
@@ -83,7 +84,12 @@ def _scenarios(args: argparse.Namespace) -> int:
         spec = entry.spec(0)
         summary = summarize(entry)
         rows.append(
-            summary.to_dict() | {"sla_minutes": spec.sla_minutes, "step_budget": spec.step_budget}
+            summary.to_dict()
+            | {
+                "sla_minutes": spec.sla_minutes,
+                "step_budget": spec.step_budget,
+                "soak_minutes": spec.soak_minutes,
+            }
         )
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -91,15 +97,16 @@ def _scenarios(args: argparse.Namespace) -> int:
     print(f"{'family':<40} {'sev':<3} {'truths':>6} {'difficulty (seeds)':<22} remedies")
     for r in rows:
         spread = " ".join(f"{d}:{n}" for d, n in r["difficulty"].items())
+        part = f"  (part of {r['part_of']})" if r["part_of"] else ""
         print(
             f"{r['id']:<40} {r['severity']:<3} {r['ground_truths']:>6} {spread:<22} "
-            f"{', '.join(r['remediations'])}"
+            f"{', '.join(r['remediations'])}{part}"
         )
     print(
         f"{len(rows)} families; an instance is (family id, seed); truths = distinct ground truths "
         f"(root service, location, lines, category, remediation) over seeds "
         f"{CATALOGUE_SEEDS.start}-{CATALOGUE_SEEDS.stop - 1}; --json for titles and what each "
-        "seed varies"
+        "seed varies; a part's opening names its remedy: report results on its family"
     )
     return ExitCode.OK
 
@@ -145,6 +152,7 @@ def _validate(args: argparse.Namespace) -> int:
     from metasre.cli.interrupt import Interrupt
     from metasre.cli.validate import validate_scenario
     from metasre.simulator import resolve, scenario_ids
+    from metasre.simulator.scenarios.splits import in_split
 
     try:
         ids = [resolve(i).id for i in args.ids] if args.ids else scenario_ids()
@@ -157,7 +165,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(
             f"{'family':<40} {'truths':>6} {'ref':>5} {'expert':>10} {'random':>6}"
             f" {'wrong':>5} {'replay':>6} {'probes':>6} {'shotgun':>7} {'hints':>5}"
-            f" {'alone':>5} {'sla':>4}",
+            f" {'alone':>5} {'sla':>4} {'shallow':>7} {'learner':>7}",
             flush=True,
         )
     done = 0
@@ -165,7 +173,14 @@ def _validate(args: argparse.Namespace) -> int:
         for sid in ids:
             if interrupt.requested:
                 break
-            v = validate_scenario(sid, seeds, args.random_seeds, stop=lambda: interrupt.requested)
+            family_seeds = in_split(resolve(sid), seeds, args.split) if args.split else seeds
+            v = validate_scenario(
+                sid,
+                family_seeds,
+                args.random_seeds,
+                stop=lambda: interrupt.requested,
+                shallow_seeds=args.shallow_seeds,
+            )
             cut = interrupt.requested
             reports.append(dict(v.to_dict(), interrupted=cut))
             done += not cut
@@ -183,11 +198,15 @@ def _validate(args: argparse.Namespace) -> int:
                 replay = f"{v.replayed_resolved}/{v.replayed}"
                 alone = f"{v.alone_best:.2f}" if v.alone_best is not None else "-"
                 sla = sum(v.expert_sla_met) / len(v.expert_sla_met) if v.expert_sla_met else 0.0
+                best = v.shallow_best
+                script = f"{best[1]:.3f}" if best else "-"
+                learner = f"{statistics.fmean(v.shallow_learner):.3f}" if v.shallow_learner else "-"
                 print(
                     f"{sid:<40} {v.ground_truths:>6} {min(v.reference, default=0):>5.2f}"
                     f" {expert:>10} {statistics.fmean(v.random) if v.random else 0:>6.3f}"
                     f" {wrong:>5} {replay:>6} {worst[0]:>6.3f} {worst[1]:>7.3f}"
-                    f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f}  {verdict}",
+                    f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f} {script:>7} {learner:>7}"
+                    f"  {verdict}{' (part)' if resolve(sid).part_of else ''}",
                     flush=True,
                 )
                 for f in v.failures:
@@ -294,7 +313,10 @@ def _export(args: argparse.Namespace) -> int:
                         else f"{exc.strerror}; choose a writable --out"
                     )
                     raise OutputError(f"cannot write {args.out}: {why}") from None
-            n = write_jsonl(episodes(store, args.session or (), unfinished=args.all), out)
+            chosen = episodes(store, args.session or (), unfinished=args.all)
+            if args.split:
+                chosen = (e for e in chosen if _in_split(e, args.split))
+            n = write_jsonl(chosen, out)
     except LookupError as exc:
         raise UsageError(str(exc.args[0] if exc.args else exc)) from None
     finally:
@@ -302,6 +324,17 @@ def _export(args: argparse.Namespace) -> int:
     where = "stdout" if to_stdout else args.out
     print(f"exported {n} episodes from {path} to {where}", file=sys.stderr)
     return ExitCode.OK
+
+
+def _in_split(episode: Any, split: str) -> bool:
+    """Whether an exported episode's (family, seed) is in `split` (unknown families are not)."""
+    from metasre.simulator import resolve
+    from metasre.simulator.scenarios.splits import split_of
+
+    try:
+        return split_of(resolve(str(episode["scenario_id"])), int(episode["seed"])) == split
+    except (LookupError, KeyError, TypeError, ValueError):
+        return False
 
 
 def _loadtest(args: argparse.Namespace) -> int:
@@ -417,6 +450,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SEEDS",
         help="seeds of the random agent's episodes per scenario",
     )
+    p.add_argument(
+        "--shallow-seeds",
+        type=non_negative_int,
+        default=50,
+        metavar="N",
+        help="test-split seeds the shallow scripts and the shallow learner play per family"
+        " (fitted on 60 training seeds); 0 skips them",
+    )
+    p.add_argument(
+        "--split",
+        choices=("train", "test"),
+        default=None,
+        help="check only the --seeds of this split (default: all of them)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_validate)
 
@@ -498,6 +545,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--all", action="store_true", help="include episodes that never ended (grade null)"
     )
+    p.add_argument(
+        "--split",
+        choices=("train", "test"),
+        default=None,
+        help="only episodes whose family and seed are in this split (train data: --split train)",
+    )
     p.set_defaults(func=_export)
 
     from metasre.cli.loadtest import add_parser as add_loadtest_parser
@@ -505,6 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_loadtest_parser(sub)
     add_rollout_parsers(sub)  # rollout, llm
     add_experiment_parser(sub)
+    add_bridge_parsers(sub)  # bridge openenv, mcp
     return parser
 
 

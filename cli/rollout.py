@@ -23,6 +23,7 @@ from metasre.cli.arguments import (
     non_negative_int,
     positive_int,
     seed_list,
+    seeds_text,
 )
 from metasre.cli.connection import Connection, add_connection_flags
 from metasre.cli.errors import ExitCode, UsageError
@@ -72,6 +73,13 @@ def add_parsers(sub: Any) -> None:
         help="episodes in total, cycling over scenarios then seeds (default: one per pair)",
     )
     p.add_argument("--parallel", type=positive_int, default=8, help="episodes at once")
+    p.add_argument(
+        "--split",
+        choices=("train", "test"),
+        default=None,
+        help="play only the --seeds of each family's split: 'test' for a result to report"
+        " (--seeds 0-199 --split test is about 50 seeds a family)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument(
         "--no-progress",
@@ -348,9 +356,46 @@ def ledger_client(ledger: SessionLedger) -> type[SyncClient]:
     return LedgerClient
 
 
+def seeds_in_split(scenario: str, seeds: list[int], split: str | None) -> list[int]:
+    """`seeds`, or those of them in `scenario`'s `split` ('train' or 'test').
+
+    Raises:
+        ValueError: the family is not one this build knows the splits of (a server's own), or
+            none of the seeds is in the split.
+    """
+    if split is None:
+        return seeds
+    from metasre.simulator import resolve
+    from metasre.simulator.scenarios.splits import in_split
+
+    try:
+        mine = in_split(resolve(scenario), seeds, "test" if split == "test" else "train")
+    except LookupError:
+        raise ValueError(f"{scenario} is not a family this metasre knows the splits of") from None
+    if not mine:
+        raise ValueError(f"none of the seeds {seeds_text(seeds)} is in {scenario}'s {split} split")
+    return mine
+
+
+def split_plan(
+    scenarios: list[str], seeds: list[int], split: str | None, episodes: int | None
+) -> list[EpisodeSpec]:
+    """The rollout's episodes: over every scenario and seed, or each family's seeds of `split`."""
+    from metasre.agents.rollout import EpisodeSpec as Spec
+    from metasre.agents.rollout import plan_episodes
+
+    if split is None:
+        return plan_episodes(scenarios, seeds, episodes)
+    plan: list[EpisodeSpec] = []
+    for sid in scenarios:
+        for spec in plan_episodes([sid], seeds_in_split(sid, seeds, split), episodes):
+            plan.append(Spec(len(plan), spec.scenario_id, spec.seed))
+    return plan
+
+
 def rollout_command(args: argparse.Namespace) -> int:
     """Run `metasre rollout`; the exit code (1 when an episode could not be graded)."""
-    from metasre.agents.rollout import plan_episodes, run_rollout
+    from metasre.agents.rollout import run_rollout
 
     connection = Connection.from_args(args)
     if args.agent == "llm":
@@ -373,7 +418,7 @@ def rollout_command(args: argparse.Namespace) -> int:
             raise UsageError(str(exc.args[0])) from None
         player = make_player(args.agent, client, args)
         try:
-            plan = plan_episodes(scenarios, args.seeds, args.episodes)
+            plan = split_plan(scenarios, args.seeds, args.split, args.episodes)
         except ValueError as exc:  # nothing to play (a server offering no scenario)
             raise UsageError(f"{exc}; nothing to roll out") from None
         where = f"recording into {store}" if store else "" if connection.target else "no store"

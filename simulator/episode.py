@@ -448,6 +448,7 @@ class Episode:
             operations=tuple(self._operations),
             unneeded_operations=tuple(self._shaper.unneeded_operations),
             hints=self._shaper.hints,
+            faults=self._faults,
         )
         return grade(
             spec,

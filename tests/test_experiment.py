@@ -109,6 +109,11 @@ def test_a_grid_runs_and_compares_its_configurations(tmp_path: Path) -> None:
             'agents = "expert"\n',
             "no-such-family",
         ),
+        (
+            'name = "x"\nfamilies = ["edge-errors"]\nseeds = "0"\nsplit = "dev"\n[[teams]]\n'
+            'name = "a"\nagents = "expert"\n',
+            "split",
+        ),
         ("name = \n", "not valid TOML"),
     ],
 )
@@ -134,6 +139,36 @@ def test_a_missing_file_or_output_folder_is_named(tmp_path: Path) -> None:
         timeout=60,
     )
     assert out.returncode == 7 and "does not exist" in out.stderr
+
+
+def test_a_split_plays_only_that_split_s_seeds(tmp_path: Path) -> None:
+    """`split = "test"` (or --split) keeps each family's test seeds of `seeds`: the seeds a
+    result is reported on, whose structures never occur in a training seed."""
+    from metasre.simulator import resolve
+    from metasre.simulator.scenarios.splits import in_split
+
+    family = "meta-sre/edge-errors-v1"
+    test_seeds = in_split(resolve(family), range(12), "test")
+    assert 0 < len(test_seeds) < 12
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        f'name = "split"\nfamilies = ["{family}"]\nseeds = "0-11"\nsplit = "test"\n'
+        'parallel = 4\n[[teams]]\nname = "solo"\nagents = "expert"\n'
+    )
+    out_file = tmp_path / "results.json"
+    out = metasre("experiment", str(grid), "--out", str(out_file), "--no-store", "--no-progress")
+    assert out.returncode == 0, out.stdout + out.stderr
+    (cell,) = json.loads(out_file.read_text())["configurations"]
+    assert sorted(r["seed"] for r in cell["episodes_detail"]) == test_seeds
+    # The command line's --split overrides the file's; a split none of the seeds is in is named.
+    first_test = test_seeds[0]
+    grid.write_text(
+        f'name = "split"\nfamilies = ["{family}"]\nseeds = "{first_test}"\n'
+        '[[teams]]\nname = "solo"\nagents = "expert"\n'
+    )
+    out = metasre("experiment", str(grid), "--split", "train", "--no-store", timeout=120)
+    assert out.returncode == 2 and "train split" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
 
 
 def test_a_role_is_credited_over_the_families_that_seat_it(tmp_path: Path) -> None:

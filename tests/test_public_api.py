@@ -49,6 +49,15 @@ PUBLIC = {
         "resolve",
         "scenario_ids",
     },
+    "metasre.agents.bridges": {
+        "API_VERSION",
+        "BridgeError",
+        "BridgeSeat",
+        "Hub",
+        "Limits",
+        "Step",
+        "build_app",
+    },
     "metasre.agents": {
         "AgentConnection",
         "CallResult",

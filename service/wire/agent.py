@@ -651,6 +651,10 @@ class AgentStream:
                 # migration rolled back), like a hint; a reset plays the same seed again.
                 ended.grade.ClearField("fail_to_pass")
                 ended.grade.ClearField("pass_to_pass")
+                # The details say the same in prose (the cause left in place, the check that
+                # failed from which minute): the scores stay, the words go.
+                for component in ended.grade.components:
+                    component.ClearField("detail")
             return agent_pb2.ConnectResponse(episode_end=ended)
         return None
 

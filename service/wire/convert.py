@@ -594,6 +594,7 @@ def scenario_pb(entry: ScenarioEntry) -> common_pb2.ScenarioSummary:
             )
             for r in spec.roles
         ],
+        part_of=entry.part_of or "",
     )
 
 
