@@ -21,6 +21,19 @@ from metasre.agents.retry import RetryPolicy
 T = TypeVar("T")
 
 
+SETTLE_SECONDS = 5.0
+"""How long closing a client waits for its loop's tasks to end once cancelled."""
+
+
+async def _settle() -> None:
+    """Cancel every other task of the running loop and wait for them to end."""
+    me = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not me and not t.done()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class LoopThread:
     """An asyncio event loop on a daemon thread; blocking callers submit coroutines to it."""
 
@@ -59,20 +72,15 @@ class LoopThread:
         """Cancel what still runs on the loop (its waiters are told), stop it, join its thread.
 
         A thread still waiting on a call (a rollout's episode in flight) gets
-        ConnectionLostError instead of waiting forever on a loop that no longer runs.
+        ConnectionLostError instead of waiting forever on a loop that no longer runs; a task
+        left pending (a stream's reader, gRPC's own status task) would print "Task was
+        destroyed but it is pending!" as the loop is collected: each is cancelled and awaited.
         """
         if self.loop.is_closed():
             return
         self._closing = True
-
-        async def cancel_the_rest() -> None:
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
         with contextlib.suppress(Exception):  # a loop already stuck: stop it regardless
-            asyncio.run_coroutine_threadsafe(cancel_the_rest(), self.loop).result(10.0)
+            asyncio.run_coroutine_threadsafe(_settle(), self.loop).result(SETTLE_SECONDS)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join()
         self.loop.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import os
 import statistics
@@ -412,10 +413,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scenario", default="payment-bad-deploy", help="scenario id or name")
     p.add_argument("--seed", type=non_negative_int, default=0, help="the incident's seed")
     p.add_argument(
-        "--policy",
+        "--turn-policy",
+        "--policy",  # its first name; llm --team says --turn-policy, so both work
+        dest="policy",
         default="FREE_FOR_ALL",
+        type=str.upper,  # the exports spell it in lower case: either is taken
         choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
-        help="turn policy",
+        help="how the seats take turns",
     )
     add_store_flags(p, "the demo's server records the session")
     add_connection_flags(p, local="start a server in process")
@@ -620,11 +624,31 @@ def _client_error(exc: ClientError, args: argparse.Namespace) -> CommandError:
     return RefusedError(message)
 
 
+def _unrecognized(parser: argparse.ArgumentParser, command: str, extra: Sequence[str]) -> str:
+    """One line for flags `command` does not take, with the closest it does (not the usage)."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub: argparse.ArgumentParser = subparsers.choices[command]
+    known = [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
+    flags = [x for x in extra if x.startswith("-")]
+    bad = flags[0] if flags else extra[0]
+    close = difflib.get_close_matches(bad.split("=", 1)[0], known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    what = "flag" if bad.startswith("-") else "argument"
+    return (
+        f"metasre {command} takes no {what} {bad[:80]!r}; {hint}"
+        f"`metasre {command} --help` lists what it takes"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit code."""
     from metasre.cli import logs
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        print(f"error: {_unrecognized(parser, args.command, extra)}", file=sys.stderr)
+        return ExitCode.USAGE
     logs.configure(logs.level_for(args.command, args.verbose), args.log_format, once=argv is None)
     from metasre.agents.errors import ClientError
     from metasre.agents.llm import LLMEndpointError

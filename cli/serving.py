@@ -83,7 +83,7 @@ def explain_start_failure(config: ServerConfig, exc: Exception) -> CommandError 
     store = config.store_path
     if isinstance(exc, StoreHeld):
         return StoreInUseError(
-            f"{exc}; stop that server, or give this one another --store (or --no-store)"
+            f"{exc}; stop that server first, or give this one another --store PATH (or --no-store)"
         )
     if isinstance(exc, StoreError):
         if store is not None and not store.parent.is_dir():

@@ -159,10 +159,30 @@ class Registry:
                 f"no session can be created: {problem}; the server says NOT_SERVING until its "
                 "store can write again: try another server, or later"
             )
-        if request is not None:
+        if request is None:
+            return await self._create(spec, owner_digest, None, join_tokens)
+        # One attempt per request id at a time, claimed with no await between the check and
+        # the claim: the store lookup below awaits, and retries racing through it each made a
+        # session (a unique-constraint error, then a KeyError here, and a waiter left hanging).
+        while (pending := self._pending.get(request.key)) is not None:
+            await asyncio.shield(pending)
+        mine = self._pending[request.key] = asyncio.get_running_loop().create_future()
+        try:
             found = await self._requested(request)
             if found is not None:
                 return found
+            return await self._create(spec, owner_digest, request, join_tokens)
+        finally:
+            del self._pending[request.key]
+            mine.set_result(None)
+
+    async def _create(
+        self,
+        spec: SessionSpec,
+        owner_digest: str | None,
+        request: CreateRequest | None,
+        join_tokens: Sequence[str] | None,
+    ) -> Session:
         if len(spec.seats) > self.limits.max_agents_per_session:
             raise SessionFullError(
                 f"{len(spec.seats)} seats asked for; a session on this server holds at most "
@@ -180,16 +200,7 @@ class Registry:
             raise self._at_quota(held)
         self._creating += 1
         self._creating_by[owner_digest] = self._creating_by.get(owner_digest, 0) + 1
-        pending: asyncio.Future[None] | None = None
-        if request is not None:
-            pending = self._pending[request.key] = asyncio.get_running_loop().create_future()
-        try:
-            session = await self._make(spec, owner_digest, request, join_tokens)
-        finally:
-            if request is not None and pending is not None:
-                del self._pending[request.key]
-                pending.set_result(None)
-        return session
+        return await self._make(spec, owner_digest, request, join_tokens)
 
     async def _make(
         self,
@@ -245,12 +256,13 @@ class Registry:
         return session
 
     async def _requested(self, request: CreateRequest) -> Session | None:
-        """The session `request` made before, if it did (waiting for one being made)."""
-        while (pending := self._pending.get(request.key)) is not None:
-            await asyncio.shield(pending)
+        """The session `request` made before, if it did (its caller holds the request's turn)."""
         made = self._requests.get(request.key)
         if made is None and self.store is not None:
-            made = await asyncio.to_thread(self.store.request, request.key)
+            try:
+                made = await asyncio.to_thread(self.store.request, request.key)
+            except StoreError as exc:
+                raise await asyncio.to_thread(self._unreadable, exc) from exc
         if made is None:
             return None
         session_id, fingerprint = made
@@ -400,11 +412,21 @@ class Registry:
         """A session as the store holds it, closed ones too (blocking: call in a thread)."""
         if self.store is None:
             return None
-        row = self.store.session(session_id)
-        if row is None:
-            return None
-        entries = [entry_of(r) for r in self.store.events(session_id)]
+        try:
+            row = self.store.session(session_id)
+            if row is None:
+                return None
+            entries = [entry_of(r) for r in self.store.events(session_id)]
+        except StoreError as exc:
+            raise self._unreadable(exc) from exc
         return row, entries
+
+    def _unreadable(self, exc: StoreError) -> StoreUnavailableError:
+        """The refusal of a call that had to read the store and could not (blocking)."""
+        assert self.store is not None
+        # A file cut or removed under the server is noticed here too: health NOT_SERVING.
+        lost = self.store.check()
+        return StoreUnavailableError(f"{lost or exc}; try another server, or later")
 
     def open_session(self, session_id: str) -> tuple[Session, Coordinator]:
         """Like `get`, but a closed session is an error too."""
@@ -541,6 +563,11 @@ class Registry:
                 if handover and self._recorder is not None:
                     await self._hand_over(session.id)
                     continue
+                # Its agents' streams end UNAVAILABLE / SERVER_DRAINING, as agent.proto says.
+                session.drained = (
+                    f"the server is shutting down and closed session {session.id}: create a "
+                    "new session on another server"
+                )
                 try:
                     await self.close(session.id, "closed by server shutdown")
                 except StoreUnavailableError:

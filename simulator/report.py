@@ -32,9 +32,11 @@ class IncidentReport(BaseModel):
     )
     root_cause_location: str = Field(
         max_length=512,
-        description="Where exactly: a file path ('ad_ranking/ranker.py'), "
-        "'deployment:<service>@<version>', 'migration:<id>', or 'service:<name>' for a "
-        "fault in the running service itself (capacity, crash loop).",
+        description="Where exactly, by what was wrong: in the code, the file's path "
+        "('ad_ranking/ranker.py'); a release, 'deployment:<service>@<version>'; a migration, "
+        "'migration:<id>'; a config key, 'config:<key>'; a feature flag, 'flag:<name>'; a "
+        "certificate, 'certificate:<name>'; a queue's message, 'queue:<name>'; the running "
+        "service itself (capacity, a crash loop, its clock, its cache), 'service:<name>'.",
     )
     category: Category = Field(description="The kind of failure.")
     remediation: Remediation = Field(description="What the team did that resolved it.")

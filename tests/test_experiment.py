@@ -222,3 +222,30 @@ def test_a_split_plays_only_that_split_s_seeds(tmp_path: Path) -> None:
     out = metasre("experiment", str(grid), "--split", "train", "--no-store", timeout=120)
     assert out.returncode == 2 and "train split" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_role_is_credited_over_the_families_that_seat_it(tmp_path: Path) -> None:
+    """The scripted team on a family that seats its own roles (split-evidence) and on one that
+    seats the three generalists (payment-bad-deploy): each role's credit is its mean over the
+    instances that seat it, and the table says in how many (issue 28: it counted 0 elsewhere)."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'name = "roles"\nfamilies = ["split-evidence", "payment-bad-deploy"]\nseeds = "0"\n'
+        'turn_policies = ["FREE_FOR_ALL"]\nattributions = ["SHARED"]\n'
+        '[[teams]]\nname = "team"\nagents = "team"\n'
+    )
+    out_file = tmp_path / "results.json"
+    out = metasre("experiment", str(grid), "--out", str(out_file), "--no-store", "--no-progress")
+    assert out.returncode == 0, out.stdout + out.stderr
+    (cell,) = json.loads(out_file.read_text())["configurations"]
+    assert cell["episodes"] == 2 and not cell["failed"]
+    rows = {r["family"].split("/")[-1].rsplit("-v", 1)[0]: r for r in cell["episodes_detail"]}
+    roles = {"split-evidence": {"app-oncall", "release-manager"}}
+    roles["payment-bad-deploy"] = {"commander", "investigator", "fixer"}
+    assert {f: set(r["credit"]) for f, r in rows.items()} == roles
+    for family, seats in roles.items():
+        for seat in seats:
+            e = cell["credit"][seat]
+            assert e["seeds"] == 1 and e["mean"] == pytest.approx(rows[family]["credit"][seat])
+            assert rows[family]["credit"][seat] > 0  # SHARED: each seat has the team's reward
+            assert f"{seat} {e['mean']:.2f} [" in out.stdout and "(in 1 of 2)" in out.stdout

@@ -102,7 +102,7 @@ async def rebuild(
                 seat.results[event.call_id] = entry
             passed = True
         elif isinstance(event, Reward):
-            session.seat(event.agent_id).reward_total += event.total
+            session.seat(event.agent_id).credit(event.total)
         elif isinstance(event, Turn):
             if event.agent_id:
                 turn = session.agent_ids.index(event.agent_id)

@@ -22,6 +22,7 @@ from google.rpc.status_pb2 import Status
 from metasre.service.core.errors import (
     AlreadyJoinedError,
     CallAbortedError,
+    CallIdReusedError,
     EpisodeEndedError,
     EpisodeResetError,
     InvalidRequestError,
@@ -187,6 +188,7 @@ ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     SlowReaderError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SLOW_READER"),
     StoreUnavailableError: StatusRow(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
     RequestIdReusedError: StatusRow(grpc.StatusCode.ALREADY_EXISTS, "REQUEST_ID_REUSED"),
+    CallIdReusedError: StatusRow(grpc.StatusCode.ALREADY_EXISTS, "CALL_ID_REUSED"),
 }
 """Error class to status; the first class in an exception's MRO that is here wins."""
 
