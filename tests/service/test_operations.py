@@ -204,11 +204,14 @@ async def test_sigterm_drains_a_real_server():
         grpc.aio.insecure_channel(served.address) as channel,
     ):
         client = await one_call(channel)
-        # The stream ends cleanly (OK), and the process exits 0 once drained.
+        # The process exits 0 once drained; the seat's stream ends UNAVAILABLE, saying the
+        # server shut down and the session is closed (agent.proto's SERVER_DRAINING).
         assert await served.stop() == 0
-        while (await asyncio.wait_for(client.call.read(), TIMEOUT)) is not grpc.aio.EOF:
-            pass
-        assert await client.call.code() == grpc.StatusCode.OK
+        with pytest.raises(grpc.aio.AioRpcError) as ended:
+            while (await asyncio.wait_for(client.call.read(), TIMEOUT)) is not grpc.aio.EOF:
+                pass
+        assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "shutting down" in (ended.value.details() or "")
     events = [e["event"] for e in served.events()]
     assert "draining" in events and "stopped" in events
 
