@@ -649,9 +649,7 @@ class Episode:
         """
         if self._reference:
             return True
-        served = self._traffic.serve(
-            self._instance, self._runtime_files(), self._reference_files
-        )
+        served = self._traffic.serve(self._instance, self._runtime_files(), self._reference_files)
         for s in served:
             self._served.append(
                 ServedLine(self._clock, s.request.service, "INFO" if s.ok else "ERROR", s.log_line)

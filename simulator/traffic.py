@@ -96,7 +96,9 @@ def requests_of(instance: ScenarioInstance) -> tuple[Request, ...]:
             and node.targets[0].id == "REQUESTS"
         ):
             declared = ast.literal_eval(node.value)
-            return tuple(Request(name, str(svc), str(line)) for name, (svc, line) in declared.items())
+            return tuple(
+                Request(name, str(svc), str(line)) for name, (svc, line) in declared.items()
+            )
     raise ValueError(f"{instance.spec.id}: {TRAFFIC_FILE} declares no REQUESTS literal")
 
 
@@ -112,7 +114,7 @@ def _status(observation: str | None, ok: bool) -> str:
     if ok:
         return f"{status} OK" if status == "200" else status
     # the caller noticed: the answer is not what the contract promises
-    return f"{status}, but the caller rejected the response (not what the API promises)"
+    return f"{status}, but the response is not what the API promises (the caller flagged it)"
 
 
 def _key(files: Mapping[str, bytes]) -> bytes:

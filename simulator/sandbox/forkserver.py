@@ -118,9 +118,7 @@ class ForkServerRunner:
         allow_weak_isolation: bool = False,
     ) -> None:
         if purpose not in ("visible", "grader", "traffic"):
-            raise ValueError(
-                f"purpose must be 'visible', 'grader' or 'traffic', got {purpose!r}"
-            )
+            raise ValueError(f"purpose must be 'visible', 'grader' or 'traffic', got {purpose!r}")
         if accelerate is None:
             accelerate = purpose == "visible"
         if accelerate and purpose != "visible":
