@@ -14,8 +14,9 @@ import ast
 
 __all__ = ["PROBE_PATH", "shipped_source"]
 
-PROBE_PATH = "probe_calls.py"
-"""Where every probe run finds its module, traffic or grader alike."""
+PROBE_PATH = "traffic/replay.py"
+"""Where every probe run finds its module, traffic or grader alike: one folder deep, like the
+``hidden/`` module it stands for (a probe may find the tree from its own ``__file__``)."""
 
 
 def shipped_source(source: bytes) -> bytes:
