@@ -142,7 +142,7 @@ class _StandIn(type):
 def _fix_datetime() -> None:
     real_datetime, real_date = _datetime.datetime, _datetime.date
 
-    class datetime(real_datetime, metaclass=_StandIn):  # noqa: N801 - stands for datetime
+    class datetime(real_datetime, metaclass=_StandIn):  # named like the class it stands for
         @classmethod
         def now(cls, tz: _datetime.tzinfo | None = None) -> Any:
             return cls.fromtimestamp(time.time(), tz)
@@ -158,7 +158,7 @@ def _fix_datetime() -> None:
         def __repr__(self) -> str:
             return "datetime." + super().__repr__()
 
-    class date(real_date, metaclass=_StandIn):  # noqa: N801
+    class date(real_date, metaclass=_StandIn):
         @classmethod
         def today(cls) -> Any:
             return cls.fromtimestamp(time.time())
