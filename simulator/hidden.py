@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
 from metasre.simulator.errors import SimulatorError
-from metasre.simulator.probe_calls import PROBE_PATH, shipped_source
+from metasre.simulator.probe_calls import PROBE_PATH, probe_functions, shipped_source
 from metasre.simulator.sandbox import ProbeReport, ProbeRunner, default_grader_runner
 from metasre.simulator.scenarios.loader import ScenarioInstance
 
@@ -191,8 +191,10 @@ class HiddenChecks:
         observed: dict[str, str | None] = {}
         complete = True
         for path, names in _probes_by_file(ids).items():
+            # every probe of the module, whichever this seed's checks read (probe_functions)
+            called = sorted(set(probe_functions(instance.hidden_files[path])) | set(names))
             report: ProbeReport = self.runner.observe(
-                _run_files(instance, runtime, path), PROBE_PATH, names
+                _run_files(instance, runtime, path), PROBE_PATH, called
             )
             complete = complete and report.status in ("completed", "sandbox_violation")
             # a run that tried to leave its sandbox, or tampered with its report, says

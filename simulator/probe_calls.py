@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["PROBE_PATH", "shipped_source"]
+__all__ = ["PROBE_PATH", "probe_functions", "shipped_source"]
 
 PROBE_PATH = "traffic/replay.py"
 """Where every probe run finds its module, traffic or grader alike: one folder deep, like the
@@ -39,3 +39,23 @@ def shipped_source(source: bytes) -> bytes:
                 node.body = body[1:] or [ast.Pass()]
     # unparse writes no comments
     return (ast.unparse(tree) + "\n").encode("utf-8")
+
+
+def probe_functions(source: bytes) -> list[str]:
+    """Return every function a probe run of ``source`` calls: its public ones without parameters.
+
+    A grader run calls all of them, in name order, whichever checks the seed's grade reads:
+    the list a run receives is the same for every seed of a family, so it does not say which
+    checks this seed's fix must flip.
+    """
+    names = []
+    for node in ast.parse(source.decode("utf-8")).body:
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and not node.name.startswith("_")
+            and not (node.args.args or node.args.posonlyargs or node.args.kwonlyargs)
+            and node.args.vararg is None
+            and node.args.kwarg is None
+        ):
+            names.append(node.name)
+    return sorted(names)

@@ -205,6 +205,10 @@ def _prepare_interpreter(
     subprocess._posixsubprocess = None  # type: ignore[attr-defined]
     sys.modules.pop("_posixsubprocess", None)
     sys.dont_write_bytecode = True
+    # the helper's command line carries its configuration (its purpose shows in it): every
+    # run, visible, traffic or grader, sees the same one
+    sys.argv[:] = ["-c"]
+    sys.orig_argv[:] = ["python3", "-c"]
 
 
 def _stdio() -> io.BufferedIOBase:
