@@ -452,11 +452,20 @@ class Episode:
             return self._grade
         checks = self.code_checks()
         relapsed = set(self._relapsed(checks))
+        telemetry = self._telemetry
+        if relapsed:
+            # the world as it runs on from here: a cure that did not hold comes back, and the
+            # state checks (a service healthy) see it
+            faults = tuple(f.copy() for f in self._faults)
+            for index in relapsed:
+                faults[index].update(self._world, True, self._clock)
+            spec, seed = self._instance.spec, self._instance.seed
+            telemetry = Telemetry(spec, seed, self._world, faults, telemetry.version + 1)
         return grade(
             self._instance.spec,
             checks,
             self._world,
-            self._telemetry,
+            telemetry,
             self._facts(relapsed),
             final=self._phase is not EpisodePhase.RUNNING,
         )

@@ -75,6 +75,12 @@ class Fault:
             return transition
         return None
 
+    def copy(self) -> Fault:
+        """An independent copy with the same course so far."""
+        twin = Fault(self.spec)
+        twin._events = list(self._events)
+        return twin
+
     def note_restart(self, at: float) -> None:
         """A restart of the root service clears a leak's accumulated strength, for a while."""
         if self.spec.kind == "memory_leak" and self.active:
