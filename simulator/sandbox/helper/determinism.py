@@ -140,9 +140,7 @@ class _StandIn(type):
 
 
 def _fix_datetime() -> None:
-    real_datetime, real_date = _datetime.datetime, _datetime.date
-
-    class datetime(real_datetime, metaclass=_StandIn):  # named like the class it stands for
+    class datetime(_datetime.datetime, metaclass=_StandIn):  # named like the class it stands for
         @classmethod
         def now(cls, tz: _datetime.tzinfo | None = None) -> Any:
             return cls.fromtimestamp(time.time(), tz)
@@ -156,15 +154,15 @@ def _fix_datetime() -> None:
             return cls.fromtimestamp(time.time())
 
         def __repr__(self) -> str:
-            return "datetime." + super().__repr__()
+            return "datetime." + str(super().__repr__())
 
-    class date(real_date, metaclass=_StandIn):
+    class date(_datetime.date, metaclass=_StandIn):
         @classmethod
         def today(cls) -> Any:
             return cls.fromtimestamp(time.time())
 
         def __repr__(self) -> str:
-            return "datetime." + super().__repr__()
+            return "datetime." + str(super().__repr__())
 
     for stand_in in (datetime, date):
         stand_in.__module__ = "datetime"
