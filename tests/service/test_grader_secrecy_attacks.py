@@ -20,7 +20,11 @@ of ad_ranking/ranker.py). What a determined agent tries, each through the public
   the edit's own text, which differ with the content), no hidden check runs until the end, and
   the end grades them apart;
 * an existence oracle: reading, listing, blaming, editing or testing the hidden files' paths
-  fails with the error a made-up path gets, word for word.
+  fails with the error a made-up path gets, word for word;
+* the same ordered calls, with code whose output depends on the clock and on chance (the fix of
+  test_deterministic_runs), answer and grade alike on this process's server and on a fresh
+  ``metasre serve`` process, call for call (that test covers replay, recovery and the
+  counterfactuals).
 
 A spy on HiddenChecks (this process's, the in-process server's) counts every grader entry.
 """
@@ -36,6 +40,7 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
+from metasre.agents.client import MetasreClient
 from metasre.simulator import Episode
 from metasre.simulator.hidden import HiddenChecks
 from metasre.simulator.probe_calls import PROBE_PATH, probe_functions
@@ -43,6 +48,9 @@ from metasre.simulator.traffic import TRAFFIC_FILE, requests_of
 from metasre.v1 import control_pb2, control_pb2_grpc, watch_pb2, watch_pb2_grpc
 
 from .conftest import AD, TIMEOUT, AgentClient, create
+from .serve_process import metasre_serve
+from .test_deterministic_runs import _edit as chance_edit
+from .test_deterministic_runs import _report as chance_report
 
 SEED = 10
 PATH = "ad_ranking/ranker.py"
@@ -407,3 +415,40 @@ async def test_the_hidden_files_paths_fail_as_a_made_up_path_does(
             assert told == await answer(agent, tool, decoy, made_up), (tool, args, told)
         agent.close()
     assert grader_calls == []
+
+
+async def _ordered_calls(address: str) -> tuple[list[tuple[Any, ...]], tuple[Any, ...]]:
+    """The same ordered calls with time- and chance-dependent code on the server at `address`:
+    what each call answered, and the grade at the end."""
+    async with MetasreClient(address) as client:
+        session = await client.create_session(AD, seed=SEED, seats=["a"])
+        async with client.agent(session.id, session.tokens["a"]) as agent:
+            answers = []
+            for tool, args in (
+                ("edit_lines", chance_edit()),
+                ("run_tests", {"suite": "unit"}),
+                ("read_logs", {"service": "ad_ranking", "lines": 200, "since_minutes": 10}),
+                ("submit_report", chance_report()),
+            ):
+                result = await agent.call(tool, args)
+                text = re.sub(r"\b[0-9a-f]{12,40}\b", "<commit>", result.text)
+                answers.append((tool, result.ok, text, dict(result.reward["components"])))
+        graded = (await client.get_grade(session.id))["grade"]
+    return answers, (
+        graded["total"],
+        sorted(graded.get("fail_to_pass", {}).items()),
+        sorted(graded.get("pass_to_pass", {}).items()),
+        [(c["name"], c.get("score", 0)) for c in graded["components"]],
+    )
+
+
+async def test_the_same_ordered_calls_answer_and_grade_the_same_in_another_process(
+    server: Any,
+) -> None:
+    here = await _ordered_calls(server.address)
+    async with metasre_serve() as other:
+        there = await _ordered_calls(other.address)
+        await other.stop()
+    assert here[1] == there[1]
+    for mine, theirs in zip(here[0], there[0], strict=True):
+        assert mine == theirs, mine[0]
