@@ -23,10 +23,12 @@ from metasre.cli.arguments import (
     non_negative_int,
     positive_int,
     seed_list,
+    seeds_text,
 )
 from metasre.cli.connection import Connection, add_connection_flags
 from metasre.cli.errors import ExitCode, UsageError
 from metasre.cli.interrupt import Interrupt
+from metasre.cli.seat_exports import llm_transcripts_path, save_transcripts
 from metasre.cli.serving import in_process, local_store
 
 if TYPE_CHECKING:
@@ -72,6 +74,13 @@ def add_parsers(sub: Any) -> None:
         help="episodes in total, cycling over scenarios then seeds (default: one per pair)",
     )
     p.add_argument("--parallel", type=positive_int, default=8, help="episodes at once")
+    p.add_argument(
+        "--split",
+        choices=("train", "test"),
+        default=None,
+        help="play only the --seeds of each family's split: 'test' for a result to report"
+        " (--seeds 0-199 --split test is about 50 seeds a family)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     p.add_argument(
         "--no-progress",
@@ -110,9 +119,17 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--turn-policy",
+        type=str.upper,  # the exports spell it in lower case: either is taken
         choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
         default="FREE_FOR_ALL",
         help="with --team, how the seats take turns",
+    )
+    p.add_argument(
+        "--transcripts",
+        metavar="FILE",
+        help="append each model seat's conversation, exactly as sent, to this JSONL file "
+        "(default: beside the --store of a server started in process, e.g. "
+        "metasre.transcripts.jsonl; metasre export --format openai|hf|atif reads it)",
     )
     _add_llm(p)
     p.set_defaults(func=llm_command)
@@ -121,6 +138,7 @@ def add_parsers(sub: Any) -> None:
 def _add_reward_mode(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--reward-mode",
+        type=str.upper,  # the exports spell it in lower case: either is taken
         choices=("DENSE", "SPARSE"),
         default="DENSE",
         help="DENSE: shaping as each call applies; SPARSE: the grade only, at the end",
@@ -346,9 +364,46 @@ def ledger_client(ledger: SessionLedger) -> type[SyncClient]:
     return LedgerClient
 
 
+def seeds_in_split(scenario: str, seeds: list[int], split: str | None) -> list[int]:
+    """`seeds`, or those of them in `scenario`'s `split` ('train' or 'test').
+
+    Raises:
+        ValueError: the family is not one this build knows the splits of (a server's own), or
+            none of the seeds is in the split.
+    """
+    if split is None:
+        return seeds
+    from metasre.simulator import resolve
+    from metasre.simulator.scenarios.splits import in_split
+
+    try:
+        mine = in_split(resolve(scenario), seeds, "test" if split == "test" else "train")
+    except LookupError:
+        raise ValueError(f"{scenario} is not a family this metasre knows the splits of") from None
+    if not mine:
+        raise ValueError(f"none of the seeds {seeds_text(seeds)} is in {scenario}'s {split} split")
+    return mine
+
+
+def split_plan(
+    scenarios: list[str], seeds: list[int], split: str | None, episodes: int | None
+) -> list[EpisodeSpec]:
+    """The rollout's episodes: over every scenario and seed, or each family's seeds of `split`."""
+    from metasre.agents.rollout import EpisodeSpec as Spec
+    from metasre.agents.rollout import plan_episodes
+
+    if split is None:
+        return plan_episodes(scenarios, seeds, episodes)
+    plan: list[EpisodeSpec] = []
+    for sid in scenarios:
+        for spec in plan_episodes([sid], seeds_in_split(sid, seeds, split), episodes):
+            plan.append(Spec(len(plan), spec.scenario_id, spec.seed))
+    return plan
+
+
 def rollout_command(args: argparse.Namespace) -> int:
     """Run `metasre rollout`; the exit code (1 when an episode could not be graded)."""
-    from metasre.agents.rollout import plan_episodes, run_rollout
+    from metasre.agents.rollout import run_rollout
 
     connection = Connection.from_args(args)
     if args.agent == "llm":
@@ -371,7 +426,7 @@ def rollout_command(args: argparse.Namespace) -> int:
             raise UsageError(str(exc.args[0])) from None
         player = make_player(args.agent, client, args)
         try:
-            plan = plan_episodes(scenarios, args.seeds, args.episodes)
+            plan = split_plan(scenarios, args.seeds, args.split, args.episodes)
         except ValueError as exc:  # nothing to play (a server offering no scenario)
             raise UsageError(f"{exc}; nothing to roll out") from None
         where = f"recording into {store}" if store else "" if connection.target else "no store"
@@ -545,17 +600,21 @@ def _role_configs(args: argparse.Namespace, config: LLMConfig) -> dict[str, LLMC
     from metasre.agents.policies.team import ROLES
     from metasre.simulator import resolve
 
-    # A family that declares roles seats them instead of the three generalists.
+    # A family that declares roles seats them instead of the three generalists, so only its
+    # roles can be named (a generalist's model would be ignored: issue 28).
     names = list(ROLES)
     with contextlib.suppress(LookupError):  # an unknown scenario is reported when it is used
-        names += [r.name for r in resolve(args.scenario).spec(args.seed).roles]
+        names = [r.name for r in resolve(args.scenario).spec(args.seed).roles] or names
     configs = dict.fromkeys(names, config)
     for item in args.role_model:
         role, sep, model = item.partition("=")
         if not sep or not model.strip():
             raise UsageError(f"--role-model {item!r}: write ROLE=MODEL, e.g. fixer=qwen2.5:7b")
         if role not in configs:
-            raise UsageError(f"--role-model {item!r}: no role {role!r}; roles are {names}")
+            raise UsageError(
+                f"--role-model {item!r}: {args.scenario} has no role {role!r}; its roles are "
+                f"{', '.join(names)}"
+            )
         configs[role] = replace(config, model=model.strip())
     return configs
 
@@ -590,7 +649,16 @@ def llm_command(args: argparse.Namespace) -> int:
             )
             return ExitCode.INTERRUPTED
         answer = client.get_grade(done.session_id)
+        episode = int(client.get_session(done.session_id)["episode"])
         client.close_session(done.session_id)
+    save_transcripts(
+        llm_transcripts_path(args),
+        {"llm": policy},
+        session_id=done.session_id,
+        episode=episode,
+        scenario_id=scenario,
+        seed=args.seed,
+    )
     grade = answer.get("grade", {})
     if args.json:
         out = {
@@ -626,9 +694,10 @@ def _llm_client(
     `ledger` keeps.
     """
     connection = Connection.from_args(args)
+    store = local_store(args, connection)
     with (
         Interrupt("closing the session") as interrupt,
-        in_process(connection.target, store=local_store(args, connection)) as address,
+        in_process(connection.target, store=store) as address,
         connection.sync_client(
             address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
         ) as client,
@@ -638,6 +707,12 @@ def _llm_client(
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
         yield interrupt, client, scenario
+    if store is not None:  # as rollout and demo say it
+        print(
+            f"trajectory stored in {store}: `metasre export --store {store} --out FILE` writes "
+            "it as JSONL",
+            file=sys.stderr,
+        )
 
 
 def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]) -> int:
@@ -665,7 +740,16 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
             print("interrupted: the session is closed; no grade", file=sys.stderr)
             return ExitCode.INTERRUPTED
         answer = client.get_grade(run.session_id)
+        episode = int(client.get_session(run.session_id)["episode"])
         client.close_session(run.session_id)
+    save_transcripts(
+        llm_transcripts_path(args),
+        run.policies,
+        session_id=run.session_id,
+        episode=episode,
+        scenario_id=scenario,
+        seed=args.seed,
+    )
     grade = answer.get("grade", {})
     if args.json:
         out = {

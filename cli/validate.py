@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metasre.agents.policies import HINTED, PROBES, SHOTGUNS, ExpertPolicy, RandomPolicy
+from metasre.agents.policies.shallow import ShallowLearner, example, glance, scripts
 from metasre.cli.inprocess import EpisodeCaller
 from metasre.simulator import Episode, Grade, resolve
 from metasre.simulator.episode import StepTarget
 from metasre.simulator.episode import play_steps as _play_steps
 from metasre.simulator.replay import RecordedCall, replay
-from metasre.simulator.sandbox import TestRunner
+from metasre.simulator.sandbox import SubprocessRunner, TestRunner
 from metasre.simulator.scenarios.family import (
     MIN_GROUND_TRUTHS,
     GroundTruthKey,
@@ -21,6 +22,7 @@ from metasre.simulator.scenarios.family import (
     summarize,
 )
 from metasre.simulator.scenarios.spec import SolutionStep
+from metasre.simulator.scenarios.splits import split_seeds
 
 EXPERT_MIN = 0.9
 RANDOM_MAX_MEAN = 0.05
@@ -30,6 +32,19 @@ PROBE_MAX = 0.2
 SHOTGUN_MAX = 0.3
 HINTED_MAX = 0.5
 WRONG_FIX_MARGIN = 0.3
+SHALLOW_MAX = 0.2
+"""A policy that acts on the opening and fixed first glances, without investigating, may grade at
+most this mean on the test split (shallow scripts and the shallow learner)."""
+SHALLOW_TRAIN_SEEDS = 60
+"""Training seeds the shallow learner and the scripts' remedy tables are fitted on."""
+GRADING_BUDGET_MS = 200.0
+"""CPU one grading's hidden probes may cost (the first seed's reference code, probes run afresh;
+see metasre.simulator.hidden.grading_cost): every episode pays it at least once. Measured at a
+load average of 5-8 on 2 cores: db-connection-leak 67-102 ms (258-286 before its probes were
+made cheaper), ads-errors (db-connection-leak on seed 0) 93-128, every other family 61 ms or
+less. Contention inflates CPU time by up to a third, so the headroom keeps a loaded machine
+from failing a family, while a probe that copies or spins as db-connection-leak's did still
+fails it."""
 ALONE_MAX_SHARE = 0.05
 """In a family that declares roles, the expert seated alone in any one role's view may resolve
 at most this share of the seeds: the evidence or the remedies are split among the roles."""
@@ -58,7 +73,26 @@ class ScenarioVerdict:
     """Per seed: the full-view expert mitigated within the SLA."""
     alone: dict[str, list[bool]] = field(default_factory=dict)
     """Per declared role: per seed, whether the expert alone in that role's view resolved it."""
+    shallow_seeds: list[int] = field(default_factory=list)
+    """The test-split seeds the shallow policies played."""
+    shallow_scripts: dict[str, float] = field(default_factory=dict)
+    """Per shallow script, its mean grade over shallow_seeds."""
+    shallow_learner: list[float] = field(default_factory=list)
+    """The shallow learner's grade per seed of shallow_seeds."""
+    symptom_first: bool = False
+    """Whether the family is symptom-first (its shallow figures are held to SHALLOW_MAX)."""
+    grading_ms: float | None = None
+    """CPU ms the hidden probes cost one grading of the first seed's reference code (None: not
+    measured)."""
     failures: list[str] = field(default_factory=list)
+
+    @property
+    def shallow_best(self) -> tuple[str, float] | None:
+        """The best shallow script and its mean, if any were played."""
+        if not self.shallow_scripts:
+            return None
+        name = max(self.shallow_scripts, key=lambda k: (self.shallow_scripts[k], k))
+        return name, self.shallow_scripts[name]
 
     @property
     def alone_best(self) -> float | None:
@@ -91,6 +125,13 @@ class ScenarioVerdict:
             if self.expert_sla_met
             else None,
             "alone_resolved": {k: sum(v) / len(v) for k, v in self.alone.items() if v},
+            "symptom_first": self.symptom_first,
+            "shallow_seeds": self.shallow_seeds,
+            "shallow_script_best": self.shallow_best,
+            "shallow_learner_mean": statistics.fmean(self.shallow_learner)
+            if self.shallow_learner
+            else None,
+            "grading_cpu_ms": self.grading_ms,
             "failures": self.failures,
         }
 
@@ -121,6 +162,69 @@ def sla_met(grade: Grade) -> bool:
     return any(c.name == "sla" and c.score >= 1.0 for c in grade.components)
 
 
+def check_shallow(
+    verdict: ScenarioVerdict,
+    count: int,
+    runner: TestRunner | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> None:
+    """Play the shallow scripts and the shallow learner on `count` test-split seeds.
+
+    Both are fitted on the family's first SHALLOW_TRAIN_SEEDS training seeds (their openings
+    after the fixed glances, and the reference's operations and report), so nothing they
+    know comes from a test seed's structure. A symptom-first family fails if any of them
+    averages above SHALLOW_MAX; for the others the figures are shown.
+    """
+    entry = resolve(verdict.scenario_id)
+    examples = []
+    for seed in split_seeds(entry, "train", SHALLOW_TRAIN_SEEDS):
+        ep = Episode.make(entry.id, seed, runner)
+        opening = glance(EpisodeCaller(ep, "shallow"), ep.observation().to_dict())
+        examples.append(example(opening, [(s.tool, s.args) for s in ep.instance.spec.solution]))
+    policies: dict[str, Any] = {s.name: s for s in scripts(examples)}
+    learner = ShallowLearner().fit(examples)
+    grades: dict[str, list[float]] = {name: [] for name in policies}
+    for seed in split_seeds(entry, "test", count):
+        if stop is not None and stop():
+            break
+        verdict.shallow_seeds.append(seed)
+        for name, policy in [*policies.items(), ("learner", learner)]:
+            ep = Episode.make(entry.id, seed, runner)
+            policy.play(EpisodeCaller(ep, "shallow"), ep.observation().to_dict())
+            total = ep.grade().total
+            (verdict.shallow_learner if name == "learner" else grades[name]).append(total)
+    verdict.shallow_scripts = {n: statistics.fmean(g) for n, g in grades.items() if g}
+    if not verdict.symptom_first:
+        return
+    best = verdict.shallow_best
+    if best is not None and best[1] > SHALLOW_MAX:
+        verdict.failures.append(
+            f"the shallow script {best[0]} (acts on the opening, never investigates) averaged"
+            f" {best[1]:.3f} over {len(verdict.shallow_seeds)} test seeds (at most {SHALLOW_MAX})"
+        )
+    if verdict.shallow_learner and statistics.fmean(verdict.shallow_learner) > SHALLOW_MAX:
+        verdict.failures.append(
+            f"the shallow learner averaged {statistics.fmean(verdict.shallow_learner):.3f} over"
+            f" {len(verdict.shallow_learner)} test seeds (at most {SHALLOW_MAX}): the opening"
+            " tells the remedy or its target"
+        )
+
+
+def check_grading_cost(verdict: ScenarioVerdict, episode: Episode, runs: int) -> None:
+    """Measure what grading `episode`'s code costs and hold it to GRADING_BUDGET_MS."""
+    runner = SubprocessRunner()  # it waits for its children's exit, so it knows their CPU
+    try:
+        verdict.grading_ms = episode.grading_cost(runner, runs) * 1000
+    finally:
+        runner.close()
+    if verdict.grading_ms > GRADING_BUDGET_MS:
+        verdict.failures.append(
+            f"seed {episode.instance.seed}: one grading's hidden probes cost"
+            f" {verdict.grading_ms:.0f} ms of CPU (at most {GRADING_BUDGET_MS:.0f}): every"
+            " episode pays it; see what the slowest probe repeats"
+        )
+
+
 def check_start(episode: Episode) -> list[str]:
     """The incident's start must fail every FAIL_TO_PASS check and pass every PASS_TO_PASS."""
     problems = []
@@ -141,14 +245,19 @@ def validate_scenario(
     runner: TestRunner | None = None,
     *,
     stop: Callable[[], bool] | None = None,
+    shallow_seeds: int = 0,
+    grading_runs: int = 0,
 ) -> ScenarioVerdict:
     """Run every check of one scenario.
 
-    `random_seeds`: the random agent's seeds (a count n means seeds 0 to n-1). Once `stop()` is
-    true no further seed starts: the verdict covers the seeds checked (Ctrl-C).
+    `random_seeds`: the random agent's seeds (a count n means seeds 0 to n-1). `shallow_seeds`:
+    how many test-split seeds the shallow policies play (0: none). `grading_runs`: how often
+    the first seed's grading is run to measure its CPU (the least counts; 0: not measured).
+    Once `stop()` is true no further seed starts: the verdict covers the seeds checked (Ctrl-C).
     """
     verdict = ScenarioVerdict(scenario_id, [])
     entry = resolve(scenario_id)
+    verdict.symptom_first = entry.mix is not None
     summary = summarize(entry)
     verdict.ground_truths = summary.ground_truths
     if summary.ground_truths < MIN_GROUND_TRUTHS:
@@ -184,6 +293,8 @@ def validate_scenario(
             verdict.failures.append(f"seed {seed}: reference solution leaves {failing} failing")
         if first_calls is None:
             first_calls = calls
+            if grading_runs:
+                check_grading_cost(verdict, ref, grading_runs)
         else:
             verdict.replayed += 1
             verdict.replayed_resolved += _replay_resolves(scenario_id, seed, first_calls, runner)
@@ -242,6 +353,8 @@ def validate_scenario(
                 f" {len(resolved)} seeds (at most {ALONE_MAX_SHARE:.0%}): a team family splits its"
                 " evidence or its remedies among the roles"
             )
+    if shallow_seeds:
+        check_shallow(verdict, shallow_seeds, runner, stop)
     for seed in range(random_seeds) if isinstance(random_seeds, int) else random_seeds:
         if stop is not None and stop():
             return verdict

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from metasre.simulator.faults import Fault
 from metasre.simulator.report import IncidentReport, locations_match
 from metasre.simulator.rewards import UNNEEDED_OPERATION, hint_price
 from metasre.simulator.scenarios.spec import ScenarioSpec, StateCheck, remedy_steps
+from metasre.simulator.soak import run_soak
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.world import World
 
@@ -80,6 +82,8 @@ class EpisodeFacts:
     unneeded_operations: Sequence[str]
     """Why each operation the incident did not need was not (see rewards.Shaper)."""
     hints: int
+    faults: Sequence[Fault]
+    """The episode's faults and their course; the soak runs copies of them on."""
 
 
 def check_state(check: StateCheck, world: World, telemetry: Telemetry, minute: int) -> bool:
@@ -118,22 +122,27 @@ def grade(
         facts: How the episode went.
         final: Whether the episode is over.
     """
-    settle_minute = int(facts.clock + spec.hidden.settle_minutes)
+    # The world runs on after the report: state checks count only if they hold through the
+    # soak, and checks passed while a cause is still in place earn no cure's credit.
+    soak = run_soak(spec, world, facts.faults, telemetry, code_checks, facts.clock, check_state)
     f2p = {i: code_checks.get(i, False) for i in spec.hidden.fail_to_pass}
-    f2p.update(
-        {
-            f"state::{c.name}": check_state(c, world, telemetry, settle_minute)
-            for c in spec.hidden.state_checks
-        }
-    )
+    f2p.update({f"state::{name}": held for name, held in soak.state_held().items()})
     p2p = {i: code_checks.get(i, False) for i in spec.hidden.pass_to_pass}
-    fix = sum(f2p.values()) / len(f2p) if f2p else 0.0
+    passed = sum(f2p.values()) / len(f2p) if f2p else 0.0
     kept = sum(p2p.values()) / len(p2p) if p2p else 1.0
-    resolved = fix == 1.0 and kept == 1.0
+    # A change that breaks what worked is no fix (SWE-bench's rule): else undoing every recent
+    # commit, the culprit and others' work alike, would buy the fix for a share of P2P checks.
+    fix = passed * soak.removed_share if kept == 1.0 else 0.0
+    resolved = fix == 1.0 and kept == 1.0 and soak.clean
     truth = spec.ground_truth
     parts: list[GradeComponent] = [
         GradeComponent(
-            "fix", fix, WEIGHTS["fix"], f"{sum(f2p.values())}/{len(f2p)} FAIL_TO_PASS checks pass"
+            "fix",
+            fix,
+            WEIGHTS["fix"],
+            f"{sum(f2p.values())}/{len(f2p)} FAIL_TO_PASS checks pass through the soak"
+            + soak.fix_note()
+            + ("" if kept == 1.0 else "; none counts: a PASS_TO_PASS check fails"),
         ),
         GradeComponent(
             "no_regressions",
@@ -165,7 +174,10 @@ def grade(
             )
         )
         category_ok = report.category == truth.category
-        done = _remediation_done(report.remediation, truth.service, facts)
+        # An edit that changes no behaviour (a comment, whitespace, a rename) is no code fix.
+        done = _remediation_done(report.remediation, truth.service, facts) and not (
+            report.remediation == "code_fix" and soak.code_fails
+        )
         remediation_ok = report.remediation == truth.remediation and done
         detail = f"category {'right' if category_ok else 'wrong'}, remediation " + (
             "right"
@@ -183,7 +195,13 @@ def grade(
             )
         )
     # The SLA is about the customers' pain, so mitigation (every fault cured) is what counts.
-    if facts.mitigated_at is not None:
+    if facts.mitigated_at is not None and soak.relapses:
+        sla = 0.0
+        sla_detail = "not mitigated: " + "; ".join(
+            f"{r.fault} came back at t+{r.at:.0f}, soak minute {r.soak_minute:.0f}"
+            for r in soak.relapses
+        )
+    elif facts.mitigated_at is not None:
         late = max(0.0, facts.mitigated_at - spec.sla_minutes)
         sla = max(0.0, 1.0 - late / spec.sla_minutes)
         sla_detail = f"mitigated at t+{facts.mitigated_at:.1f} of {spec.sla_minutes:g} min"
@@ -201,6 +219,7 @@ def grade(
             f"{facts.steps}/{spec.step_budget} steps",
         )
     )
+    parts.append(GradeComponent("soak", 0.0, 0.0, soak.detail()))
     symptom = facts.changed_services - {truth.service}
     if symptom:
         parts.append(

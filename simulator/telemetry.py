@@ -221,6 +221,25 @@ class Telemetry:
         self._memo = _Memo(len(self._noise))
         self._version = version
 
+    def with_faults(self, faults: Sequence[Fault]) -> Telemetry:
+        """The same world and noise over another course of the faults, memoised apart.
+
+        The grader's soak reads the signals of copied faults (`Fault.copy`) this way; the
+        episode's own values and memo are untouched.
+        """
+        twin = Telemetry.__new__(Telemetry)
+        twin._world = self._world
+        twin._faults = tuple(faults)
+        if len(twin._faults) != len(self._faults) or any(
+            a.spec is not b.spec for a, b in zip(twin._faults, self._faults, strict=True)
+        ):
+            raise ValueError("with_faults needs one Fault per fault of the spec, in its order")
+        twin._layout = self._layout
+        twin._noise = self._noise
+        twin._memo = _Memo(len(self._noise))
+        twin._version = self._version
+        return twin
+
     @property
     def version(self) -> int:
         """How many times the world or a fault has changed (counted by `invalidate`).

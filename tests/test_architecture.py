@@ -20,6 +20,24 @@ def test_agents_import_neither_the_simulator_nor_the_service():
     assert not {m for m in loaded if m.startswith(("metasre.simulator", "metasre.service"))}
 
 
+BRIDGE_EXTRAS = ("starlette", "uvicorn", "websockets", "mcp", "openenv", "fastmcp", "httpx")
+"""What the openenv and mcp extras (and their test clients) bring: never the core's."""
+
+
+def test_the_core_needs_none_of_the_bridges_extras():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    core = {re.split(r"[\s\[<>=!~;]", r, maxsplit=1)[0] for r in project["project"]["dependencies"]}
+    assert not core & set(BRIDGE_EXTRAS)
+    extras = project["project"]["optional-dependencies"]
+    assert {"openenv", "mcp"} <= set(extras)
+    loaded = _modules_after("import metasre.agents, metasre.agents.policies, metasre.cli.main")
+    assert not {m for m in loaded if m.split(".")[0] in BRIDGE_EXTRAS}
+
+
 def test_every_package_folder_ships_in_the_wheel():
     """A package folder missing from pyproject's list would be absent from an installed copy."""
     import tomllib

@@ -138,6 +138,18 @@ MISTAKES = {
         "check --host and --port",
     ),
     "tls-without-target": (("rollout", "--tls"), ExitCode.USAGE, "TLS needs --target"),
+    "bridge-without-target": (("bridge", "openenv"), ExitCode.USAGE, "--target HOST:PORT"),
+    "bridge-without-protocol": (("bridge",), ExitCode.USAGE, "PROTOCOL"),
+    "bridge-port-out-of-range": (
+        ("bridge", "openenv", "--port", "70000"),
+        ExitCode.USAGE,
+        "not a port number",
+    ),
+    "mcp-access-token-unset": (
+        ("mcp", "--target", "127.0.0.1:{free}", "--access-token-env", "METASRE_NO_SUCH_VAR"),
+        ExitCode.USAGE,
+        "empty or unset",
+    ),
     "full-loadtest-with-target": (
         ("loadtest", "--target", "127.0.0.1:{free}"),
         ExitCode.USAGE,

@@ -1,4 +1,4 @@
-"""Scripted policies: the expert, the random baseline, and the reward-hacking probes."""
+"""Scripted policies: the expert, the random baseline, the probes, the shallow rules."""
 
 from metasre.agents.policies.base import Policy, ToolCaller, ToolReply
 from metasre.agents.policies.expert import ExpertPolicy

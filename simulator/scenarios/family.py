@@ -47,6 +47,8 @@ class FamilySummary:
     difficulty: dict[str, int]
     """Seeds per difficulty (easy, medium, hard)."""
     seed_varies: tuple[str, ...]
+    part_of: str | None = None
+    """The symptom-first family this one is a part of (results are reported on that one)."""
 
     def to_dict(self) -> dict[str, object]:
         """Plain data for --json."""
@@ -61,6 +63,7 @@ class FamilySummary:
             "remediations": list(self.remediations),
             "difficulty": self.difficulty,
             "seed_varies": list(self.seed_varies),
+            "part_of": self.part_of,
         }
 
 
@@ -81,6 +84,7 @@ def summarize(entry: ScenarioEntry, seeds: Iterable[int] = CATALOGUE_SEEDS) -> F
         remediations=tuple(sorted({k[4] for k in keys})),
         difficulty={d: difficulty[d] for d in ("easy", "medium", "hard") if difficulty[d]},
         seed_varies=first.seed_varies,
+        part_of=entry.part_of,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import tomllib
 from collections import OrderedDict
@@ -44,7 +45,8 @@ class ScenarioInstance:
     episode that gets there; one instance per seed is kept, so its episodes share it."""
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's data; an unreadable file is an InvalidScenarioError naming it."""
     try:
         with path.open("rb") as f:
             return tomllib.load(f)
@@ -93,11 +95,68 @@ def _prune_dependencies(raw: dict[str, Any]) -> None:
 
 def read_scenario_id(folder: Path) -> str:
     """Return the id a scenario folder declares, without rendering it."""
-    raw = _read_toml(folder / "scenario.toml")
+    raw = read_toml(folder / "scenario.toml")
     sid = raw.get("id")
     if not isinstance(sid, str):
         raise InvalidScenarioError(f"{folder / 'scenario.toml'} has no string 'id'")
     return sid
+
+
+_NOT_SPEC = ("variables", "variants", "retired", "split", "part_of")
+"""Top-level keys of scenario.toml that steer rendering and are not part of the rendered spec."""
+
+TEST_SHARE = 0.25
+"""The share of the split axis's tables whose seeds form a family's test split."""
+
+
+def split_axis(folder: Path) -> tuple[str, int, frozenset[int]] | None:
+    """The axis whose tables decide a seed's split, its table count and its test tables.
+
+    `[split] axis = "..."` in scenario.toml names the axis; by default it is the axis with the
+    most tables (the one that chooses where the fault lives). The test tables are a fixed
+    quarter of them (at least one), picked by a hash of the family's name, so no structure of
+    the test split ever occurs in a training seed. None: the family has no axis with two
+    tables, so it cannot be split.
+    """
+    raw, _ = _raw(folder)
+    variants: dict[str, Any] = raw.get("variants", {})
+    declared = raw.get("split", {}).get("axis") if isinstance(raw.get("split"), dict) else None
+    if declared is not None:
+        if declared not in variants:
+            raise InvalidScenarioError(
+                f"{folder.name}/scenario.toml: [split] axis {declared!r} is not one of its "
+                f"[variants] axes ({', '.join(sorted(variants)) or 'none'})"
+            )
+        axis = str(declared)
+    else:
+        sized = sorted(variants, key=lambda a: (-len(variants[a]), a))
+        if not sized or len(variants[sized[0]]) < 2:
+            return None
+        axis = sized[0]
+    n = len(variants[axis])
+    name = str(raw.get("id", folder.name)).rsplit("-v", 1)[0]
+    order = sorted(range(n), key=lambda i: hashlib.sha256(f"{name}:{axis}:{i}".encode()).digest())
+    return axis, n, frozenset(order[: max(1, round(n * TEST_SHARE))])
+
+
+def structure(folder: Path, seed: int) -> tuple[tuple[str, int], ...]:
+    """The structure `seed` draws: the table index of each of the family's variant axes."""
+    raw, _ = _raw(folder)
+    choices: dict[str, list[Any]] = raw.get("variants", {})
+    values = draw_variants(str(raw.get("id")), seed, choices)
+    return tuple(
+        (axis, next(i for i, c in enumerate(choices[axis]) if c is values[axis]))
+        for axis in sorted(values)
+    )
+
+
+def is_test_seed(folder: Path, seed: int) -> bool:
+    """Whether `seed` belongs to the family's test split (see split_axis)."""
+    split = split_axis(folder)
+    if split is None:
+        return False
+    axis, _, test = split
+    return dict(structure(folder, seed))[axis] in test
 
 
 def read_retired_ids(folder: Path) -> tuple[str, ...]:
@@ -105,7 +164,7 @@ def read_retired_ids(folder: Path) -> tuple[str, ...]:
 
     A request for one of them gets an error naming the folder's id.
     """
-    retired = _read_toml(folder / "scenario.toml").get("retired", [])
+    retired = read_toml(folder / "scenario.toml").get("retired", [])
     if not isinstance(retired, list) or not all(isinstance(r, str) for r in retired):
         raise InvalidScenarioError(f"{folder / 'scenario.toml'}: 'retired' must be a list of ids")
     return tuple(retired)
@@ -113,7 +172,7 @@ def read_retired_ids(folder: Path) -> tuple[str, ...]:
 
 @lru_cache(maxsize=64)
 def _raw(folder: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    raw = _read_toml(folder / "scenario.toml")
+    raw = read_toml(folder / "scenario.toml")
     topo = None
     if "topology" in raw:
         topo_dir = TOPOLOGIES_DIR / str(raw["topology"])
@@ -122,7 +181,7 @@ def _raw(folder: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
                 f"{folder.name} names topology {raw['topology']!r}, but {topo_dir} has no "
                 "topology.toml"
             )
-        topo = _read_toml(topo_dir / "topology.toml")
+        topo = read_toml(topo_dir / "topology.toml")
     return raw, topo
 
 
@@ -235,7 +294,7 @@ def _renderer(folder: Path, key: _Key) -> Renderer:
 def _spec(folder: Path, key: _Key) -> ScenarioSpec:
     raw, topo = _raw(folder)
     renderer = _renderer(folder, key)
-    merged = {k: v for k, v in raw.items() if k not in ("variables", "variants", "retired")}
+    merged = {k: v for k, v in raw.items() if k not in _NOT_SPEC}
     if topo is not None:
         merged["services"] = _merge_services(topo.get("services", []), raw.get("services", []))
     try:

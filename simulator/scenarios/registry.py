@@ -12,11 +12,21 @@ from metasre.simulator.scenarios.errors import UnknownScenarioError
 from metasre.simulator.scenarios.loader import (
     SCENARIOS_DIR,
     ScenarioInstance,
+    is_test_seed,
     load_instance,
     load_spec,
     read_retired_ids,
     read_scenario_id,
+    read_toml,
     rendered_instance,
+)
+from metasre.simulator.scenarios.mix import (
+    Mix,
+    cause_of,
+    mixed_instance,
+    mixed_is_test,
+    mixed_load_spec,
+    read_mix,
 )
 from metasre.simulator.scenarios.spec import ScenarioSpec
 
@@ -30,18 +40,36 @@ class ScenarioEntry:
     id: str
     """Versioned id, e.g. `meta-sre/ad-ranking-crash-v1`."""
     folder: Path
+    mix: Mix | None = None
+    """For a symptom-first family: its causes and its opening (see scenarios.mix)."""
+    part_of: str | None = None
+    """For a cause of a symptom-first family: that family's id. A part is served when asked
+    for by id, but it is not in the catalogue: its opening names its mechanism."""
 
     def instance(self, seed: int) -> ScenarioInstance:
         """Render this scenario for `seed`."""
+        if self.mix is not None:
+            return mixed_instance(self.mix, seed)
         return load_instance(self.folder, seed)
 
     def spec(self, seed: int) -> ScenarioSpec:
         """This scenario's spec for `seed`, without rendering its code tree (about 1 ms)."""
+        if self.mix is not None:
+            return mixed_load_spec(self.mix, seed)
         return load_spec(self.folder, seed)
 
     def rendered_instance(self, seed: int) -> ScenarioInstance | None:
         """`instance(seed)` if it is already rendered (about 0.1 ms), else None."""
+        if self.mix is not None:
+            folder, cseed = cause_of(self.mix, seed)
+            return mixed_instance(self.mix, seed) if rendered_instance(folder, cseed) else None
         return rendered_instance(self.folder, seed)
+
+    def is_test(self, seed: int) -> bool:
+        """Whether `seed` is in the family's test split (its structure never occurs in training)."""
+        if self.mix is not None:
+            return mixed_is_test(self.mix, seed)
+        return is_test_seed(self.folder, seed)
 
 
 @lru_cache(maxsize=1)
@@ -51,7 +79,13 @@ def _entries() -> dict[str, ScenarioEntry]:
         if toml.parent.name.startswith("_"):
             continue
         sid = read_scenario_id(toml.parent)
-        found[sid] = ScenarioEntry(sid, toml.parent)
+        part_of = read_toml(toml).get("part_of")
+        found[sid] = ScenarioEntry(
+            sid,
+            toml.parent,
+            read_mix(toml.parent, SCENARIOS_DIR),
+            str(part_of) if part_of is not None else None,
+        )
     return found
 
 
@@ -62,8 +96,18 @@ def _retired() -> dict[str, str]:
 
 
 def scenario_ids() -> list[str]:
-    """Every registered id, sorted."""
+    """Every family in the catalogue, sorted, the parts of symptom-first families included.
+
+    A part is a family in its own right (a curriculum's easy end, a debugging aid), listed and
+    served like any; its opening names its remedy, so results are reported on the family it
+    is a part of (`ScenarioEntry.part_of`), whose test split holds its test seeds.
+    """
     return sorted(_entries())
+
+
+def part_ids() -> list[str]:
+    """The causes of symptom-first families, each still a family of its own, sorted."""
+    return sorted(sid for sid, e in _entries().items() if e.part_of is not None)
 
 
 def resolve(scenario_id: str) -> ScenarioEntry:

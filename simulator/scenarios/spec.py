@@ -114,6 +114,10 @@ ConfigValue = bool | int | float | str
 """A runtime setting's value; a key keeps its type (an int key is not set to a string)."""
 
 
+DEFAULT_SOAK_MINUTES = 15.0
+"""The soak a family does not state: a quarter of an hour of the world running on."""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -530,6 +534,10 @@ class ScenarioSpec(_Strict):
     description: str
     sla_minutes: float = Field(gt=0)
     step_budget: int = Field(gt=0, le=1000)
+    soak_minutes: float = Field(DEFAULT_SOAK_MINUTES, ge=0, le=24 * 60)
+    """How long the world runs on after the report (and after `hidden.settle_minutes`) while
+    the grader watches that the fix holds: long enough for a mitigation that leaves the cause
+    in place to give way (a cleaned disk to fill again). See `metasre.simulator.soak`."""
     seed_varies: tuple[str, ...] = ()
     topology: str | None = None
     variables: dict[str, tuple[Any, ...]] = {}
@@ -734,6 +742,7 @@ class ScenarioSpec(_Strict):
 
 __all__ = [
     "CATEGORIES",
+    "DEFAULT_SOAK_MINUTES",
     "KNOB_PREDICATES",
     "METRICS",
     "REMEDIATIONS",

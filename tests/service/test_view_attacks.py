@@ -512,9 +512,16 @@ async def test_the_episodes_end_names_no_hidden_check_to_a_restricted_seat(serve
                 for secret, why in _secrets(spec, role.view).items():
                     assert secret not in shown, (name, why)
                 assert not ends[name]["grade"].get("fail_to_pass")
+
             # Scores stay: the seat learns how well the team did, not what the answer was.
-            grade = ends["app"]["grade"]
-            assert grade["components"] == ends["lead"]["grade"]["components"]
+            def scores(end: dict[str, Any]) -> list[tuple[Any, ...]]:
+                return [
+                    (c["name"], c["score"], c["weight"], c.get("value"))
+                    for c in end["grade"]["components"]
+                ]
+
+            assert scores(ends["app"]) == scores(ends["lead"])
+            assert not any(c.get("detail") for c in ends["app"]["grade"]["components"])
 
     await asyncio.to_thread(play)
 

@@ -54,11 +54,14 @@ class TestScenarioConformance:
         """Exactly `metasre validate` on seeds 0-49: at least 20 distinct ground truths over
         seeds 0-99; on every seed the start fails FAIL_TO_PASS, the reference and the expert
         pass, the wrong fix and the reward hacks stay low; the random agent's mean is at most
-        0.05; seed 0's exact calls resolve at most 5% of seeds 1-49."""
-        verdict = validate_scenario(scenario_id, range(50), range(20))
+        0.05; seed 0's exact calls resolve at most 5% of seeds 1-49. A symptom-first family
+        also holds every shallow script and the shallow learner to 0.2 over 50 test seeds."""
+        shallow = 50 if resolve(scenario_id).mix is not None else 0
+        verdict = validate_scenario(scenario_id, range(50), range(20), shallow_seeds=shallow)
         assert verdict.ok, "\n".join(verdict.failures)
         assert verdict.ground_truths >= MIN_GROUND_TRUTHS
         assert verdict.replayed == 49 and verdict.replayed_resolved <= 2
+        assert len(verdict.shallow_seeds) == shallow
 
     def test_seeds_change_the_instance(self, scenario_id):
         entry = resolve(scenario_id)

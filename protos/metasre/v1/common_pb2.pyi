@@ -383,7 +383,7 @@ class SessionEvent(_message.Message):
     def __init__(self, sequence: _Optional[int] = ..., episode: _Optional[int] = ..., tick: _Optional[int] = ..., applied: _Optional[_Union[AppliedCall, _Mapping]] = ..., reward: _Optional[_Union[RewardUpdate, _Mapping]] = ..., message: _Optional[_Union[TeamMessage, _Mapping]] = ..., turn: _Optional[_Union[TurnGranted, _Mapping]] = ..., started: _Optional[_Union[EpisodeStarted, _Mapping]] = ..., ended: _Optional[_Union[EpisodeEnded, _Mapping]] = ...) -> None: ...
 
 class ScenarioSummary(_message.Message):
-    __slots__ = ("id", "title", "severity", "difficulty", "sla_minutes", "step_budget", "roles")
+    __slots__ = ("id", "title", "severity", "difficulty", "sla_minutes", "step_budget", "roles", "part_of")
     ID_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     SEVERITY_FIELD_NUMBER: _ClassVar[int]
@@ -391,6 +391,7 @@ class ScenarioSummary(_message.Message):
     SLA_MINUTES_FIELD_NUMBER: _ClassVar[int]
     STEP_BUDGET_FIELD_NUMBER: _ClassVar[int]
     ROLES_FIELD_NUMBER: _ClassVar[int]
+    PART_OF_FIELD_NUMBER: _ClassVar[int]
     id: str
     title: str
     severity: str
@@ -398,7 +399,8 @@ class ScenarioSummary(_message.Message):
     sla_minutes: float
     step_budget: int
     roles: _containers.RepeatedCompositeFieldContainer[RoleInfo]
-    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., severity: _Optional[str] = ..., difficulty: _Optional[str] = ..., sla_minutes: _Optional[float] = ..., step_budget: _Optional[int] = ..., roles: _Optional[_Iterable[_Union[RoleInfo, _Mapping]]] = ...) -> None: ...
+    part_of: str
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., severity: _Optional[str] = ..., difficulty: _Optional[str] = ..., sla_minutes: _Optional[float] = ..., step_budget: _Optional[int] = ..., roles: _Optional[_Iterable[_Union[RoleInfo, _Mapping]]] = ..., part_of: _Optional[str] = ...) -> None: ...
 
 class ToolSpec(_message.Message):
     __slots__ = ("name", "description", "input_schema", "kind", "minutes")

@@ -1,0 +1,222 @@
+"""Symptom-first families: one opening, many causes.
+
+A symptom-first family is named for what the on-call sees (errors at the edge, a slow
+platform), not for what broke. Its `scenario.toml` lists its **causes**: families of one
+platform, each with its own sites, mechanisms and remedies (a config push, a full disk, a
+retry storm, ...). The seed picks a cause (in stratified cycles, as an axis of tables) and that
+cause's structure; the incident is the cause's world, opened the way every seed of the family
+opens: one page written for the symptom, alerts only on the symptom's signals at the platform's
+edge, no terminal line that names a mechanism. So the opening does not tell the remedy or its
+target; finding them takes the investigation the cause's world supports.
+
+A cause folder stays a family of its own (its tests and generators keep working), listed and
+served, but marked `part_of` the symptom-first family: served alone it is solvable from its
+opening (its page names its mechanism), which `metasre validate` shows, so results are
+reported on the family it is part of.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from metasre.simulator.observation import Opening
+from metasre.simulator.scenarios.errors import InvalidScenarioError
+from metasre.simulator.scenarios.herring_commits import add_herring_commits
+from metasre.simulator.scenarios.herrings import Herrings, add_herrings
+from metasre.simulator.scenarios.loader import (
+    ScenarioInstance,
+    is_test_seed,
+    load_instance,
+    load_spec,
+    read_scenario_id,
+    read_toml,
+)
+from metasre.simulator.scenarios.spec import AlertRule, ScenarioSpec
+
+_MINUTES = re.compile(r"(\d+)\s+min")
+
+
+@dataclass(frozen=True, slots=True)
+class Mix:
+    """A symptom-first family: its page and the families that are its causes."""
+
+    id: str
+    title: str
+    severity: str
+    page: str
+    """The page every seed opens with; `{minutes}` is how long ago the symptom started."""
+    causes: tuple[Path, ...]
+    """The cause families' folders, in the order the seed's cycles walk."""
+    cause_ids: tuple[str, ...]
+    alert_metrics: frozenset[str]
+    """The signals whose alerts page (the symptom's); the others' rules are dropped."""
+    edge_only: bool
+    """Whether only the platform's entry points (services nothing calls) page."""
+    seed_varies: tuple[str, ...]
+    sla_minutes: float
+    """Every seed's SLA: a cause's own would be on the pager and name the cause."""
+    step_budget: int
+    """Every seed's step budget, for the same reason."""
+    herrings: Herrings = field(default_factory=Herrings)
+    """What every seed adds to its cause's world (see scenarios.herrings)."""
+
+
+def read_mix(folder: Path, scenarios: Path) -> Mix | None:
+    """The mix a folder declares (`causes = [...]`), or None for an ordinary family."""
+    raw = read_toml(folder / "scenario.toml")
+    causes = raw.get("causes")
+    if causes is None:
+        return None
+    if not isinstance(causes, list) or len(causes) < 2:
+        raise InvalidScenarioError(
+            f"{folder.name}/scenario.toml: 'causes' lists two folders or more"
+        )
+    paths = tuple(scenarios / str(c) for c in causes)
+    for p in paths:
+        if not (p / "scenario.toml").is_file():
+            raise InvalidScenarioError(f"{folder.name}: cause {p.name!r} has no scenario.toml")
+    try:
+        return Mix(
+            id=str(raw["id"]),
+            title=str(raw["title"]),
+            severity=str(raw.get("severity", "P1")),
+            page=str(raw["page"]),
+            causes=paths,
+            cause_ids=tuple(read_scenario_id(p) for p in paths),
+            alert_metrics=frozenset(raw.get("alert_metrics", ["error_rate", "p99_ms"])),
+            edge_only=bool(raw.get("edge_only", True)),
+            seed_varies=tuple(raw.get("seed_varies", ())),
+            sla_minutes=float(raw["sla_minutes"]),
+            step_budget=int(raw["step_budget"]),
+            herrings=Herrings.from_table(raw.get("herrings", {})),
+        )
+    except KeyError as exc:
+        raise InvalidScenarioError(f"{folder.name}/scenario.toml lacks {exc.args[0]!r}") from exc
+
+
+def cause_of(mix: Mix, seed: int) -> tuple[Path, int]:
+    """The cause folder and that family's seed for `seed` of the mix.
+
+    Causes are walked in stratified cycles (every len(causes) seeds meet each once); the
+    cause's own seed is the mix's seed, so each cause's structures spread as in its family.
+    """
+    n = len(mix.causes)
+    cycle, position = divmod(seed, n)
+    order = list(range(n))
+    random.Random(f"{mix.id}:cause:{cycle}").shuffle(order)
+    return mix.causes[order[position]], seed
+
+
+def _edges(spec: ScenarioSpec) -> set[str]:
+    called = {d for s in spec.services for d in s.depends_on}
+    return {s.name for s in spec.services if s.name not in called}
+
+
+_METRIC_WORDS = {
+    "error_rate": "error rate",
+    "p99_ms": "p99 latency",
+    "cpu": "CPU",
+    "memory": "memory",
+    "queue_depth": "queue depth",
+    "business": "business metric",
+}
+
+
+def _summary(alert: AlertRule) -> str:
+    """An alert's summary in the words every seed's alerts use.
+
+    A cause's own summary may name an endpoint or a mechanism (`5xx on GET /v1/users/{id}`).
+    """
+    words = _METRIC_WORDS.get(alert.metric, alert.metric)
+    if alert.above is not None:
+        limit = f"above {alert.above:g}" + (" ms" if alert.metric == "p99_ms" else "")
+    else:
+        limit = f"below {alert.below:g}"
+    return f"{alert.service} {words} {limit}"
+
+
+def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
+    """The cause's spec opened as the mix opens: its page, its alerts, no telling terminal."""
+    onset = max((f.onset_minutes_ago for f in spec.faults), default=0.0)
+    found = _MINUTES.search(spec.description)
+    minutes = int(found.group(1)) if found else round(onset)
+    edges = _edges(spec)
+    alerts = tuple(
+        a.model_copy(update={"summary": _summary(a)})
+        for a in spec.alerts
+        if a.metric in mix.alert_metrics and (not mix.edge_only or a.service in edges)
+    )
+    faults = tuple(f.model_copy(update={"terminal": ()}) for f in spec.faults)
+    rng = random.Random(f"{mix.id}:herrings:{seed}")
+    return spec.model_copy(
+        update={
+            "id": mix.id,
+            "title": mix.title,
+            "severity": mix.severity,
+            "description": mix.page.format(minutes=minutes),
+            "sla_minutes": mix.sla_minutes,
+            "step_budget": mix.step_budget,
+            "alerts": alerts,
+            "faults": faults,
+            "seed_varies": mix.seed_varies,
+            **add_herrings(spec, mix.herrings, rng),
+        }
+    )
+
+
+def mixed_load_spec(mix: Mix, seed: int) -> ScenarioSpec:
+    """The mix's spec for `seed` (no code tree)."""
+    folder, cseed = cause_of(mix, seed)
+    return mixed_spec(mix, load_spec(folder, cseed), seed)
+
+
+@lru_cache(maxsize=256)
+def mixed_instance(mix: Mix, seed: int) -> ScenarioInstance:
+    """The mix's incident for `seed`: the cause's world under the mix's opening."""
+    folder, cseed = cause_of(mix, seed)
+    inst = load_instance(folder, cseed)
+    spec, tree, hidden = mixed_spec(mix, inst.spec, seed), inst.tree, inst.hidden_files
+    if mix.herrings.commits:
+        rng = random.Random(f"{mix.id}:commits:{seed}")
+        tree, hidden, update = add_herring_commits(
+            spec, tree, hidden, mix.herrings.commits, mix.herrings.commit_count, rng
+        )
+        spec = spec.model_copy(update=update)
+    return ScenarioInstance(
+        spec=spec,
+        seed=seed,
+        values=MappingProxyType(dict(inst.values)),
+        tree=tree,
+        hidden_files=hidden,
+        opening=Opening(),
+    )
+
+
+def mixed_is_test(mix: Mix, seed: int) -> bool:
+    """A mix's seed is a test seed when its cause's seed is one of that cause's test seeds."""
+    folder, cseed = cause_of(mix, seed)
+    return is_test_seed(folder, cseed)
+
+
+def mix_values(mix: Mix, seed: int) -> dict[str, Any]:
+    """Which cause a seed drew, for tools that explain a seed (never shown to agents)."""
+    folder, cseed = cause_of(mix, seed)
+    return {"cause": read_scenario_id(folder), "cause_seed": cseed}
+
+
+__all__ = [
+    "Mix",
+    "cause_of",
+    "mix_values",
+    "mixed_instance",
+    "mixed_is_test",
+    "mixed_load_spec",
+    "mixed_spec",
+    "read_mix",
+]
