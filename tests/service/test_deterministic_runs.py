@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from metasre.agents.client import MetasreClient
-from metasre.service.core.attribution import counterfactual_grades
+from metasre.service.core.attribution import Attribution, credit
 from metasre.simulator import Episode
 from metasre.simulator.replay import RecordedCall, replay
 
@@ -135,11 +135,13 @@ async def test_time_and_chance_in_agent_code_grade_the_same_everywhere(tmp_path:
     assert dict(replayed.fail_to_pass) == live["grade"].get("fail_to_pass", {})
 
     # counterfactuals, recomputed here, against what the live server paid at the end
-    without = counterfactual_grades(AD, SEED, calls, ["a", "b"], replayed.total)
-    assert without["b"] == replayed.total
+    credited = credit(Attribution.DIFFERENCE, AD, SEED, calls, ["a", "b"], replayed, costs={})
+    assert credited["b"]["counterfactual_grade"] == -credited["b"]["team_grade"]
     paid = {
         e["reward"]["agent_id"]: e["reward"]["components"]
         for e in trajectory
         if "reward" in e and "counterfactual_grade" in e["reward"].get("components", {})
     }
-    assert {agent: -c["counterfactual_grade"] for agent, c in paid.items()} == without
+    assert {a: c["counterfactual_grade"] for a, c in paid.items()} == {
+        a: c["counterfactual_grade"] for a, c in credited.items()
+    }
