@@ -260,6 +260,7 @@ class MetasreClient:
         team_spirit: float = 0.0,
         turn_timeout_seconds: float = 0.0,
         reward_mode: str | None = None,
+        tell_seats_instance: bool = False,
     ) -> SessionHandle:
         """Create a session with `seats`, each an id, a tuple or a mapping.
 
@@ -271,6 +272,9 @@ class MetasreClient:
 
         `reward_mode`: DENSE (shaping as each call applies) or SPARSE (the grade only, at the
         end); the client's default (DENSE unless it was made with another) when None.
+
+        `tell_seats_instance`: tell the seats the scenario id and seed (by default they are
+        told neither; this client, the owner, always sees both).
         """
         reward_mode = reward_mode or self._reward_mode
         if turn_policy not in TURN_POLICIES:
@@ -300,6 +304,7 @@ class MetasreClient:
             limits=common_pb2.SessionLimits(turn_timeout_seconds=turn_timeout_seconds),
             owner_token=self._owner,
             reward_mode=f"REWARD_MODE_{reward_mode}",
+            tell_seats_instance=tell_seats_instance,
             # One id per session asked for, the same on each retry (a refusal at capacity, a
             # lost answer): the server makes it once and answers every retry with it.
             request_id=secrets.token_hex(16),

@@ -30,11 +30,13 @@ from metasre.service.store.sqlite import TrajectoryStore
 from metasre.service.wire import AgentServicer, ControlServicer, WatchServicer
 from metasre.service.wire.agent import add_agent_service
 from metasre.service.wire.undecodable import RECEIVE_SLACK, RejectUndecodable
+from metasre.simulator.probe_calls import PROBE_PATH
 from metasre.simulator.sandbox import (
     TestRunner,
     allow_weak_isolation,
     default_grader_runner,
     default_runner,
+    default_traffic_runner,
 )
 from metasre.v1 import (
     agent_pb2,
@@ -83,7 +85,7 @@ def _serve_reflection_v1(names: tuple[str, ...], server: grpc.aio.Server) -> Non
 
 
 def prepare_sandbox(*, weak_isolation: bool = False) -> TestRunner:
-    """Start the shared sandbox runners' helpers (visible and grader) and warm them.
+    """Start the shared sandbox runners' helpers (visible, traffic and grader) and warm them.
 
     Args:
         weak_isolation: Serve even where a required containment layer (Landlock, seccomp)
@@ -96,8 +98,10 @@ def prepare_sandbox(*, weak_isolation: bool = False) -> TestRunner:
     runner = default_runner()
     test = "tests/test_warm.py"
     runner.run({test: b"def test_warm():\n    assert True\n"}, [test])
-    probes = "hidden/probes.py"
-    default_grader_runner().observe({probes: b"def warm():\n    return 1\n"}, probes, ["warm"])
+    probes = PROBE_PATH
+    warm = {probes: b"def warm():\n    return 1\n"}
+    default_grader_runner().observe(warm, probes, ["warm"])
+    default_traffic_runner().observe(warm, probes, ["warm"])
     return runner
 
 

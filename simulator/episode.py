@@ -13,9 +13,15 @@ from metasre.simulator.alerts import AlertRules
 from metasre.simulator.clock import incident_start
 from metasre.simulator.errors import EpisodeOverError
 from metasre.simulator.faults import Fault
-from metasre.simulator.grader import SYMPTOM_CHANGE_PENALTY, EpisodeFacts, Grade, grade
+from metasre.simulator.grader import (
+    SYMPTOM_CHANGE_PENALTY,
+    EpisodeFacts,
+    Grade,
+    grade,
+    provisional,
+)
 from metasre.simulator.hidden import HiddenChecks, default_hidden_checks, grading_cost
-from metasre.simulator.logs import LogRenderer
+from metasre.simulator.logs import LogRenderer, ServedLine
 from metasre.simulator.observation import AlertView, Observation, ServiceRow
 from metasre.simulator.paths import is_within
 from metasre.simulator.report import IncidentReport
@@ -33,6 +39,7 @@ from metasre.simulator.scenarios.spec import SolutionStep
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.tools import get_tool, validate_args
 from metasre.simulator.tools.base import Tool, ToolOutput
+from metasre.simulator.traffic import TrafficCheck, default_traffic_check
 from metasre.simulator.vfs import Workspace
 from metasre.simulator.views import FULL, View
 from metasre.simulator.world import World
@@ -145,19 +152,26 @@ class Episode:
         instance: ScenarioInstance,
         runner: TestRunner | None = None,
         hidden: HiddenChecks | None = None,
+        traffic: TrafficCheck | None = None,
     ) -> None:
         """Start an episode at the page.
 
         Args:
             instance: The scenario rendered for a seed.
             runner: Where the agents' visible suites run (``run_tests``); the shared one if None.
-            hidden: Judges the hidden checks, in a grader runner of its own; the shared one if
-                None. The two never share a process.
+            hidden: Judges the hidden checks, in a grader runner of its own, once the episode
+                has ended (or when a caller of the library asks `grade`); the shared one if
+                None. No call of a running episode consults it.
+            traffic: Replays the production traffic on the code after each change, in a
+                traffic runner of its own: the world's reaction to a code change. The shared
+                one if None. No two of the three share a process.
         """
         spec = instance.spec
         self._instance = instance
         self._runner = runner if runner is not None else default_runner()
         self._hidden = hidden if hidden is not None else default_hidden_checks()
+        self._traffic = traffic if traffic is not None else default_traffic_check()
+        self._served: list[ServedLine] = []
         self._reference = False
         self._workspace = Workspace(instance.tree)
         self._world = World(spec)
@@ -202,9 +216,10 @@ class Episode:
         seed: int,
         runner: TestRunner | None = None,
         hidden: HiddenChecks | None = None,
+        traffic: TrafficCheck | None = None,
     ) -> Episode:
         """Start an episode of a registered scenario (by id, or name for the newest version)."""
-        return cls(resolve(scenario_id).instance(seed), runner, hidden)
+        return cls(resolve(scenario_id).instance(seed), runner, hidden, traffic)
 
     def play_steps(
         self, steps: Sequence[SolutionStep], agent_id: str = "reference"
@@ -371,7 +386,9 @@ class Episode:
         # What the call did, from its effects and its tool's traits; a refused call did nothing.
         if output.ok:
             if spec_tool.changes_code and self._has_code_fault:
-                self._code_checks_fail = self._code_f2p_fails()
+                # the world's reaction: the production traffic on the new code, never the
+                # hidden checks (they run once, after the end)
+                self._code_checks_fail = self._traffic_fails()
             if (op := output.operation) is not None:
                 self._operations.append((tool, op.service, op.target))
             if (message := output.message) is not None:
@@ -384,19 +401,22 @@ class Episode:
             self._telemetry.invalidate()
         cured, returned = self._update_faults()
         unneeded, hints = len(self._shaper.unneeded_operations), self._shaper.hints
+        if output.ok and output.report is not None:
+            self._report = output.report
+            self._phase = EpisodePhase.TERMINATED
+        elif self._tick >= self._instance.spec.step_budget:
+            self._phase = EpisodePhase.TRUNCATED
+        # Once the episode is over (and only then), the hidden checks judge the code: a cure
+        # the traffic showed but the checks refuse did not hold.
+        relapsed = self._relapsed() if self._phase is not EpisodePhase.RUNNING else ()
         components, credits = self._shaper.components(
-            CallFacts(tool, output, cured, returned, agent_id, spec_tool.read_only)
+            CallFacts(tool, output, cured, returned, agent_id, spec_tool.read_only, relapsed)
         )
         cost = UNNEEDED_OPERATION * (len(self._shaper.unneeded_operations) - unneeded) + sum(
             -hint_price(n) for n in range(hints + 1, self._shaper.hints + 1)
         )
         if cost:
             self._costs[agent_id] = round(self._costs.get(agent_id, 0.0) + cost, 9)
-        if output.ok and output.report is not None:
-            self._report = output.report
-            self._phase = EpisodePhase.TERMINATED
-        elif self._tick >= self._instance.spec.step_budget:
-            self._phase = EpisodePhase.TRUNCATED
         final = None
         if self._phase is not EpisodePhase.RUNNING:
             final = self._grade = self.grade()
@@ -467,18 +487,56 @@ class Episode:
         self._round_start = None
 
     def grade(self) -> Grade:
-        """The final grade once the episode is over; a provisional one before."""
+        """The final grade once the episode is over; before, the grade the code would get now.
+
+        It runs the hidden checks, so nothing that serves a running episode to its agents
+        asks for it (the service shows `provisional_grade`); `metasre validate`, replay and
+        counterfactual credit, which grade after the fact, do.
+        """
         if self._grade is not None:
             return self._grade
-        spec = self._instance.spec
+        checks = self.code_checks()
+        relapsed = set(self._relapsed(checks))
+        telemetry = self._telemetry
+        facts = self._facts(relapsed)
+        if relapsed:
+            # the world as it runs on from here: a cure that did not hold comes back, and the
+            # state checks (a service healthy) see it
+            faults = tuple(f.copy() for f in self._faults)
+            for index in relapsed:
+                faults[index].update(self._world, True, self._clock)
+            spec, seed = self._instance.spec, self._instance.seed
+            telemetry = Telemetry(spec, seed, self._world, faults, telemetry.version + 1)
+            # the soak runs the world on from the relapsed faults too
+            facts = replace(facts, faults=faults)
+        return grade(
+            self._instance.spec,
+            checks,
+            self._world,
+            telemetry,
+            facts,
+            final=self._phase is not EpisodePhase.RUNNING,
+        )
+
+    def provisional_grade(self) -> Grade:
+        """The grade as far as the world shows it now: no hidden check runs, none is named.
+
+        The final grade once the episode is over.
+        """
+        if self._grade is not None:
+            return self._grade
+        return provisional(self._instance.spec, self._facts(set()))
+
+    def _facts(self, relapsed: set[int]) -> EpisodeFacts:
+        """How the episode went; the faults in `relapsed` count as not cured."""
         changed = frozenset(
             svc
             for p in self._workspace.changed_files()
             if (svc := self.service_of_path(p)) is not None
         )
-        cured = [f.cured_at() for f in self._faults]
+        cured = [None if i in relapsed else f.cured_at() for i, f in enumerate(self._faults)]
         mitigated = None if any(c is None for c in cured) else max(c or 0.0 for c in cured)
-        facts = EpisodeFacts(
+        return EpisodeFacts(
             steps=self._tick,
             clock=self._clock,
             mitigated_at=mitigated,
@@ -489,13 +547,24 @@ class Episode:
             hints=self._shaper.hints,
             faults=self._faults,
         )
-        return grade(
-            spec,
-            self.code_checks(),
-            self._world,
-            self._telemetry,
-            facts,
-            final=self._phase is not EpisodePhase.RUNNING,
+
+    def _relapsed(self, checks: Mapping[str, bool] | None = None) -> tuple[int, ...]:
+        """Code faults the world shows cured whose cure the hidden checks refuse, by index.
+
+        The traffic showed the errors stop, but the code still fails a FAIL_TO_PASS check and
+        the bad code is still what runs (a rollback of the release would be a real cure).
+        """
+        if not self._has_code_fault or self._reference:
+            return ()
+        if checks is None:
+            checks = self.code_checks()
+        broken = not all(checks.get(i, False) for i in self._instance.spec.hidden.fail_to_pass)
+        return tuple(
+            i
+            for i, f in enumerate(self._faults)
+            if f.spec.kind == "code"
+            and f.cured_at() is not None
+            and f.wants_active(self._world, broken, self._clock)
         )
 
     def code_checks(self) -> dict[str, bool]:
@@ -573,7 +642,9 @@ class Episode:
         """
         spec, seed = self._instance.spec, self._instance.seed
         telemetry = Telemetry(spec, seed, self._world, self._faults, version)
-        logs = LogRenderer(spec, seed, self._start, self._world, self._faults, telemetry)
+        logs = LogRenderer(
+            spec, seed, self._start, self._world, self._faults, telemetry, self._served
+        )
         return telemetry, logs, AlertRules(spec.alerts, telemetry)
 
     def _dashboard(self, minute: int) -> tuple[tuple[AlertView, ...], tuple[ServiceRow, ...]]:
@@ -634,11 +705,22 @@ class Episode:
                 files.pop(m.file, None)
         return files
 
-    def _code_f2p_fails(self) -> bool:
+    def _traffic_fails(self) -> bool:
+        """Serve the production traffic on the current code; True while a request fails.
+
+        Each request and its outcome goes into its service's log at this minute. Only the
+        requests of a code fault's own service decide whether it lives on; another service's
+        failing requests show in its log.
+        """
         if self._reference:
             return True
-        checks = self.code_checks()
-        return not all(checks.get(i, False) for i in self._instance.spec.hidden.fail_to_pass)
+        served = self._traffic.serve(self._instance, self._runtime_files(), self._reference_files)
+        for s in served:
+            self._served.append(
+                ServedLine(self._clock, s.request.service, "INFO" if s.ok else "ERROR", s.log_line)
+            )
+        roots = {f.spec.service for f in self._faults if f.spec.kind == "code"}
+        return any(not s.ok for s in served if s.request.service in roots) or not served
 
     def _update_faults(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(faults cured, faults brought back after a cure), by index, on this call."""

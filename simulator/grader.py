@@ -246,6 +246,37 @@ def grade(
     return Grade(round(total, 6), resolved, tuple(parts), f2p, p2p, final)
 
 
+PENDING = "judged when the episode ends"
+
+
+def provisional(spec: ScenarioSpec, facts: EpisodeFacts) -> Grade:
+    """What a grade can say while the episode runs: only what the world already shows.
+
+    No hidden check has run (they run once, after the end), so the fix, the regressions, the
+    diagnosis and the efficiency (which needs a resolution) are pending at 0; nor does it say
+    which changes or operations the incident did not need (that would name the root cause
+    and its remedy). It carries the SLA as the world shows it (every fault's signals
+    recovered or not) and the hints already paid for.
+    """
+    parts = [
+        GradeComponent(name, 0.0, WEIGHTS[name], PENDING)
+        for name in ("fix", "no_regressions", "root_cause", "report")
+    ]
+    if facts.mitigated_at is not None:
+        late = max(0.0, facts.mitigated_at - spec.sla_minutes)
+        sla = max(0.0, 1.0 - late / spec.sla_minutes)
+        detail = f"signals recovered at t+{facts.mitigated_at:.1f} of {spec.sla_minutes:g} min"
+    else:
+        sla, detail = 0.0, "not mitigated"
+    parts.append(GradeComponent("sla", sla, WEIGHTS["sla"], detail + "; " + PENDING))
+    parts.append(GradeComponent("efficiency", 0.0, WEIGHTS["efficiency"], PENDING))
+    if facts.hints:
+        price = sum(hint_price(n) for n in range(1, facts.hints + 1))
+        parts.append(GradeComponent("hints", -round(price, 6), 0.0, f"{facts.hints} hints"))
+    total = min(1.0, max(0.0, sum(p.value for p in parts)))
+    return Grade(round(total, 6), False, tuple(parts), {}, {}, False)
+
+
 def _remediation_done(remediation: str, root: str, facts: EpisodeFacts) -> bool:
     """Whether the team did what `remediation` takes on the root service: each of its steps."""
     if remediation == "code_fix":

@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
 from metasre.simulator.errors import SimulatorError
+from metasre.simulator.probe_calls import PROBE_PATH, probe_functions, shipped_source
 from metasre.simulator.sandbox import ProbeReport, ProbeRunner, default_grader_runner
 from metasre.simulator.scenarios.loader import ScenarioInstance
 
@@ -88,10 +89,44 @@ def _probes_by_file(ids: Sequence[str]) -> dict[str, list[str]]:
 
 
 def _with_probes(instance: ScenarioInstance, files: Mapping[str, bytes]) -> dict[str, bytes]:
-    """The code as a grader run gets it: the world's files and the probe modules."""
+    """The world's files and the probe modules: what a grader run's observations depend on.
+
+    Only a key and a memo are made of it; a run gets ``_run_files``.
+    """
     runtime = dict(files)
     runtime.update(instance.hidden_files)
     return runtime
+
+
+def _run_files(
+    instance: ScenarioInstance, runtime: Mapping[str, bytes], probe_file: str
+) -> dict[str, bytes]:
+    """What one grader run gets: the world's files and one probe module, as a traffic run would.
+
+    No other hidden file (the traffic module, other probe modules), and the probe module at
+    the neutral path with its prose gone (``metasre.simulator.probe_calls``).
+    """
+    files = {p: c for p, c in runtime.items() if p not in instance.hidden_files}
+    files[PROBE_PATH] = shipped_source(instance.hidden_files[probe_file])
+    return files
+
+
+def _without_broken(
+    observation: str | None, probe_file: str, fail_to_pass: frozenset[str]
+) -> str | None:
+    """A PASS_TO_PASS observation with the entries of this seed's FAIL_TO_PASS probes left out.
+
+    A family's `*_unchanged` probe observes every site of a service as one object keyed by
+    probe name. Which of them this seed broke is decided here, on the trusted side, rather
+    than written into the probe module a run can read.
+    """
+    if observation is None:
+        return None
+    value: object = json.loads(observation)
+    if not isinstance(value, dict):
+        return observation
+    kept = {k: v for k, v in value.items() if f"{probe_file}::{k}" not in fail_to_pass}
+    return json.dumps(kept, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def _content_key(files: Mapping[str, bytes], ids: Sequence[str]) -> bytes:
@@ -157,7 +192,11 @@ class HiddenChecks:
         observed: dict[str, str | None] = {}
         complete = True
         for path, names in _probes_by_file(ids).items():
-            report: ProbeReport = self.runner.observe(runtime, path, names)
+            # every probe of the module, whichever this seed's checks read (probe_functions)
+            called = sorted(set(probe_functions(instance.hidden_files[path])) | set(names))
+            report: ProbeReport = self.runner.observe(
+                _run_files(instance, runtime, path), PROBE_PATH, called
+            )
             complete = complete and report.status in ("completed", "sandbox_violation")
             # a run that tried to leave its sandbox, or tampered with its report, says
             # nothing that counts: every check of it fails
@@ -241,7 +280,15 @@ class HiddenChecks:
             return dict.fromkeys(ids, True)
         expected = self.expected(instance, reference_files)
         observed = self._observe(instance, runtime, key)
-        return {check: observed.get(check) == expected[check] for check in ids}
+        hidden = instance.spec.hidden
+        broken = frozenset(hidden.fail_to_pass)
+        verdict = {check: observed.get(check) == expected[check] for check in hidden.fail_to_pass}
+        for check in hidden.pass_to_pass:
+            path = check.partition("::")[0]
+            verdict[check] = _without_broken(observed.get(check), path, broken) == (
+                _without_broken(expected[check], path, broken)
+            )
+        return verdict
 
     def _reference_world(
         self, instance: ScenarioInstance, reference_files: Callable[[], Mapping[str, bytes]]

@@ -48,6 +48,15 @@ class LogLine(NamedTuple):
         return f"{self.timestamp} {_PADDED[self.level]} {self.service}: {self.text}"
 
 
+class ServedLine(NamedTuple):
+    """A request of the world's production traffic as a service logged it (see traffic.py)."""
+
+    at_minute: float
+    service: str
+    level: str
+    text: str
+
+
 class LogRenderer:
     """Renders a service's log for a window of minutes from the current state.
 
@@ -65,6 +74,7 @@ class LogRenderer:
         "_routine",
         "_seed",
         "_seeded",
+        "_served",
         "_start",
         "_telemetry",
         "_version",
@@ -79,8 +89,11 @@ class LogRenderer:
         world: World,
         faults: Sequence[Fault],
         telemetry: Telemetry,
+        served: Sequence[ServedLine] = (),
     ) -> None:
         self._seed = seed
+        # the episode's own list, appended to as traffic runs (every run bumps the version)
+        self._served = served
         self._telemetry = telemetry
         self._start = start
         self._world = world
@@ -163,6 +176,10 @@ class LogRenderer:
                 out.extend(
                     LogLine(minute, sec, block.level, service, text, when) for text in block.lines
                 )
+        for served in self._served:
+            if served.service == service and int(served.at_minute // 1) == minute:
+                sec = int((served.at_minute - minute) * 60)
+                out.append(LogLine(minute, sec, served.level, service, served.text, at(sec)))
         for event in self._events_at(service, minute):
             sec = int((event.at_minute - minute) * 60)
             level = _EVENT_LEVEL.get(event.kind, "INFO")

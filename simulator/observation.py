@@ -60,7 +60,8 @@ class Observation:
     def render(self) -> str:
         """Compact text for an LLM's context."""
         out = [
-            f"[{self.severity}] {self.title} ({self.scenario_id})",
+            # no scenario id: the agent is not told which instance it plays (views, wire)
+            f"[{self.severity}] {self.title}",
             self.description.strip(),
             f"t+{self.minute:.1f} min | SLA left {self.sla_minutes_left:.1f} min | "
             f"steps left {self.steps_left}/{self.step_budget} | {self.phase}",

@@ -68,6 +68,10 @@ class CallFacts:
     read_only: bool = False
     """The tool changes nothing (tools.base.Tool.read_only): a fault that comes back on a
     call that changed the world came back because of it, not with time."""
+    relapsed: tuple[int, ...] = ()
+    """Faults (by index) the world showed cured whose cure, judged when the episode ended,
+    did not hold (code that served the production traffic but fails the hidden checks):
+    charged to whoever cured them, so such a cure nets zero."""
 
 
 @dataclass(slots=True)
@@ -142,6 +146,9 @@ class Shaper:
                 self.debts[index] = caller
             else:
                 pay(self.cured_by[index], "fault_relapsed", FAULT_RETURNED)
+        for index in facts.relapsed:
+            if index in self.cured_by:
+                pay(self.cured_by.pop(index), "fault_relapsed", FAULT_RETURNED)
         for index in facts.cured:
             debtor = self.debts.pop(index, None)
             if debtor is not None and debtor != caller:

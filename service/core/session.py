@@ -78,6 +78,8 @@ class SessionSpec:
     """Alpha of MIXED, in [0, 1]."""
     turn_timeout_seconds: float = 30.0
     reward_mode: RewardMode = RewardMode.DENSE
+    tell_seats_instance: bool = False
+    """Whether the seats are told the scenario id and seed (the owner always is)."""
 
     def __post_init__(self) -> None:
         if not self.seats:

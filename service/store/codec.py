@@ -97,6 +97,7 @@ def session_config(spec: SessionSpec) -> dict[str, Any]:
         "turn_policy": spec.policy.value,
         "reward_attribution": spec.attribution.value,
         "reward_mode": spec.reward_mode.value,
+        "tell_seats_instance": spec.tell_seats_instance,
         "team_spirit": spec.team_spirit,
         "limits": {"turn_timeout_seconds": spec.turn_timeout_seconds},
         "protocol_version": PROTOCOL_VERSION,
@@ -159,6 +160,8 @@ def spec_from_config(config: Mapping[str, Any]) -> SessionSpec:
         turn_timeout_seconds=float(config["limits"]["turn_timeout_seconds"]),
         # a session stored before reward modes existed was dense
         reward_mode=RewardMode(config.get("reward_mode", RewardMode.DENSE.value)),
+        # a session stored before seats could be kept from it told them
+        tell_seats_instance=bool(config.get("tell_seats_instance", True)),
     )
 
 

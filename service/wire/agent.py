@@ -506,7 +506,7 @@ class AgentStream:
             start = min(int(after), session.end)
         view = session.view_of(seat)
         joined = agent_pb2.Joined(
-            session=convert.session_pb(session),
+            session=convert.session_pb(session, seat=True),
             agent_id=seat.agent_id,
             role=seat.spec.role,
             resume_token=resume_token,
@@ -637,13 +637,16 @@ class AgentStream:
             return agent_pb2.ConnectResponse(turn=convert.turn_pb(event))
         if isinstance(event, Started):
             view = self._seat_view()
+            told = self._session is not None and self._session.spec.tell_seats_instance
             if not view.full:
                 started = convert.started_pb(event)
                 started.observation.CopyFrom(
                     convert.observation_pb(views.observe(view, event.observation))
                 )
+                if not told:
+                    started.seed = 0
                 return agent_pb2.ConnectResponse(sequence=entry.sequence, episode_start=started)
-            return convert.started_response_bytes(event, entry.sequence)
+            return convert.started_response_bytes(event, entry.sequence, seed=told)
         if isinstance(event, Ended):
             ended = convert.ended_pb(event)
             if not self._seat_view().full:

@@ -218,8 +218,9 @@ class ControlServicer:
         """The grade and the per-agent rewards."""
         session, _ = self._owned(context, request.session_id)
         async with session.lock:
-            # A provisional grade runs the hidden checks: in a thread, like a call.
-            grade = await asyncio.to_thread(session.episode.grade)
+            # While the episode runs, only what the world shows: the hidden checks run once,
+            # after the end, and a grade asked for before names none of their outcomes.
+            grade = session.episode.provisional_grade()
         return control_pb2.GetGradeResponse(
             grade=convert.grade_pb(grade),
             agent_rewards={s.agent_id: s.reward_total for s in session.seats},

@@ -249,6 +249,7 @@ def session_spec(request: control_pb2.CreateSessionRequest, limits: Limits) -> S
         alpha,
         timeout,
         reward_mode,
+        request.tell_seats_instance,
     )
 
 
@@ -261,9 +262,12 @@ def phase_pb(phase: EpisodePhase) -> common_pb2.EpisodePhase:
 
 
 def observation_pb(obs: Observation) -> common_pb2.Observation:
-    """An Observation message."""
+    """An Observation message, without the scenario id (see SessionInfo and EpisodeStarted).
+
+    Observations reach every seat, and a seat is told its instance only when its session says
+    so; whoever may know it reads it from the session.
+    """
     return common_pb2.Observation(
-        scenario_id=obs.scenario_id,
         title=obs.title,
         severity=obs.severity,
         description=obs.description,
@@ -464,10 +468,15 @@ def shared_observation_bytes(obs: Observation) -> bytes:
     return _SHARED_OBSERVATIONS.get(obs)
 
 
-def started_response_bytes(event: Started, sequence: int) -> bytes:
-    """The serialized ConnectResponse announcing an episode (`started_pb`, at `sequence`)."""
+def started_response_bytes(event: Started, sequence: int, *, seed: bool = True) -> bytes:
+    """The serialized ConnectResponse announcing an episode (`started_pb`, at `sequence`).
+
+    `seed`: whether it carries the seed (a seat not told its instance gets 0).
+    """
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
-    body = common_pb2.EpisodeStarted(episode=event.episode, seed=event.seed).SerializeToString()
+    body = common_pb2.EpisodeStarted(
+        episode=event.episode, seed=event.seed if seed else 0
+    ).SerializeToString()
     body += delimited(_STARTED_OBSERVATION_TAG, shared_observation_bytes(event.observation))
     return head + delimited(_STARTED_TAG, body)
 
@@ -531,13 +540,15 @@ def event_pb(entry: LogEntry) -> common_pb2.SessionEvent:
     return out
 
 
-def session_pb(session: Session) -> common_pb2.SessionInfo:
-    """A SessionInfo message."""
+def session_pb(session: Session, *, seat: bool = False) -> common_pb2.SessionInfo:
+    """A SessionInfo message; for a seat (`seat`), without the instance unless it is told it."""
     spec = session.spec
+    told = not seat or spec.tell_seats_instance
     return common_pb2.SessionInfo(
         session_id=session.id,
-        scenario_id=spec.scenario_id,
-        seed=session.seed,
+        scenario_id=spec.scenario_id if told else "",
+        seed=session.seed if told else 0,
+        tell_seats_instance=spec.tell_seats_instance,
         seats=[
             common_pb2.Seat(
                 agent_id=s.agent_id,

@@ -15,6 +15,7 @@ from .default import (
     allow_weak_isolation,
     default_grader_runner,
     default_runner,
+    default_traffic_runner,
     isolation,
 )
 from .errors import (
@@ -53,5 +54,6 @@ __all__ = [
     "allow_weak_isolation",
     "default_grader_runner",
     "default_runner",
+    "default_traffic_runner",
     "isolation",
 ]

@@ -17,12 +17,14 @@ __all__ = [
     "allow_weak_isolation",
     "default_grader_runner",
     "default_runner",
+    "default_traffic_runner",
     "isolation",
 ]
 
 _lock = threading.Lock()
 _shared: CachingRunner | None = None
 _grader: ProbeRunner | None = None
+_traffic: ProbeRunner | None = None
 _allow_weak = False
 
 
@@ -46,7 +48,8 @@ def allow_weak_isolation(allowed: bool) -> None:
     """
     global _allow_weak
     with _lock:
-        if (_shared is not None or _grader is not None) and allowed != _allow_weak:
+        started = _shared is not None or _grader is not None or _traffic is not None
+        if started and allowed != _allow_weak:
             raise RuntimeError(
                 "the shared sandbox runners already exist; choose weak isolation before first use"
             )
@@ -57,7 +60,7 @@ def isolation() -> Isolation:
     """Return the containment of the shared runners (started ones; empty before first use)."""
     layers: list[str] = []
     missing: list[str] = []
-    for runner in (_shared.inner if _shared is not None else None, _grader):
+    for runner in (_shared.inner if _shared is not None else None, _grader, _traffic):
         for layer in getattr(runner, "isolation", ()):
             if layer not in layers:
                 layers.append(layer)
@@ -82,7 +85,7 @@ def default_runner() -> CachingRunner:
                 _shared = CachingRunner(ForkServerRunner(allow_weak_isolation=_allow_weak))
             else:
                 _shared = CachingRunner(SubprocessRunner(allow_weak_isolation=_allow_weak))
-            if _grader is None:
+            if _grader is None and _traffic is None:
                 atexit.register(_close_shared)
         return _shared
 
@@ -102,15 +105,35 @@ def default_grader_runner() -> ProbeRunner:
                 _grader = ForkServerRunner(purpose="grader", allow_weak_isolation=_allow_weak)
             else:
                 _grader = SubprocessRunner(allow_weak_isolation=_allow_weak)
-            if _shared is None:
+            if _shared is None and _traffic is None:
                 atexit.register(_close_shared)
         return _grader
 
 
-def _close_shared() -> None:
-    global _shared, _grader
+def default_traffic_runner() -> ProbeRunner:
+    """Return the shared traffic runner: ``ForkServerRunner(purpose="traffic")``.
+
+    The world's production traffic (``metasre.simulator.traffic``) runs here while an
+    episode goes on: a helper of its own, apart from the grader's (which serves only after an
+    episode ends) and configured like it, so a probe run looks the same from inside whichever
+    of the two forked it. A SubprocessRunner where the fork server cannot work.
+    """
+    global _traffic
     with _lock:
-        runners, _shared, _grader = (_shared, _grader), None, None
+        if _traffic is None:
+            if hasattr(os, "fork") and hasattr(os, "pidfd_open"):
+                _traffic = ForkServerRunner(purpose="traffic", allow_weak_isolation=_allow_weak)
+            else:
+                _traffic = SubprocessRunner(allow_weak_isolation=_allow_weak)
+            if _shared is None and _grader is None:
+                atexit.register(_close_shared)
+        return _traffic
+
+
+def _close_shared() -> None:
+    global _shared, _grader, _traffic
+    with _lock:
+        runners, _shared, _grader, _traffic = (_shared, _grader, _traffic), None, None, None
     for runner in runners:
         if runner is not None:
             runner.close()

@@ -95,7 +95,10 @@ class ForkServerRunner:
             instead of one empty namespace shared by all runs of this helper; runs are kept
             from reaching each other over the network by the audit hook either way.
         start_timeout_s: How long start() waits for the helper to report ready.
-        purpose: ``visible`` (run) or ``grader`` (observe).
+        purpose: ``visible`` (run), ``grader`` (observe the hidden probes, after an episode)
+            or ``traffic`` (observe the world's production traffic during an episode): a
+            traffic runner is configured exactly like a grader runner (no accelerators, the
+            same probe path), so from inside, a grader run looks like a traffic run.
         accelerate: Keep what runs taught the helper (compiled bytecode, generated code) for
             later runs; defaults to on for a visible runner. A grader runner cannot have it.
         allow_weak_isolation: Run even where a required containment layer is missing.
@@ -110,17 +113,18 @@ class ForkServerRunner:
         rehearse: bool = True,
         netns_per_run: bool = False,
         start_timeout_s: float = 60.0,
-        purpose: Literal["visible", "grader"] = "visible",
+        purpose: Literal["visible", "grader", "traffic"] = "visible",
         accelerate: bool | None = None,
         allow_weak_isolation: bool = False,
     ) -> None:
-        if purpose not in ("visible", "grader"):
-            raise ValueError(f"purpose must be 'visible' or 'grader', got {purpose!r}")
+        if purpose not in ("visible", "grader", "traffic"):
+            raise ValueError(f"purpose must be 'visible', 'grader' or 'traffic', got {purpose!r}")
         if accelerate is None:
             accelerate = purpose == "visible"
-        if accelerate and purpose == "grader":
+        if accelerate and purpose != "visible":
             raise ValueError(
-                "a grader runner cannot accelerate: its runs must not carry state between them"
+                f"a {purpose} runner cannot accelerate: its runs must not carry state between"
+                " them, and must run like the grader's"
             )
         self._purpose = purpose
         self._accelerate = accelerate
@@ -169,7 +173,7 @@ class ForkServerRunner:
 
     @property
     def purpose(self) -> str:
-        """``visible`` or ``grader``."""
+        """``visible``, ``grader`` or ``traffic``."""
         return self._purpose
 
     @property
@@ -331,7 +335,8 @@ class ForkServerRunner:
         """
         if self._purpose != "visible":
             raise WrongRunnerError(
-                "this runner serves grader runs only (observe); visible suites run elsewhere"
+                f"this runner serves {self._purpose} runs only (observe); visible suites run"
+                " elsewhere"
             )
         check_request(files, test_files)
         limits = limits or SandboxLimits()
@@ -377,9 +382,10 @@ class ForkServerRunner:
             WrongRunnerError: if this is a visible runner; besides what ProbeRunner.observe
                 raises, and RunnerStartError if the helper cannot be (re)started.
         """
-        if self._purpose != "grader":
+        if self._purpose == "visible":
             raise WrongRunnerError(
-                "hidden probes never run in a visible runner; use a purpose='grader' runner"
+                "probes never run in a visible runner; use a purpose='grader' (hidden checks)"
+                " or purpose='traffic' (the world's production traffic) runner"
             )
         check_request(files, [probe_file])
         limits = limits or SandboxLimits()

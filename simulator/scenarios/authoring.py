@@ -455,8 +455,15 @@ class CodeSites:
                 raise SystemExit(f"{key}: probe {k} observes only an exception type")
         f2p = [f"hidden/probes.py::{k}" for k in f2p]
         still = self.observe(buggy, f2p)
+
+        def kept(observed: Any) -> Any:
+            # the grader leaves out the seed's FAIL_TO_PASS entries (hidden._without_broken)
+            if not isinstance(observed, dict):
+                return observed
+            return {n: o for n, o in observed.items() if f"hidden/probes.py::{n}" not in f2p}
+
         for k, v in self.observe(healthy, f2p).items():
-            if k.endswith("_unchanged") and still[k] != v:
+            if k.endswith("_unchanged") and kept(still[k]) != kept(v):
                 raise SystemExit(f"{key}: {k} differs on the broken code")
         code = fault["bug"].strip() or (
             "the lines `"

@@ -235,7 +235,7 @@ class Tool:
 
     @property
     def changes_code(self) -> bool:
-        """Edits the code tree: the code's hidden checks must be judged again."""
+        """Edits the code tree: the production traffic is served again on the new code."""
         return self.kind == "change"
 
     @property

@@ -122,6 +122,7 @@ def test_public_names_are_pinned() -> None:
         "allow_weak_isolation",
         "default_grader_runner",
         "default_runner",
+        "default_traffic_runner",
         "isolation",
     }
 
@@ -325,7 +326,8 @@ def test_the_tests_see_an_empty_environment_and_only_the_stdlib(
         runner,
         "import os, sys, tempfile\n"
         "def test_environment():\n"
-        "    assert set(os.environ) <= {'TMPDIR'}, dict(os.environ)\n"
+        # TZ=UTC: the fixed clock's zone (helper/determinism.py)
+        "    assert set(os.environ) <= {'TMPDIR', 'TZ'}, dict(os.environ)\n"
         "def test_cwd_is_the_run_folder():\n"
         "    assert sys.path[0] == os.getcwd()\n"
         "    assert os.path.exists('tests/test_x.py')\n"

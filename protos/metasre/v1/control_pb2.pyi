@@ -86,7 +86,7 @@ class ListToolsResponse(_message.Message):
     def __init__(self, tools: _Optional[_Iterable[_Union[_common_pb2.ToolSpec, _Mapping]]] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "limits", "owner_token", "reward_mode", "request_id")
+    __slots__ = ("scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "limits", "owner_token", "reward_mode", "request_id", "tell_seats_instance")
     SCENARIO_ID_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
@@ -97,6 +97,7 @@ class CreateSessionRequest(_message.Message):
     OWNER_TOKEN_FIELD_NUMBER: _ClassVar[int]
     REWARD_MODE_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TELL_SEATS_INSTANCE_FIELD_NUMBER: _ClassVar[int]
     scenario_id: str
     seed: int
     seats: _containers.RepeatedCompositeFieldContainer[_common_pb2.SeatConfig]
@@ -107,7 +108,8 @@ class CreateSessionRequest(_message.Message):
     owner_token: str
     reward_mode: _common_pb2.RewardMode
     request_id: str
-    def __init__(self, scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[_common_pb2.SeatConfig, _Mapping]]] = ..., turn_policy: _Optional[_Union[_common_pb2.TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[_common_pb2.RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., limits: _Optional[_Union[_common_pb2.SessionLimits, _Mapping]] = ..., owner_token: _Optional[str] = ..., reward_mode: _Optional[_Union[_common_pb2.RewardMode, str]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    tell_seats_instance: bool
+    def __init__(self, scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[_common_pb2.SeatConfig, _Mapping]]] = ..., turn_policy: _Optional[_Union[_common_pb2.TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[_common_pb2.RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., limits: _Optional[_Union[_common_pb2.SessionLimits, _Mapping]] = ..., owner_token: _Optional[str] = ..., reward_mode: _Optional[_Union[_common_pb2.RewardMode, str]] = ..., request_id: _Optional[str] = ..., tell_seats_instance: _Optional[bool] = ...) -> None: ...
 
 class SeatToken(_message.Message):
     __slots__ = ("agent_id", "join_token")

@@ -8,7 +8,8 @@ the parent) runs twice.
 Order matters: read the request, keep only this run's part of the helper's caches, create the
 run folder as root, drop to the run's uid, materialise the files as that uid, lower the
 rlimits, install the seccomp filter (a spare of the fork server has it before its go message),
-prepare the interpreter, and only then install the audit hook and import the tests.
+prepare the interpreter, fix its clocks and random streams, and only then install the audit
+hook and import the tests.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from . import guard, isolation, landlock, minitest, probe, protocol, seccomp, warmup
+from . import determinism, guard, isolation, landlock, minitest, probe, protocol, seccomp, warmup
 from .accel import codegen, memimport
 from .protocol import ChildPlan
 
@@ -204,6 +205,10 @@ def _prepare_interpreter(
     subprocess._posixsubprocess = None  # type: ignore[attr-defined]
     sys.modules.pop("_posixsubprocess", None)
     sys.dont_write_bytecode = True
+    # the helper's command line carries its configuration (its purpose shows in it): every
+    # run, visible, traffic or grader, sees the same one
+    sys.argv[:] = ["-c"]
+    sys.orig_argv[:] = ["python3", "-c"]
 
 
 def _stdio() -> io.BufferedIOBase:
@@ -457,6 +462,8 @@ def _run(
             buffer.flush()
 
     extra = zoneinfo_dirs()
+    # before any code of the run: a run is a function of its files (see determinism)
+    determinism.install()
     finder = memimport.RunModuleFinder(run_dir, files, request["keys"])
     sys.meta_path.insert(0, finder)
     # the runner's own source stays readable so tracebacks through it never trip the guard

@@ -5,7 +5,7 @@ data; it decides nothing. The grader runs the same probes on the reference solut
 compares the observations there, so the expected values are written nowhere in this file.
 
 The family's seed picks the crashing site, so the probes cover every site: the ones that reach
-this seed's site are its FAIL_TO_PASS checks (BROKEN, from the seed's fault table), and the
+this seed's site are its FAIL_TO_PASS checks (from the seed's fault table; this module does not name them), and the
 three `*_unchanged` probes run all the others as PASS_TO_PASS, so a fix that breaks another
 site, or swallows errors that must stay errors, is a regression.
 """
@@ -28,7 +28,6 @@ from ad_ranking.auction import clearing_prices
 from capi_pipeline import ConversionEvent, ConversionIngestor, InMemoryEventStore, InvalidEvent
 from capi_pipeline import normalize_event
 
-BROKEN = {{fault.fail_to_pass}}
 
 
 def _raised(exc):
@@ -367,7 +366,9 @@ WHATSAPP = (profiles_mask_pii, profiles_with_scope_and_unknown_users, template_m
 
 
 def _unbroken(probes):
-    return [p for p in probes if f"hidden/probes.py::{p.__name__}" not in BROKEN]
+    # every site: the grader leaves out the entries of this seed's FAIL_TO_PASS probes on its
+    # own side (metasre.simulator.hidden), so this module names none of them
+    return list(probes)
 
 
 def ad_ranking_unchanged():

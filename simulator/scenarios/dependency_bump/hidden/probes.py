@@ -3,8 +3,17 @@
 One probe per caller of a vendored library: it calls the caller on fixed inputs that use every
 part of the library the caller relies on, and returns what it computed. It decides nothing: the
 grader compares the observation with the reference world's. The seed's bumped library breaks
-its callers' probes (FAIL_TO_PASS); every other caller's probe is PASS_TO_PASS.
+its callers' probes (FAIL_TO_PASS); every other caller's probe is PASS_TO_PASS. A caller whose
+library validates its input is also called with input the library must refuse, so a "fix"
+that drops the validation instead of adapting the caller is no fix.
 """
+
+
+def _outcome(call):
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 - what escaped the caller is the observation
+        return {"raised": type(exc).__name__}
 
 
 def checkout_quote_prices_carts():
@@ -14,13 +23,18 @@ def checkout_quote_prices_carts():
         [{"sku": "mug", "unit_price": "12.5", "qty": 2}, {"sku": "tee", "unit_price": "19.99", "qty": 1}],
         [{"sku": "poster", "unit_price": "7", "qty": 3}],
     ]
-    return [quote(cart) for cart in carts]
+    refused = [[{"sku": "mug", "unit_price": "12.505", "qty": 1}],
+               [{"sku": "tee", "unit_price": "3.14159", "qty": 2}]]
+    return {"carts": [quote(cart) for cart in carts],
+            "refused": [_outcome(lambda c=cart: quote(c)) for cart in refused]}
 
 
 def payment_payout_plans():
     from payment_service.payouts import payout_plan
 
-    return [payout_plan("250.5", 290, 3), payout_plan("1204.75", 150, 4)]
+    return {"plans": [payout_plan("250.5", 290, 3), payout_plan("1204.75", 150, 4)],
+            "refused": [_outcome(lambda: payout_plan("99.999", 290, 3)),
+                        _outcome(lambda: payout_plan("0.0001", 150, 2))]}
 
 
 def order_delivery_windows():
@@ -55,15 +69,23 @@ def auth_session_expiries():
 def inventory_manifest_receipts():
     from inventory_service.receiving import receive_manifest
 
-    return receive_manifest([("Blue Mug", "30"), ("mug+coaster_set", "2"), ("tea-towel", "5")])
+    return {"received": receive_manifest([("Blue Mug", "30"), ("mug+coaster_set", "2"),
+                                          ("tea-towel", "5")]),
+            "refused": [_outcome(lambda: receive_manifest([("mug", "0")])),
+                        _outcome(lambda: receive_manifest([("mug", "250")])),
+                        _outcome(lambda: receive_manifest([("mug/../etc", "1")])),
+                        _outcome(lambda: receive_manifest([("", "1")]))]}
 
 
 def order_lines_from_carts():
     from order_service.lines import order_lines
 
-    return order_lines(
+    return {"lines": order_lines(
         [{"sku": "MUG_XL", "qty": "24"}, {"sku": "mug+coaster", "qty": "1"}, {"sku": "Tea Towel", "qty": 2}]
-    )
+    ), "refused": [_outcome(lambda: order_lines([{"sku": "mug", "qty": "0"}])),
+                   _outcome(lambda: order_lines([{"sku": "mug", "qty": "120"}])),
+                   _outcome(lambda: order_lines([{"sku": "mug;drop", "qty": "1"}])),
+                   _outcome(lambda: order_lines([{"sku": "", "qty": "1"}]))]}
 
 
 def notification_digests():

@@ -7,7 +7,7 @@ compares the observations there, so the expected values are written nowhere in t
 The seed picks where event or click times get corrupted, so the probes cover every path a time
 takes: each integration source through ingest into attribution, the server-side seconds and
 milliseconds rule, the click log, the attribution window, and whatsapp_sync's status order.
-The ones that reach this seed's site are its FAIL_TO_PASS checks (BROKEN, from the seed's fault
+The ones that reach this seed's site are its FAIL_TO_PASS checks (from the seed's fault
 table); the three `*_unchanged` probes run all the others as PASS_TO_PASS, so a "fix" that
 widens the window or shifts every time to make the numbers look right is a regression. Inputs
 sit well clear of any cut-off a correct fix could choose.
@@ -21,7 +21,6 @@ from ad_ranking.clicks import clicks_from_log
 from capi_pipeline import ConversionEvent, ConversionIngestor, InMemoryEventStore, InvalidEvent
 from capi_pipeline import normalize_event, normalize_timestamp
 
-BROKEN = {{fault.fail_to_pass}}
 
 HOUR = 3600
 DAY = 24 * HOUR
@@ -277,7 +276,9 @@ WHATSAPP = (whatsapp_statuses_keep_the_newest, whatsapp_inbound_messages_keep_th
 
 
 def _unbroken(probes):
-    return [p for p in probes if f"hidden/probes.py::{p.__name__}" not in BROKEN]
+    # every site: the grader leaves out the entries of this seed's FAIL_TO_PASS probes on its
+    # own side (metasre.simulator.hidden), so this module names none of them
+    return list(probes)
 
 
 def capi_pipeline_unchanged():
