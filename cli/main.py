@@ -233,6 +233,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from metasre.cli.serving import explain_start_failure, prepare
     from metasre.service import Limits, MetasreServer, ServerConfig, serve
+    from metasre.service.store.contract import is_url
 
     try:
         config = ServerConfig(
@@ -251,7 +252,8 @@ def _serve(args: argparse.Namespace) -> int:
             tls_key=Path(args.tls_key) if args.tls_key else None,
             admin_token=os.environ.get(args.admin_token_env) or None,
             grace_seconds=args.grace_seconds,
-            store_path=None if args.no_store else Path(args.store),
+            store_path=None if args.no_store or is_url(args.store) else Path(args.store),
+            store_url=args.store if not args.no_store and is_url(args.store) else None,
             handover=args.handover,
             # taking over from a server that hands over: wait while it drains
             store_wait_seconds=HANDOVER_WAIT_SECONDS if args.handover else 0.0,
@@ -279,13 +281,15 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from metasre.service import StoreError, TrajectoryStore, episodes, write_jsonl
+    from metasre.service import StoreError, episodes, write_jsonl
+    from metasre.service.store.contract import is_url
+    from metasre.service.store.opening import describe, open_store
 
-    path = Path(args.store)
-    if not path.is_file():
+    where: str | Path = args.store if is_url(args.store) else Path(args.store)
+    if isinstance(where, Path) and not where.is_file():
         raise StoreUnusableError(
-            f"no trajectory store at {path}; name one with --store (metasre serve, rollout and "
-            "demo write ./metasre.db by default)"
+            f"no trajectory store at {where}; name one with --store, a SQLite file or a "
+            "postgresql:// URL (metasre serve, rollout and demo write ./metasre.db by default)"
         )
     if args.out is None and sys.stdout.isatty():
         raise UsageError(
@@ -294,7 +298,7 @@ def _export(args: argparse.Namespace) -> int:
         )
     to_stdout = args.out in (None, "-")
     try:
-        store = TrajectoryStore(path)
+        store = open_store(where, create=False)
     except StoreError as exc:
         raise StoreUnusableError(f"{exc}; check --store") from None
     try:
@@ -320,8 +324,8 @@ def _export(args: argparse.Namespace) -> int:
         raise UsageError(str(exc.args[0] if exc.args else exc)) from None
     finally:
         store.close()
-    where = "stdout" if to_stdout else args.out
-    print(f"exported {n} episodes from {path} to {where}", file=sys.stderr)
+    to = "stdout" if to_stdout else args.out
+    print(f"exported {n} episodes from {describe(where)} to {to}", file=sys.stderr)
     return ExitCode.OK
 
 
@@ -529,7 +533,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(observation, each agent's tool calls and results, rewards, grade), ready for a "
         "trainer. On a terminal it needs --out (an export can be megabytes).",
     )
-    p.add_argument("--store", default="metasre.db", help="the trajectory store")
+    p.add_argument(
+        "--store",
+        default="metasre.db",
+        metavar="PATH|URL",
+        help="the trajectory store: a SQLite file, or a postgresql:// URL (the postgres extra)",
+    )
     p.add_argument(
         "--out",
         metavar="FILE",

@@ -57,6 +57,12 @@ def local_store(args: argparse.Namespace, connection: Connection) -> Path | None
     """
     if args.no_store or connection.target:
         return None
+    if args.store.startswith(("postgresql://", "postgres://")):
+        raise UsageError(
+            "a postgresql:// --store is for `metasre serve` (and `metasre export`); a server "
+            "this command starts records into a SQLite file: pass a path, or run `metasre serve "
+            "--store URL` and point this command at it with --target"
+        )
     return Path(args.store)
 
 
@@ -81,6 +87,13 @@ def explain_start_failure(config: ServerConfig, exc: Exception) -> CommandError 
     from metasre.service import StoreInUseError as StoreHeld
 
     store = config.store_path
+    if config.store_url is not None and isinstance(exc, StoreError | StoreHeld):
+        return (StoreInUseError if isinstance(exc, StoreHeld) else StoreUnusableError)(
+            f"{exc}; check --store (is PostgreSQL running there, does the database exist, may "
+            "the user connect?), or pass --no-store"
+            if not isinstance(exc, StoreHeld)
+            else f"{exc}; or pass --no-store"
+        )
     if isinstance(exc, StoreHeld):
         return StoreInUseError(
             f"{exc}; stop that server, or give this one another --store (or --no-store)"

@@ -30,12 +30,12 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
-from metasre.service.store.sqlite import EventRow, SessionRow, TrajectoryStore
+from metasre.service.store.contract import EventRow, SessionRow, Store
 from metasre.simulator.replay import RecordedCall
 
 
 def episodes(
-    store: TrajectoryStore,
+    store: Store,
     session_ids: Sequence[str] = (),
     *,
     unfinished: bool = False,
@@ -56,7 +56,7 @@ def episodes(
         known = {s.session_id: s for s in sessions}
         missing = [sid for sid in session_ids if sid not in known]
         if missing:
-            raise LookupError(f"no session {', '.join(missing)} in the store at {store.path}")
+            raise LookupError(f"no session {', '.join(missing)} in the store at {store.where}")
         sessions = [known[sid] for sid in dict.fromkeys(session_ids)]
     for session in sessions:
         for record in session_episodes(session, store.events(session.session_id)):
