@@ -25,7 +25,8 @@ FULL_DISK = {
         "CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
         "RAISE EXCEPTION 'could not extend file: No space left on device' "
         "USING ERRCODE = 'disk_full'; END $$",
-        "CREATE TRIGGER disk_full BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION disk_full()",
+        "CREATE TRIGGER disk_full BEFORE INSERT ON events FOR EACH ROW"
+        " EXECUTE FUNCTION disk_full()",
     ],
 }
 ROOM_AGAIN = {"sqlite": ["DROP TRIGGER full"], "postgres": ["DROP TRIGGER disk_full ON events"]}
@@ -113,7 +114,7 @@ def test_a_store_that_cannot_write_refuses_instead_of_acknowledging(store_where)
     async def main() -> None:
         await store.write([store.session_op(session())])
         await store.write([(sql, ()) for sql in FULL_DISK[kind(store_where)]])
-        with pytest.raises(StoreError, match="disk is full|No space left"):
+        with pytest.raises(StoreError, match=r"disk is full|No space left"):
             await store.write([store.event_op(event("s1", 1))])
         assert store.count_events() == 0
         # A full disk passes: the store says it cannot write until a write succeeds again.
