@@ -40,10 +40,9 @@ class Cluster:
         self.folder = folder
         self.user = user
 
-    def url(self, dbname: str = "postgres", password: str | None = None) -> str:
+    def url(self, dbname: str = "postgres") -> str:
         """A libpq URL of database `dbname` over the cluster's socket."""
-        secret = f":{password}" if password else ""
-        return f"postgresql://{self.user}{secret}@/{dbname}?host={self.folder}"
+        return f"postgresql://{self.user}@/{dbname}?host={self.folder}"
 
     def new_database(self) -> str:
         """A new empty database's URL (each test its own: nothing leaks between tests)."""

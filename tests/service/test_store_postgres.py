@@ -1,0 +1,139 @@
+"""What only the PostgreSQL store has: a versioned schema, a lock in the database, URLs with
+passwords. (The contract both stores keep is tested over both in test_store.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+
+import psycopg
+import pytest
+
+from metasre.service import ServerConfig, StoreInUseError, build_server
+from metasre.service.core.errors import StoreError
+from metasre.service.store.postgres import PostgresStore, connect
+from metasre.service.store.postgres_schema import MIGRATIONS, migrate
+
+from .serve_process import metasre_serve
+
+
+@pytest.fixture
+def url(postgres_cluster) -> str:
+    return str(postgres_cluster.new_database())
+
+
+def version(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT version FROM metasre_schema").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_an_older_schema_is_brought_up_to_date_and_a_newer_one_refused(url):
+    PostgresStore(url).close()
+    assert version(url) == len(MIGRATIONS)
+    # A later metasre adds a step: a store at the current version runs only that step, once.
+    later = (*MIGRATIONS, "ALTER TABLE sessions ADD COLUMN shard TEXT")
+    with connect(url) as conn:
+        assert migrate(conn, later, where="t") == len(MIGRATIONS)
+        assert migrate(conn, later, where="t") == len(later)
+    assert version(url) == len(later)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE metasre_schema SET version = 99")
+    with pytest.raises(StoreError, match="schema version 99, made by a newer metasre"):
+        PostgresStore(url)
+
+
+def test_a_failed_step_keeps_nothing_of_itself(url):
+    PostgresStore(url).close()
+    broken = (*MIGRATIONS, "CREATE TABLE half (x INT); SELECT no_such_function()")
+    with connect(url) as conn, pytest.raises(StoreError, match="no_such_function"):
+        migrate(conn, broken, where="t")
+    assert version(url) == len(MIGRATIONS)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('half')").fetchone() == (None,)
+
+
+def test_servers_opening_one_new_database_at_once_make_the_schema_once(url):
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def open_one() -> None:
+        start.wait()
+        try:
+            PostgresStore(url).close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    assert version(url) == len(MIGRATIONS)
+
+
+def test_export_refuses_a_database_that_holds_no_store(url):
+    done = subprocess.run(
+        [sys.executable, "-m", "metasre.cli.main", "export", "--store", url, "--out", "-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "holds no trajectory store" in done.stderr
+    assert "Traceback" not in done.stderr
+    with psycopg.connect(url) as conn:  # and made none
+        assert conn.execute("SELECT to_regclass('metasre_schema')").fetchone() == (None,)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "postgresql:///no_such_database?host={folder}&user=metasre",
+        "postgresql://nobody_here@/postgres?host={folder}",
+        "postgresql:///postgres?host={folder}/missing&user=metasre",
+    ],
+    ids=["no-database", "no-role", "no-server"],
+)
+def test_an_unusable_url_is_a_clear_error_at_start(postgres_cluster, bad):
+    store = bad.format(folder=postgres_cluster.folder)
+    done = subprocess.run(
+        [sys.executable, "-m", "metasre.cli.main", "serve", "--port", "0", "--store", store],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "cannot connect to the store at postgresql://" in done.stderr
+    assert "check --store" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_one_server_per_store_and_the_next_takes_over_when_it_stops(url):
+    config = ServerConfig(port=0, store_url=url, grace_seconds=0.5)
+    first = await build_server(config)
+    await first.start()
+    try:
+        with pytest.raises(StoreInUseError, match=r"in use by another server \(metasre pid"):
+            await build_server(config)
+    finally:
+        await first.stop(0.5)
+    second = await build_server(config)  # the lock went with the first's connection
+    await second.start()
+    await second.stop(0.5)
+
+
+async def test_the_password_in_the_url_is_never_logged(postgres_cluster):
+    secret = "s3cr3t-Pa55word"
+    url = postgres_cluster.new_database().replace("metasre@", f"metasre:{secret}@")
+    async with metasre_serve("--store", url, verbose=True) as served:
+        await asyncio.wait_for(served.stop(), 30)
+    serving = [e for e in served.events() if e.get("event") == "serving"]
+    assert serving and serving[0]["store"].startswith("postgresql://metasre@/t_")
+    assert secret not in served.log_text
