@@ -232,8 +232,7 @@ def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from metasre.cli.serving import explain_start_failure, prepare
-    from metasre.service import Limits, MetasreServer, ServerConfig, serve
-    from metasre.service.store.contract import is_url
+    from metasre.service import Limits, MetasreServer, ServerConfig, is_store_url, serve
 
     try:
         config = ServerConfig(
@@ -252,8 +251,8 @@ def _serve(args: argparse.Namespace) -> int:
             tls_key=Path(args.tls_key) if args.tls_key else None,
             admin_token=os.environ.get(args.admin_token_env) or None,
             grace_seconds=args.grace_seconds,
-            store_path=None if args.no_store or is_url(args.store) else Path(args.store),
-            store_url=args.store if not args.no_store and is_url(args.store) else None,
+            store_path=None if args.no_store or is_store_url(args.store) else Path(args.store),
+            store_url=args.store if not args.no_store and is_store_url(args.store) else None,
             handover=args.handover,
             # taking over from a server that hands over: wait while it drains
             store_wait_seconds=HANDOVER_WAIT_SECONDS if args.handover else 0.0,
@@ -281,11 +280,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from metasre.service import StoreError, episodes, write_jsonl
-    from metasre.service.store.contract import is_url
-    from metasre.service.store.opening import describe, open_store
+    from metasre.service import (
+        StoreError,
+        describe_store,
+        episodes,
+        is_store_url,
+        open_store,
+        write_jsonl,
+    )
 
-    where: str | Path = args.store if is_url(args.store) else Path(args.store)
+    where: str | Path = args.store if is_store_url(args.store) else Path(args.store)
     if isinstance(where, Path) and not where.is_file():
         raise StoreUnusableError(
             f"no trajectory store at {where}; name one with --store, a SQLite file or a "
@@ -325,7 +329,7 @@ def _export(args: argparse.Namespace) -> int:
     finally:
         store.close()
     to = "stdout" if to_stdout else args.out
-    print(f"exported {n} episodes from {describe(where)} to {to}", file=sys.stderr)
+    print(f"exported {n} episodes from {describe_store(where)} to {to}", file=sys.stderr)
     return ExitCode.OK
 
 

@@ -57,7 +57,9 @@ def local_store(args: argparse.Namespace, connection: Connection) -> Path | None
     """
     if args.no_store or connection.target:
         return None
-    if args.store.startswith(("postgresql://", "postgres://")):
+    from metasre.service import is_store_url
+
+    if is_store_url(args.store):
         raise UsageError(
             "a postgresql:// --store is for `metasre serve` (and `metasre export`); a server "
             "this command starts records into a SQLite file: pass a path, or run `metasre serve "

@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metasre.service.store.contract import is_url
+STORE_URL_SCHEMES = ("postgresql://", "postgres://")
+"""How a `--store` that names a PostgreSQL database begins (libpq's URI schemes)."""
+
+
+def is_store_url(where: str | Path) -> bool:
+    """Whether `where` names a PostgreSQL database (else it is a SQLite file's path)."""
+    return isinstance(where, str) and where.startswith(STORE_URL_SCHEMES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +108,7 @@ class ServerConfig:
             raise ValueError("TLS needs both a certificate and a key; give both or neither")
         if self.store_path is not None and self.store_url is not None:
             raise ValueError("give one trajectory store: a SQLite path or a PostgreSQL URL")
-        if self.store_url is not None and not is_url(self.store_url):
+        if self.store_url is not None and not is_store_url(self.store_url):
             raise ValueError(
                 "store_url must begin postgresql:// or postgres://, got "
                 f"{self.store_url.partition('://')[0] or self.store_url[:20]!r}"

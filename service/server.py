@@ -26,7 +26,7 @@ from metasre.service.core.errors import ServerDrainingError, ServerHandingOverEr
 from metasre.service.gc_freeze import GcFreezer
 from metasre.service.registry import Registry
 from metasre.service.store.contract import Store, StoreHold
-from metasre.service.store.opening import describe, hold_store, open_store
+from metasre.service.store.opening import describe_store, hold_store, open_store
 from metasre.service.wire import AgentServicer, ControlServicer, WatchServicer
 from metasre.service.wire.agent import add_agent_service
 from metasre.service.wire.undecodable import RECEIVE_SLACK, RejectUndecodable
@@ -299,7 +299,7 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
             wait=config.store_wait_seconds,
             on_wait=lambda holder: log.warning(
                 "store_in_use_waiting",
-                store=describe(where),
+                store=describe_store(where),
                 holder=holder,
                 seconds=config.store_wait_seconds,
             ),

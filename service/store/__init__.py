@@ -8,11 +8,11 @@ open, and the export of stored episodes. Built on `metasre.service.core`.
 """
 
 from metasre.service.store.codec import KINDS, StoreRecorder, entry_of, event_record
+from metasre.service.store.contract import EventRow, SessionRow, Store, StoreHold
 from metasre.service.store.export import episodes, write_jsonl
 from metasre.service.store.lock import StoreInUseError, StoreLock
+from metasre.service.store.opening import describe_store, hold_store, open_store
 from metasre.service.store.recovery import RecoveryError, rebuild
-from metasre.service.store.contract import EventRow, SessionRow, Store, StoreHold, is_url
-from metasre.service.store.opening import describe, hold_store, open_store
 from metasre.service.store.sqlite import TrajectoryStore
 
 __all__ = [
@@ -20,18 +20,17 @@ __all__ = [
     "EventRow",
     "RecoveryError",
     "SessionRow",
-    "StoreInUseError",
     "Store",
     "StoreHold",
+    "StoreInUseError",
     "StoreLock",
     "StoreRecorder",
     "TrajectoryStore",
+    "describe_store",
     "entry_of",
     "episodes",
-    "describe",
     "event_record",
     "hold_store",
-    "is_url",
     "open_store",
     "rebuild",
     "write_jsonl",

@@ -15,17 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
-
-URL_SCHEMES = ("postgresql://", "postgres://")
-"""How a `--store` that names a PostgreSQL database begins (libpq's URI schemes)."""
-
-
-def is_url(where: str | Path) -> bool:
-    """Whether `where` names a PostgreSQL database (else it is a SQLite file's path)."""
-    return isinstance(where, str) and where.startswith(URL_SCHEMES)
-
 
 Op = tuple[str, tuple[Any, ...]]
 """One statement and its parameters, in the dialect of the store that made it."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from metasre.service.config import is_store_url
 from metasre.service.core.errors import StoreError
-from metasre.service.store.contract import Store, StoreHold, is_url
+from metasre.service.store.contract import Store, StoreHold
 from metasre.service.store.lock import StoreLock
 from metasre.service.store.sqlite import TrajectoryStore
 
@@ -27,7 +28,7 @@ def open_store(where: str | Path, *, create: bool = True) -> Store:
     Raises:
         StoreError: the store cannot be opened; the message says why.
     """
-    if is_url(where):
+    if is_store_url(where):
         try:
             from metasre.service.store.postgres import PostgresStore
         except ImportError as exc:
@@ -45,7 +46,7 @@ def hold_store(
         StoreInUseError: another server holds it after `wait` seconds.
         StoreError: the claim cannot be made (a read-only folder, an unreachable database).
     """
-    if is_url(where):
+    if is_store_url(where):
         try:
             from metasre.service.store.postgres import PostgresLock
         except ImportError as exc:
@@ -54,9 +55,9 @@ def hold_store(
     return StoreLock(Path(where), wait=wait, on_wait=on_wait)
 
 
-def describe(where: str | Path) -> str:
+def describe_store(where: str | Path) -> str:
     """`where` for people and logs: a URL loses its password."""
-    if is_url(where):
+    if is_store_url(where):
         try:
             from metasre.service.store.postgres import redact
         except ImportError:
