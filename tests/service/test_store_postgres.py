@@ -129,6 +129,29 @@ async def test_one_server_per_store_and_the_next_takes_over_when_it_stops(url):
     await second.stop(0.5)
 
 
+async def test_a_second_serve_on_a_held_store_says_who_holds_it_in_one_line(url):
+    first = await build_server(ServerConfig(port=0, store_url=url))
+    try:
+        done = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "metasre.cli.main",
+            "serve",
+            "--port",
+            "0",
+            "--store",
+            url,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(done.communicate(), 60)
+    finally:
+        await first.stop(0.5)
+    assert done.returncode == 4
+    (line,) = err.decode().strip().splitlines()
+    assert "is in use by another server (metasre pid" in line
+
+
 async def test_the_password_in_the_url_is_never_logged(postgres_cluster):
     secret = "s3cr3t-Pa55word"
     url = postgres_cluster.new_database().replace("metasre@", f"metasre:{secret}@")
