@@ -239,7 +239,11 @@ class MetasreServer:
                 store=store.where,
                 error=problem,
                 lost=store.lost,
-                action="restart the server on a sound store" if store.lost else "free disk space",
+                action=(
+                    "restart the server on a sound store"
+                    if store.lost
+                    else "free disk space, or bring the store's database back"
+                ),
             )
             status = health_pb2.HealthCheckResponse.NOT_SERVING
         for name in ("", *SERVICE_NAMES):

@@ -141,7 +141,16 @@ class PostgresStore:
         return False
 
     def check(self) -> str | None:
-        """`problem`: writes find out about the server themselves, and `probe` retries them."""
+        """Ask the database whether it answers (blocking); `problem` afterwards.
+
+        Writes notice an unreachable database themselves; this notices it while nothing is
+        written. Only a write that succeeds (`probe`) clears the problem.
+        """
+        if not self._closed:
+            try:
+                self._read("SELECT 1", ())
+            except StoreError as exc:
+                self._set_unwritable(f"the store at {self._where} cannot be reached: {exc}")
         return self.problem
 
     async def probe(self) -> str | None:
@@ -395,25 +404,33 @@ class PostgresStore:
         Raises:
             StoreError: the database cannot be reached or read.
         """
-        with self._reader() as conn:
-            try:
-                with conn.cursor() as cur:
-                    cur.execute(sql, params)
-                    return cur.fetchall()
-            except psycopg.Error as exc:
-                conn.close()  # not given back: the next read connects afresh
-                raise StoreError(
-                    f"cannot read the store at {self._where}: {_first_line(exc)}"
-                ) from exc
+        for fresh in (False, True):
+            with self._reader(fresh=fresh) as (conn, reused):
+                try:
+                    with conn.cursor() as cur:
+                        cur.execute(sql, params)
+                        return cur.fetchall()
+                except psycopg.Error as exc:
+                    conn.close()  # not given back
+                    # An idle connection may have died with a server that restarted since.
+                    if reused and isinstance(exc, psycopg.OperationalError):
+                        continue
+                    why = _first_line(exc)
+                    raise StoreError(f"cannot read the store at {self._where}: {why}") from exc
+        raise AssertionError("unreachable: a fresh connection's failure is raised above")
 
     @contextlib.contextmanager
-    def _reader(self) -> Iterator[psycopg.Connection[Any]]:
-        with self._readers_lock:
-            conn = self._readers.pop() if self._readers else None
+    def _reader(self, *, fresh: bool) -> Iterator[tuple[psycopg.Connection[Any], bool]]:
+        """An idle connection given back after use (and whether it was reused), else a new one."""
+        conn = None
+        if not fresh:
+            with self._readers_lock:
+                conn = self._readers.pop() if self._readers else None
+        reused = conn is not None
         if conn is None:
             conn = connect(self._url, autocommit=True)
         try:
-            yield conn
+            yield conn, reused
         finally:
             if not conn.closed:
                 with self._readers_lock:

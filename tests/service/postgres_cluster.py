@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -34,11 +35,15 @@ def postgres_bin() -> Path | None:
 
 
 class Cluster:
-    """A running cluster; `url(name)` for a database in it, `new_database()` for a fresh one."""
+    """A cluster in `folder`: `url(name)` for a database in it, `new_database()` for a fresh one,
+    `stop()` and `start()` to take it away and bring it back (as an outage would)."""
 
-    def __init__(self, folder: Path, user: str = "metasre") -> None:
+    def __init__(self, folder: Path, bindir: Path, options: str, run_as: dict[str, Any]) -> None:
         self.folder = folder
-        self.user = user
+        self.user = "metasre"
+        self._pg_ctl = [str(bindir / "pg_ctl"), "-D", str(folder / "data")]
+        self._options = options
+        self._run_as = run_as
 
     def url(self, dbname: str = "postgres") -> str:
         """A libpq URL of database `dbname` over the cluster's socket."""
@@ -50,6 +55,24 @@ class Cluster:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"'.encode())
         return self.url(name)
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections (`pg_ctl -w`)."""
+        log = str(self.folder / "log")
+        self._ctl("-l", log, "-o", self._options, "-w", "-t", "60", "start")
+
+    def stop(self) -> None:
+        """Stop the server at once (no shutdown checkpoint) and wait until it has."""
+        self._ctl("-m", "immediate", "-w", "-t", "60", "stop")
+
+    def _ctl(self, *args: str) -> None:
+        subprocess.run(
+            [*self._pg_ctl, *args], check=True, capture_output=True, cwd=self.folder, **self._run_as
+        )
+
+
+INITDB = ("--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")
+"""Trust on the cluster's own socket (in a folder only its user and root can reach)."""
 
 
 @contextmanager
@@ -67,50 +90,27 @@ def running_cluster(*, fsync: bool = False) -> Iterator[Cluster]:
     if bindir is None:
         raise FileNotFoundError("initdb (Debian's postgresql package) is not installed")
     folder = Path(tempfile.mkdtemp(prefix="metasre-pg-"))
-    run_as: dict[str, object] = {}
+    run_as: dict[str, Any] = {}
     if os.geteuid() == 0:
         nobody = pwd.getpwnam("nobody")
         os.chown(folder, nobody.pw_uid, nobody.pw_gid)
         run_as = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
-    data = folder / "data"
-    pg_ctl = [str(bindir / "pg_ctl"), "-D", str(data)]
+    options = f"-k {folder} -c listen_addresses='' -c max_connections=200"
+    if not fsync:
+        options += " -c fsync=off -c full_page_writes=off"
+    cluster = Cluster(folder, bindir, options, run_as)
     try:
         subprocess.run(
-            [
-                str(bindir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "metasre",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--no-sync",
-                "--no-instructions",
-            ],
+            [str(bindir / "initdb"), "-D", str(folder / "data"), "-U", cluster.user, *INITDB],
             check=True,
             capture_output=True,
             cwd=folder,
-            **run_as,  # type: ignore[call-overload]
+            **run_as,
         )
-        options = f"-k {folder} -c listen_addresses='' -c max_connections=200"
-        if not fsync:
-            options += " -c fsync=off -c full_page_writes=off"
-        subprocess.run(
-            [*pg_ctl, "-l", str(folder / "log"), "-o", options, "-w", "-t", "60", "start"],
-            check=True,
-            capture_output=True,
-            cwd=folder,
-            **run_as,  # type: ignore[call-overload]
-        )
+        cluster.start()
         try:
-            yield Cluster(folder)
+            yield cluster
         finally:
-            subprocess.run(
-                [*pg_ctl, "-m", "immediate", "-w", "-t", "60", "stop"],
-                capture_output=True,
-                cwd=folder,
-                **run_as,  # type: ignore[call-overload]
-            )
+            cluster.stop()
     finally:
         shutil.rmtree(folder, ignore_errors=True)

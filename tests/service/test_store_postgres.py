@@ -13,6 +13,7 @@ import pytest
 
 from metasre.service import ServerConfig, StoreInUseError, build_server
 from metasre.service.core.errors import StoreError
+from metasre.service.store.contract import EventRow, SessionRow
 from metasre.service.store.postgres import PostgresStore, connect
 from metasre.service.store.postgres_schema import MIGRATIONS, migrate
 
@@ -160,3 +161,27 @@ async def test_the_password_in_the_url_is_never_logged(postgres_cluster):
     serving = [e for e in served.events() if e.get("event") == "serving"]
     assert serving and serving[0]["store"].startswith("postgresql://metasre@/t_")
     assert secret not in served.log_text
+
+
+async def test_an_outage_is_a_passing_problem_and_nothing_unstored_is_acknowledged(
+    postgres_cluster, url
+):
+    store = PostgresStore(url)
+    row = EventRow("s", 1, 0, 1, "applied", "a", {"tool": "get_alerts"})
+    try:
+        await store.write([store.session_op(SessionRow("s", "x/y-v1", 0, {}, 0.0, None))])
+        store.events("s")  # a reader connection is kept, and dies with the server
+        postgres_cluster.stop()
+        try:
+            with pytest.raises(StoreError, match="cannot write"):
+                await store.write([store.event_op(row)])
+            assert store.problem is not None and store.lost is False
+            assert store.check() is not None  # idle, it still sees the outage
+            assert await store.probe() is not None
+        finally:
+            postgres_cluster.start()
+        assert await store.probe() is None  # the writer connects again
+        await store.write([store.event_op(row)])
+        assert [e.sequence for e in store.events("s")] == [1]  # the dead reader was replaced
+    finally:
+        store.close()
