@@ -466,6 +466,12 @@ class PostgresLock:
         deadline = time.monotonic() + wait
         waited = False
         try:
+            # A server whose machine dies closes no socket: PostgreSQL frees the lock once TCP
+            # keepalives find the connection dead (these settings: about 25 s; the system's
+            # default, two hours). Ignored on a Unix socket, which a dead process closes.
+            conn.execute("SET tcp_keepalives_idle = 10")
+            conn.execute("SET tcp_keepalives_interval = 5")
+            conn.execute("SET tcp_keepalives_count = 3")
             while not self._try(conn):
                 holder = self._holder(conn)
                 if time.monotonic() >= deadline:

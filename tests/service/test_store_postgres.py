@@ -4,6 +4,7 @@ passwords. (The contract both stores keep is tested over both in test_store.py.)
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 import sys
 import threading
@@ -11,13 +12,21 @@ import threading
 import psycopg
 import pytest
 
+from metasre.agents.client import MetasreClient
 from metasre.service import ServerConfig, StoreInUseError, build_server
 from metasre.service.core.errors import StoreError
 from metasre.service.store.contract import EventRow, SessionRow
 from metasre.service.store.postgres import PostgresStore, connect
 from metasre.service.store.postgres_schema import MIGRATIONS, migrate
+from metasre.simulator import Episode
 
+from .conftest import PAY, pay_solution
 from .serve_process import metasre_serve
+
+FAST_RECONNECT = (
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 200),
+)
 
 
 @pytest.fixture
@@ -185,3 +194,32 @@ async def test_an_outage_is_a_passing_problem_and_nothing_unstored_is_acknowledg
         assert [e.sequence for e in store.events("s")] == [1]  # the dead reader was replaced
     finally:
         store.close()
+
+
+async def test_a_server_killed_outright_is_rebuilt_from_postgresql_and_ends_alike(url):
+    steps = pay_solution(seed=2)
+    async with metasre_serve("--store", url) as first:
+        port = int(first.address.rpartition(":")[2])
+        client = MetasreClient(first.address, options=FAST_RECONNECT)
+        handle = await client.create_session(PAY, seed=2, seats=["a"])
+        agent = client.agent(handle.id, handle.tokens["a"])
+        await agent.join()
+        results = [await agent.call(*steps[0])]
+        first.proc.send_signal(signal.SIGKILL)  # no drain, no handover, no goodbye
+        await asyncio.wait_for(first.proc.wait(), 30)
+    async with metasre_serve("--store", url, port=port) as second:
+        await agent.join(resume=True)  # the server has rebuilt the session before it serves
+        for step in steps[1:]:
+            results.append(await agent.call(*step))
+        grade = await client.get_grade(handle.id)
+        await agent.close()
+        await client.close()
+        assert await second.stop() == 0
+    recovered = [e for e in second.events() if e["event"] == "session_recovered"]
+    assert [e["session_id"] for e in recovered] == [handle.id]
+    straight = Episode.make(PAY, 2)
+    for tool, args in steps:
+        straight.apply("a", tool, args)
+    assert [r.tick for r in results] == list(range(1, len(steps) + 1))
+    assert grade["grade"]["total"] == pytest.approx(straight.grade().total)
+    assert grade["grade"]["resolved"] is True
