@@ -89,16 +89,14 @@ def explain_start_failure(config: ServerConfig, exc: Exception) -> CommandError 
     from metasre.service import StoreInUseError as StoreHeld
 
     store = config.store_path
-    if config.store_url is not None and isinstance(exc, StoreError | StoreHeld):
-        return (StoreInUseError if isinstance(exc, StoreHeld) else StoreUnusableError)(
-            f"{exc}; check --store (is PostgreSQL running there, does the database exist, may "
-            "the user connect?), or pass --no-store"
-            if not isinstance(exc, StoreHeld)
-            else f"{exc}; or pass --no-store"
-        )
     if isinstance(exc, StoreHeld):
         return StoreInUseError(
             f"{exc}; stop that server, or give this one another --store (or --no-store)"
+        )
+    if isinstance(exc, StoreError) and config.store_url is not None:
+        return StoreUnusableError(
+            f"{exc}; check --store (is PostgreSQL running there, does the database exist, may "
+            "the user connect?), or pass --no-store"
         )
     if isinstance(exc, StoreError):
         if store is not None and not store.parent.is_dir():
