@@ -7,6 +7,8 @@ other language sees.
 from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
 from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
 from metasre.agents.retry import RetryPolicy
+from metasre.agents.rollout import EpisodeResult, EpisodeSpec, iter_rollouts, solo_player
+from metasre.agents.sync import SyncAgent, SyncClient
 
 __all__ = [
     "AgentConnection",
@@ -14,7 +16,13 @@ __all__ = [
     "ClientError",
     "ConnectionLostError",
     "EpisodeOverError",
+    "EpisodeResult",
+    "EpisodeSpec",
     "MetasreClient",
     "RetryPolicy",
     "SessionHandle",
+    "SyncAgent",
+    "SyncClient",
+    "iter_rollouts",
+    "solo_player",
 ]

@@ -311,6 +311,50 @@ class MetasreClient:
             reply.owner_token,
         )
 
+    async def get_session(self, session_id: str) -> dict[str, Any]:
+        """The session now: its seats (each with its reward so far), phase, tick and episode."""
+        reply = await self._unary(
+            self._control.GetSession,
+            control_pb2.GetSessionRequest(session_id=session_id),
+            session=True,
+        )
+        return to_dict(reply.session)
+
+    @contextlib.asynccontextmanager
+    async def session(self, scenario_id: str, **kwargs: Any) -> AsyncIterator[SessionHandle]:
+        """A session for the block, closed when the block exits (however it exits).
+
+        Takes what `create_session` takes. Closing frees the session's slot at once: a loop
+        that opens a session per episode never holds more than one, and never meets the
+        server's cap or its owner quota (`max_sessions_per_owner`). A session the server has
+        already closed (released after its episode ended, or closed by its owner in the
+        block) is not an error.
+
+            async with client.session("payment-bad-deploy", seed=3, seats=["me"]) as session:
+                async with client.agent(session.id, session.tokens["me"]) as agent: ...
+        """
+        handle = await self.create_session(scenario_id, **kwargs)
+        try:
+            yield handle
+        finally:
+            await self._close_quietly(handle.id)
+
+    async def _close_quietly(self, session_id: str) -> None:
+        """Close a session unless it is closed already (or this client's channel is)."""
+        try:
+            await asyncio.shield(self.close_session(session_id))
+        except ClientError as exc:
+            # gone already: released after its episode ended, closed, or its server stopped
+            if exc.code not in ("NOT_FOUND", "FAILED_PRECONDITION", "UNAVAILABLE"):
+                raise
+
+    async def list_sessions(self) -> list[dict[str, Any]]:
+        """The open sessions of this client's owner token (every one, for the admin token)."""
+        reply = await self._unary(
+            self._control.ListSessions, control_pb2.ListSessionsRequest(), session=True
+        )
+        return [to_dict(s) for s in reply.sessions]
+
     async def get_grade(self, session_id: str) -> dict[str, Any]:
         """The session's grade (final once the episode ended) and each agent's reward."""
         return to_dict(
@@ -333,6 +377,19 @@ class MetasreClient:
             session=True,
         )
         return [to_dict(e) for e in reply.events]
+
+    async def reset_session(self, session_id: str, seed: int | None = None) -> dict[str, Any]:
+        """Start the session's next episode (on `seed`, else the same seed); its seats stay.
+
+        Each joined seat's connection follows: its `episode`, `observation` and inbox are the
+        new episode's once the server's EpisodeStarted reaches it. Returns the session and the
+        new page (the full view: the owner's).
+        """
+        request = control_pb2.ResetSessionRequest(session_id=session_id)
+        if seed is not None:
+            request.seed = seed
+        reply = await self._unary(self._control.ResetSession, request, session=True)
+        return {"session": to_dict(reply.session), "observation": to_dict(reply.observation)}
 
     async def close_session(self, session_id: str) -> None:
         """Close a session and free its seats."""
@@ -424,6 +481,8 @@ class AgentConnection:
         self.observation: dict[str, Any] = {}
         self.session: dict[str, Any] = {}
         """The session as it was when this seat joined (turn policy, turn holder, seats)."""
+        self.episode = 0
+        """The episode the seat is in: the session's at the join, the next after a reset."""
 
     async def __aenter__(self) -> AgentConnection:
         await self.join()
@@ -613,6 +672,7 @@ class AgentConnection:
             self.resume_token = joined.resume_token
             self.observation = to_dict(joined.observation)
             self.session = to_dict(joined.session)
+            self.episode = int(self.session.get("episode") or 0)
             if not link.joined.done():
                 link.joined.set_result(to_dict(joined))
         elif kind == "result":
@@ -649,6 +709,18 @@ class AgentConnection:
             self.inbox.turns.append(to_dict(response.turn))
         elif kind == "episode_end":
             self.inbox.episode_end = to_dict(response.episode_end)
+        elif kind == "episode_start":
+            started = response.episode_start
+            # The join is followed by its own episode's start; a later one is a reset: a new
+            # page, and nothing of the last episode's pushes (cleared in place, for whoever
+            # holds the lists).
+            if started.episode != self.episode:
+                self.episode = started.episode
+                self.observation = to_dict(started.observation)
+                for pushed in (inbox := self.inbox).applied, inbox.messages, inbox.rewards:
+                    pushed.clear()
+                inbox.turns.clear()
+                inbox.episode_end = None
         return 1
 
     async def abort(self) -> None:

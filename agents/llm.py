@@ -298,19 +298,14 @@ class LLMPolicy:
         page = str(observation.get("text") or json.dumps(dict(observation), default=str))
         self.messages = []
         self._say({"role": "system", "content": self.system_prompt()})
-        self._say({"role": "user", "content": f"You have been paged. The incident now:\n\n{page}"})
+        self._say(page_message(page))
         ids = itertools.count(1)
         heard = 0
         while self.stats.requests < self.config.max_steps:
             if team is not None:
                 inbox = team.messages()
                 for m in inbox[heard:]:
-                    self._say(
-                        {
-                            "role": "user",
-                            "content": f"Message from {m.get('from_agent_id')}: {m.get('text')}",
-                        }
-                    )
+                    self._say(heard_message(m))
                 heard = len(inbox)
             self.stats.requests += 1
             reply = self.endpoint.complete(self.messages, self.tools)
@@ -377,7 +372,7 @@ class LLMPolicy:
             return reply.text, reply.done
         if (reply.error or "").upper() in ("UNKNOWN_TOOL", "INVALID_ARGUMENTS", "INVALID_REQUEST"):
             self.stats.malformed += 1
-        return _refusal(name, reply), False
+        return refusal_text(name, reply), False
 
 
 class TeamInbox(Protocol):
@@ -403,7 +398,21 @@ def _echo(tool_call: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": tool_call["id"], "type": "function", "function": function}
 
 
-def _refusal(name: str, reply: ToolReply) -> str:
+def page_message(page: str) -> dict[str, Any]:
+    """The user turn that opens an episode: the page, as the seat sees it."""
+    return {"role": "user", "content": f"You have been paged. The incident now:\n\n{page}"}
+
+
+def heard_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The user turn that carries a teammate's message (a `TeamMessage` as plain data)."""
+    return {
+        "role": "user",
+        "content": f"Message from {message.get('from_agent_id')}: {message.get('text')}",
+    }
+
+
+def refusal_text(name: str, reply: ToolReply) -> str:
+    """The tool message answering a call that was refused, in the server's or the world's words."""
     said = reply.error and reply.error in reply.text  # the wire's text names its reason
     lines = [
         f"ERROR: {reply.text}" if said else f"ERROR ({reply.error or 'refused'}): {reply.text}"
@@ -430,4 +439,7 @@ __all__ = [
     "LLMStats",
     "TeamInbox",
     "function_tools",
+    "heard_message",
+    "page_message",
+    "refusal_text",
 ]

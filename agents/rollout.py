@@ -14,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from metasre.agents.policies.base import Policy
+from metasre.agents.policies.base import Policy, ToolReply
+from metasre.agents.policies.companions import Companion
 from metasre.agents.sync import SyncClient, WireCaller
 
 
@@ -172,6 +173,47 @@ def solo_player(
     return play
 
 
+def pair_player(
+    make_worker: Callable[[int], Policy],
+    companion: str,
+    make_companion: Callable[[], Companion],
+    **session_options: Any,
+) -> EpisodePlayer:
+    """A player that seats a worker and a companion (`metasre.agents.policies.companions`).
+
+    The companion (seat `companion`) acts first, then after each of the worker's calls, on
+    its own seat, with what its stream shows of the worker's call (its full view shows every
+    teammate's arguments and results): an order fixed by the worker's calls, so an episode
+    plays the same every time.
+    """
+
+    def play(client: SyncClient, spec: EpisodeSpec) -> Played:
+        seats = ["worker", companion]
+        session = client.create_session(
+            spec.scenario_id, seed=spec.seed, seats=seats, **session_options
+        )
+        worker = client.agent(session.id, session.tokens["worker"])
+        other = client.agent(session.id, session.tokens[companion])
+        try:
+            mine, theirs = WireCaller(worker), WireCaller(other)
+            beside = make_companion()
+            beside.start(theirs, other.observation)
+
+            def call(tool: str, args: Mapping[str, Any]) -> ToolReply:
+                reply = mine(tool, args)
+                if not reply.done:
+                    beside.after(theirs, tool, args, reply)
+                return reply
+
+            make_worker(spec.seed).play(call, worker.observation)
+            return played(session.id, worker.observation)
+        finally:
+            worker.close()
+            other.close()
+
+    return play
+
+
 def played(session_id: str, observation: Mapping[str, Any]) -> Played:
     """`Played` from the latest observation a seat received."""
     budget = int(observation.get("step_budget", 0))
@@ -203,61 +245,21 @@ def run_rollout(
     grade and before the session closes (to read its trajectory); what it returns is the
     result's `details`.
     """
-    if parallel < 1:
-        raise ValueError(f"parallel must be at least 1, got {parallel}")
     origin = time.perf_counter()
-
-    def one(spec: EpisodeSpec) -> EpisodeResult | None:
-        if stop is not None and stop():
-            return None
-        start = time.perf_counter()
-        session_id, steps, minutes, details = "", 0, 0.0, None
-        try:
-            p = player(client, spec)
-            session_id, steps, minutes = p.session_id, p.steps, p.minutes
-            answer = client.get_grade(session_id)
-            grade = answer.get("grade", {})
-            graded = bool(grade.get("final"))
-            error = "" if graded else "the episode did not end: its grade is provisional"
-            if collect is not None:
-                details = collect(client, session_id)
-        except Exception as exc:  # one episode's failure is a row in the table, not a crash
-            grade, graded, error = {}, False, f"{type(exc).__name__}: {exc}"
-        finally:
-            if close_sessions and session_id:
-                # Already closed, or the server is going away: nothing left to free.
-                with contextlib.suppress(Exception):
-                    client.close_session(session_id)
-        end = time.perf_counter()
-        return EpisodeResult(
-            index=spec.index,
-            scenario_id=spec.scenario_id,
-            seed=spec.seed,
-            session_id=session_id,
-            graded=graded,
-            resolved=bool(grade.get("resolved")),
-            grade=float(grade.get("total", 0.0)),
-            steps=steps,
-            minutes=minutes,
-            wall_seconds=end - start,
-            started=start - origin,
-            components={
-                str(c["name"]): float(c.get("score", 0.0)) for c in grade.get("components", ())
-            },
-            error=error,
-            details=details,
-        )
-
     results: list[EpisodeResult] = []
-    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="rollout") as pool:
-        futures = [pool.submit(one, spec) for spec in plan]
-        for future in as_completed(futures):
-            result = future.result()
-            if result is None:
-                continue  # never started
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
+    for result in iter_rollouts(
+        client,
+        player,
+        plan,
+        parallel=parallel,
+        close_sessions=close_sessions,
+        stop=stop,
+        collect=collect,
+        origin=origin,
+    ):
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
     wall = time.perf_counter() - origin
     results.sort(key=lambda r: r.index)
     order = list(dict.fromkeys(s.scenario_id for s in plan))
@@ -268,6 +270,106 @@ def run_rollout(
     ]
     summaries.append(summarise("TOTAL", results, wall))
     return RolloutReport(agent, parallel, wall, results, summaries)
+
+
+def iter_rollouts(
+    client: SyncClient,
+    player: EpisodePlayer,
+    specs: Iterable[EpisodeSpec],
+    *,
+    parallel: int = 8,
+    close_sessions: bool = True,
+    stop: Callable[[], bool] | None = None,
+    collect: Callable[[SyncClient, str], Any] | None = None,
+    origin: float | None = None,
+) -> Iterator[EpisodeResult]:
+    """Each episode of `specs` as it finishes: a trainer's rollout pool, with back-pressure.
+
+    Up to `parallel` episodes play at once. `specs` is read lazily (it may be endless), and a
+    new episode starts only when the caller has taken a finished one: a trainer busy with a
+    batch holds at most `parallel` episodes, played and waiting, never a growing queue.
+    Closing the generator (`contextlib.closing`, as below, so that it happens at the `break`
+    and not whenever it is collected) waits for the episodes in flight, closes their sessions
+    and starts no more. `stop`, `collect` and `close_sessions` are `run_rollout`'s.
+
+        specs = (EpisodeSpec(i, "payment-bad-deploy", seed=i) for i in itertools.count())
+        pool = iter_rollouts(client, solo_player(make_policy), specs, parallel=16)
+        with contextlib.closing(pool):
+            for result in pool:
+                if trainer.add(result):
+                    break
+    """
+    if parallel < 1:
+        raise ValueError(f"parallel must be at least 1, got {parallel}")
+    start = time.perf_counter() if origin is None else origin
+    queue = iter(specs)
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="rollout") as pool:
+        running: set[Future[EpisodeResult]] = set()
+
+        def fill() -> None:
+            while len(running) < parallel and not (stop is not None and stop()):
+                spec = next(queue, None)
+                if spec is None:
+                    return
+                running.add(
+                    pool.submit(_play_one, client, player, spec, start, close_sessions, collect)
+                )
+
+        fill()
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: f.result().index):
+                running.discard(future)
+                yield future.result()
+            fill()
+
+
+def _play_one(
+    client: SyncClient,
+    player: EpisodePlayer,
+    spec: EpisodeSpec,
+    origin: float,
+    close_sessions: bool,
+    collect: Callable[[SyncClient, str], Any] | None,
+) -> EpisodeResult:
+    """Play and grade one episode; a failure is the result's `error`, never raised."""
+    start = time.perf_counter()
+    session_id, steps, minutes, details = "", 0, 0.0, None
+    try:
+        p = player(client, spec)
+        session_id, steps, minutes = p.session_id, p.steps, p.minutes
+        answer = client.get_grade(session_id)
+        grade = answer.get("grade", {})
+        graded = bool(grade.get("final"))
+        error = "" if graded else "the episode did not end: its grade is provisional"
+        if collect is not None:
+            details = collect(client, session_id)
+    except Exception as exc:  # one episode's failure is a row in the table, not a crash
+        grade, graded, error = {}, False, f"{type(exc).__name__}: {exc}"
+    finally:
+        if close_sessions and session_id:
+            # Already closed, or the server is going away: nothing left to free.
+            with contextlib.suppress(Exception):
+                client.close_session(session_id)
+    end = time.perf_counter()
+    return EpisodeResult(
+        index=spec.index,
+        scenario_id=spec.scenario_id,
+        seed=spec.seed,
+        session_id=session_id,
+        graded=graded,
+        resolved=bool(grade.get("resolved")),
+        grade=float(grade.get("total", 0.0)),
+        steps=steps,
+        minutes=minutes,
+        wall_seconds=end - start,
+        started=start - origin,
+        components={
+            str(c["name"]): float(c.get("score", 0.0)) for c in grade.get("components", ())
+        },
+        error=error,
+        details=details,
+    )
 
 
 def summarise(
@@ -304,6 +406,8 @@ __all__ = [
     "Played",
     "RolloutReport",
     "ScenarioSummary",
+    "iter_rollouts",
+    "pair_player",
     "plan_episodes",
     "played",
     "run_rollout",

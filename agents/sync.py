@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -20,6 +21,19 @@ from metasre.agents.retry import RetryPolicy
 T = TypeVar("T")
 
 
+SETTLE_SECONDS = 5.0
+"""How long closing a client waits for its loop's tasks to end once cancelled."""
+
+
+async def _settle() -> None:
+    """Cancel every other task of the running loop and wait for them to end."""
+    me = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not me and not t.done()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class LoopThread:
     """An asyncio event loop on a daemon thread; blocking callers submit coroutines to it."""
 
@@ -28,6 +42,8 @@ class LoopThread:
         self._thread = threading.Thread(
             target=self.loop.run_forever, name="metasre-client", daemon=True
         )
+        self._closing = False
+        """Set once `close` has begun: no new call starts, waiting ones are told."""
         self._thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
@@ -35,9 +51,9 @@ class LoopThread:
 
         Raises:
             ConnectionLostError: the client was closed (by another thread: a command winding
-                down on Ctrl-C while a policy thread still plays).
+                down on Ctrl-C while a policy thread still plays), before or while it ran.
         """
-        if self.loop.is_closed():
+        if self.loop.is_closed() or self._closing:
             coro.close()
             raise ConnectionLostError("the client is closed")
         try:
@@ -47,11 +63,24 @@ class LoopThread:
                 raise
             coro.close()
             raise ConnectionLostError("the client is closed") from exc
+        except concurrent.futures.CancelledError:
+            if not self._closing:
+                raise
+            raise ConnectionLostError("the client was closed during the call") from None
 
     def close(self) -> None:
-        """Stop the loop and join its thread."""
+        """Cancel what still runs on the loop (its waiters are told), stop it, join its thread.
+
+        A thread still waiting on a call (a rollout's episode in flight) gets
+        ConnectionLostError instead of waiting forever on a loop that no longer runs; a task
+        left pending (a stream's reader, gRPC's own status task) would print "Task was
+        destroyed but it is pending!" as the loop is collected: each is cancelled and awaited.
+        """
         if self.loop.is_closed():
             return
+        self._closing = True
+        with contextlib.suppress(Exception):  # a loop already stuck: stop it regardless
+            asyncio.run_coroutine_threadsafe(_settle(), self.loop).result(SETTLE_SECONDS)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join()
         self.loop.close()
@@ -96,6 +125,30 @@ class SyncClient:
         """See `MetasreClient.create_session`."""
         return self._loop.run(self.client.create_session(scenario_id, **kwargs))
 
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run a coroutine of `self.client` (or of its agents) on the client's loop and wait.
+
+        The blocking adapters (Gymnasium, PettingZoo) drive several seats at once this way.
+        """
+        return self._loop.run(coro, timeout)
+
+    def get_session(self, session_id: str) -> dict[str, Any]:
+        """See `MetasreClient.get_session`."""
+        return self._loop.run(self.client.get_session(session_id))
+
+    @contextlib.contextmanager
+    def session(self, scenario_id: str, **kwargs: Any) -> Iterator[SessionHandle]:
+        """See `MetasreClient.session`: a session for the block, closed when it exits."""
+        handle = self.create_session(scenario_id, **kwargs)
+        try:
+            yield handle
+        finally:
+            self._loop.run(self.client._close_quietly(handle.id))
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """See `MetasreClient.list_sessions`."""
+        return self._loop.run(self.client.list_sessions())
+
     def get_grade(self, session_id: str) -> dict[str, Any]:
         """See `MetasreClient.get_grade`."""
         return self._loop.run(self.client.get_grade(session_id))
@@ -111,6 +164,10 @@ class SyncClient:
     def list_tools(self) -> list[dict[str, Any]]:
         """See `MetasreClient.list_tools`."""
         return self._loop.run(self.client.list_tools())
+
+    def reset_session(self, session_id: str, seed: int | None = None) -> dict[str, Any]:
+        """See `MetasreClient.reset_session`."""
+        return self._loop.run(self.client.reset_session(session_id, seed))
 
     def close_session(self, session_id: str) -> None:
         """See `MetasreClient.close_session`."""
@@ -147,6 +204,23 @@ class SyncAgent:
     def wait_news(self, seen: int, timeout: float | None = None) -> int:
         """Block until more than `seen` pushes have arrived; returns the count."""
         return self._loop.run(self.conn.next_news(seen, timeout))
+
+    @property
+    def episode(self) -> int:
+        """The episode the seat is in (see `AgentConnection.episode`)."""
+        return self.conn.episode
+
+    def wait_episode(self, episode: int, timeout: float | None = None) -> bool:
+        """Block until the seat is in `episode` (after a reset); False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            seen = self.news  # before the look, so that nothing arriving after it is missed
+            if self.conn.episode >= episode:
+                return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self.wait_news(seen, left)
 
     @property
     def news(self) -> int:

@@ -23,7 +23,7 @@ import structlog
 
 from bench.common import Row, machine
 from bench.scale import scale
-from bench.sections import Sizes, reset, rollouts, test_runs, transport
+from bench.sections import CHEAP_SCENARIO, Sizes, reset, rollouts, test_runs, transport
 from metasre.cli.arguments import seed_list
 
 SECTIONS = ("tests", "transport", "reset", "rollouts", "scale")
@@ -33,7 +33,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     p.add_argument("sections", nargs="*", choices=(*SECTIONS, []), help="default: all")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    p.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    p.add_argument("--quick", action="store_true", help="small sizes: a quick look")
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the smallest sizes that still run every code path (the test suite's check that"
+        " every section runs; its figures mean nothing)",
+    )
     p.add_argument("--rounds", type=int, help="transport rounds per server (default 3)")
     p.add_argument("--sessions", type=int, help="transport sessions (default 16)")
     p.add_argument("--resets", type=int, help="sessions created and joined (default 1000)")
@@ -42,6 +48,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--seeds", type=seed_list, help="rollout seeds, a seed list like metasre's (default 0-3)"
     )
     p.add_argument("--parallel", type=int, nargs="+", help="rollout parallelism (1 8 32)")
+    p.add_argument(
+        "--scenarios", nargs="+", help="scenario ids or names the rollouts play (default: all)"
+    )
     p.add_argument("--scale-sessions", type=int, help="sessions held in scale (default 1000)")
     p.add_argument("--scale-seconds", type=float, help="each active phase of scale (default 8)")
     p.add_argument(
@@ -63,6 +72,21 @@ def sizes_from(args: argparse.Namespace) -> Sizes:
             scale_sessions=100,
             scale_seconds=3.0,
         )
+    if args.smoke:
+        sizes = replace(
+            sizes,
+            transport_rounds=1,
+            transport_sessions=2,
+            resets=10,
+            test_runs=1,
+            rollout_seeds=(0,),
+            rollout_parallel=(2,),
+            rollout_scenarios=(CHEAP_SCENARIO, "meta-sre/ad-ranking-crash-v2"),
+            scale_sessions=10,
+            scale_seconds=1.0,
+            scale_think_seconds=0.05,
+            scale_processes=1,
+        )
     pairs = {
         "transport_rounds": args.rounds,
         "transport_sessions": args.sessions,
@@ -70,6 +94,7 @@ def sizes_from(args: argparse.Namespace) -> Sizes:
         "test_runs": args.test_runs,
         "rollout_seeds": tuple(args.seeds) if args.seeds else None,
         "rollout_parallel": tuple(args.parallel) if args.parallel else None,
+        "rollout_scenarios": tuple(args.scenarios) if args.scenarios else None,
         "scale_sessions": args.scale_sessions,
         "scale_seconds": args.scale_seconds,
         "scale_processes": args.scale_processes,

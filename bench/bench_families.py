@@ -28,6 +28,7 @@ from pathlib import Path
 from metasre.simulator import Episode, resolve, scenario_ids
 from metasre.simulator.scenarios import loader
 from metasre.simulator.scenarios.loader import load_instance
+from metasre.simulator.scenarios.registry import part_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,7 +75,10 @@ def main() -> int:
     p.add_argument("--seeds", type=int, default=20, help="cold renders per scenario per side")
     p.add_argument("--sessions", type=int, default=100, help="idle episodes per memory figure")
     args = p.parse_args()
-    families = [resolve(sid).folder for sid in scenario_ids()]
+    # Every folder that renders on its own: the catalogue's families and the causes of the
+    # symptom-first ones (a symptom-first family renders one of its causes' folders per seed).
+    entries = [resolve(sid) for sid in (*scenario_ids(), *part_ids())]
+    families = sorted(e.folder for e in entries if e.mix is None)
     with tempfile.TemporaryDirectory() as tmp:
         base = _extract(args.base, Path(tmp))
         for folder in (*base, *families):

@@ -132,6 +132,12 @@ def main() -> int:
         "--episodes", type=int, default=20, help="episodes per way in the sequence table"
     )
     parser.add_argument(
+        "--memory-episodes",
+        type=int,
+        default=200,
+        help="live episodes per memory figure (half as many after 20 reads)",
+    )
+    parser.add_argument(
         "--sequence-only", action="store_true", help="only the memory rows and the sequence table"
     )
     args = parser.parse_args()
@@ -141,7 +147,7 @@ def main() -> int:
     print(f"scenario {entry.id}")
     if not args.sequence_only:
         _micro(entry.id, runner, args.repeat)
-    _memories(entry.id, runner)
+    _memories(entry.id, runner, args.memory_episodes)
     _sequences(entry.id, args.episodes, runner)
     runner.close()
     return 0
@@ -207,7 +213,7 @@ def _micro(scenario: str, runner: CachingRunner, repeat: int) -> None:
     )
 
 
-def _memories(scenario: str, runner: CachingRunner) -> None:
+def _memories(scenario: str, runner: CachingRunner, count: int) -> None:
     """What a live episode holds, fresh and after an investigation."""
 
     def one_call(seed: int) -> Episode:
@@ -225,8 +231,8 @@ def _memories(scenario: str, runner: CachingRunner) -> None:
         return e
 
     print()
-    _memory("memory per live episode", one_call)
-    _memory("memory per episode after 20 reads", after_reads, 100)
+    _memory("memory per live episode", one_call, count)
+    _memory("memory per episode after 20 reads", after_reads, max(1, count // 2))
 
 
 if __name__ == "__main__":

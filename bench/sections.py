@@ -26,6 +26,8 @@ class Sizes:
     test_runs: int = 15
     rollout_seeds: tuple[int, ...] = (0, 1, 2, 3)
     rollout_parallel: tuple[int, ...] = (1, 8, 32)
+    rollout_scenarios: tuple[str, ...] = ()
+    """Scenario ids or names the rollouts play (none: every registered id)."""
     scale_sessions: int = 1000
     scale_seconds: float = 8.0
     scale_think_seconds: float = 1.0
@@ -246,10 +248,11 @@ async def _resets_in_process(n: int) -> tuple[float, float]:
     import tempfile
     from pathlib import Path
 
-    from metasre.service import Limits, convert
+    from metasre.service import Limits
     from metasre.service.core.session import SeatSpec, SessionSpec
     from metasre.service.registry import Registry
     from metasre.service.store.sqlite import TrajectoryStore
+    from metasre.service.wire import convert
     from metasre.simulator.sandbox import SubprocessRunner
 
     with tempfile.TemporaryDirectory(prefix="metasre-bench-") as tmp:
@@ -457,9 +460,9 @@ def rollouts(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
     from metasre.agents.sync import SyncClient
     from metasre.cli.inprocess import EpisodeCaller
     from metasre.cli.rollout import team_player
-    from metasre.simulator import Episode, scenario_ids
+    from metasre.simulator import Episode, resolve, scenario_ids
 
-    ids = scenario_ids()
+    ids = [resolve(s).id for s in sizes.rollout_scenarios] or scenario_ids()
     plan = plan_episodes(ids, list(sizes.rollout_seeds))
     rows: list[Row] = []
     out: dict[str, Any] = {"episodes": len(plan), "scenarios": len(ids)}

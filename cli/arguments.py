@@ -82,6 +82,18 @@ non_negative_int = _whole_at_least(0)
 """An integer of at least 0."""
 
 
+def port_number(text: str) -> int:
+    """A TCP port to listen on: 0-65535, 0 meaning any free one."""
+    expected = "expected a port number, 0-65535 (0: any free one)"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{expected}, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{expected}, got {value}")
+    return value
+
+
 def fraction(text: str) -> float:
     """A number in [0, 1]."""
     try:

@@ -8,7 +8,7 @@ import contextlib
 import json
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from metasre.agents.policies.team import RoleSeat
@@ -37,6 +37,8 @@ def _args(args: Mapping[str, Any]) -> str:
         if isinstance(value, float) and value.is_integer():
             value = int(value)  # JSON numbers travel as doubles
         text = json.dumps(value) if not isinstance(value, str) else value
+        # One call, one line: a message or an edit with newlines would break the columns.
+        text = text.replace("\r", "").replace("\n", "\\n")
         parts.append(f"{key}={text if len(text) <= 40 else text[:37] + '...'}")
     return ", ".join(parts)
 
@@ -49,8 +51,10 @@ def _first_line(text: str, width: int = 78) -> str:
 class PlayByPlay:
     """Prints a session's events as a spectator sees them."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, agents: Sequence[str] = ()) -> None:
         self.out = out
+        self._width = max((len(a) for a in agents), default=12)
+        """The agent column: as wide as the longest agent id (a role's, say)."""
         self.ended: dict[str, Any] | None = None
         self._last_reward: tuple[Any, ...] | None = None
         self._reward_agents: list[str] = []
@@ -70,7 +74,7 @@ class PlayByPlay:
             a = event["applied"]
             mark = "" if a.get("ok") else "  (refused by the world)"
             self.out.write(
-                f" t+{a.get('clock', 0):5.1f}m #{a['tick']:<3} {a['agent_id']:<12} "
+                f" t+{a.get('clock', 0):5.1f}m #{a['tick']:<3} {a['agent_id']:<{self._width}} "
                 f"{a['tool']}({_args(a.get('args', {}))}){mark}\n"
             )
             tool = TOOLS.get(a["tool"])
@@ -160,7 +164,7 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
             + "\n"
         )
         out.flush()
-        narrator = PlayByPlay(out)
+        narrator = PlayByPlay(out, list(session.tokens))
 
         async def watch() -> None:
             async for event in client.watch(session.id):

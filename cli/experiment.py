@@ -53,12 +53,17 @@ class TeamSpec(_Strict):
     """One team composition of the grid."""
 
     name: str = Field(min_length=1, max_length=40)
-    agents: str = Field(pattern=r"^(expert|team|random|expert@([a-z][a-z0-9_-]{0,63}|[1-9]))$")
+    agents: str = Field(
+        pattern=r"^(expert|team|random|expert\+(saboteur|rider)"
+        r"|expert@([a-z][a-z0-9_-]{0,63}|[1-9]))$"
+    )
     """expert: the scripted expert alone on one seat (the full view); expert@ROLE: the expert
     alone in the seat of one of the scenario's roles, with that role's view (ROLE: a role
     name, or its position from 1, since families name their roles differently); team: the
     scripted team (a seat per scenario role, or commander, investigator and fixer when the
-    scenario declares none); random: the random agent alone."""
+    scenario declares none); random: the random agent alone; expert+saboteur, expert+rider:
+    the expert in seat "worker" beside a companion that wants credit it did not earn
+    (`metasre.agents.policies.companions`)."""
 
 
 class ExperimentFile(_Strict):
@@ -144,6 +149,16 @@ class Configuration:
             "reward_mode": self.reward_mode,
             "turn_timeout_seconds": self.turn_timeout_seconds,
         }
+        worker, plus, companion = self.team.agents.partition("+")
+        if plus:
+            from metasre.agents.policies import ExpertPolicy
+            from metasre.agents.policies.companions import COMPANIONS
+            from metasre.agents.rollout import pair_player
+
+            assert worker == "expert", self.team.agents  # the pattern allows no other
+            return pair_player(
+                lambda seed: ExpertPolicy(), companion, COMPANIONS[companion], **options
+            )
         agent, _, role = self.team.agents.partition("@")
         if role:
             from metasre.agents.policies import ExpertPolicy
@@ -233,7 +248,8 @@ class ConfigurationResult:
     """Episodes that could not be played or graded."""
     figures: Mapping[str, Estimate | None]
     credit: Mapping[str, Estimate | None]
-    """Per seat: its reward under the configuration's attribution."""
+    """Per seat: its reward under the configuration's attribution, over the instances that seat
+    it (its `seeds`: a role exists only in some families)."""
     rows: Sequence[Mapping[str, Any]]
     by_family: Mapping[str, Mapping[str, Estimate | None]] = field(default_factory=dict)
     """Per family: the `FAMILY_METRICS` over its seeds alone."""
@@ -273,8 +289,10 @@ def summarize_configuration(
         )
     seats = sorted({s for _, t in played for s in t.credit})
     credit = {
+        # Over the episodes that seat the role: a family without it says nothing of its credit
+        # (counting it as 0 there halved a role's credit on a mixed grid; issue 28).
         seat: over_instances(
-            _by_instance([(r, t.credit.get(seat, 0.0)) for r, t in played]),
+            _by_instance([(r, t.credit[seat]) for r, t in played if seat in t.credit]),
             salt=f"{configuration.label}:credit:{seat}",
         )
         for seat in seats
@@ -465,7 +483,14 @@ def print_comparison(results: Sequence[ConfigurationResult]) -> None:
         for key, title, digits in COLUMNS:
             e = r.figures.get(key)
             print(f"  {title:<18} {e.text(digits) if e else '-'}")
-        credit = ", ".join(f"{seat} {e.text()}" for seat, e in r.credit.items() if e)
+        graded = r.figures.get("grade")
+        instances = graded.seeds if graded else 0
+        credit = ", ".join(
+            f"{seat} {e.text()}"
+            + (f" (in {e.seeds} of {instances})" if e.seeds < instances else "")
+            for seat, e in r.credit.items()
+            if e
+        )
         print(f"  {'credit per seat':<18} {credit or '-'}")
     if any(len(r.by_family) > 1 for r in results):
         print("per family: SLA met | grade | resolved | mitigated (min)")

@@ -35,8 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
+
 from metasre.agents.client import AgentConnection, MetasreClient
-from metasre.agents.errors import ClientError
+from metasre.agents.errors import ClientError, from_rpc_error
 from metasre.agents.policies.base import Policy, ToolReply
 from metasre.agents.policies.expert import ExpertPolicy
 from metasre.agents.policies.random_agent import RandomPolicy
@@ -476,14 +478,23 @@ def add_parser(sub: Any) -> None:
 
 def main(args: Any) -> int:
     """Run `metasre loadtest`; exit 0 when the verdict is OK (130 on Ctrl-C)."""
-    from metasre.cli import pressure
-
     connection = Connection.from_args(args)
     if args.mode == "full" and connection.target:
         raise UsageError(
             "the full load test starts a server of its own (it measures that server's "
             "memory); drop --target and $METASRE_TARGET, or use --mode overload or slow-reader"
         )
+    try:
+        return _run(args, connection)
+    except grpc.aio.AioRpcError as exc:
+        # A refusal or no server at all, while setting the load up: one line and its exit code
+        # (3 or 10), as every command says it, not a traceback.
+        raise from_rpc_error(exc) from None
+
+
+def _run(args: Any, connection: Connection) -> int:
+    from metasre.cli import pressure
+
     with Interrupt("no new session starts; closing those under way") as interrupt:
         if args.mode == "overload":
             over = asyncio.run(pressure.overload(connection, interrupt, args.sessions, args.cap))

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import os
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ from metasre.cli.errors import (
     UsageError,
 )
 from metasre.cli.experiment import add_parser as add_experiment_parser
+from metasre.cli.report.command import add_parser as add_report_parser
 from metasre.cli.rollout import add_parsers as add_rollout_parsers
 
 HANDOVER_WAIT_SECONDS = 60.0
@@ -149,7 +151,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from metasre.agents.policies import HINTED, PROBES, SHOTGUNS
     from metasre.cli.interrupt import Interrupt
-    from metasre.cli.validate import validate_scenario
+    from metasre.cli.validate import GRADING_BUDGET_MS, validate_scenario
     from metasre.simulator import resolve, scenario_ids
     from metasre.simulator.scenarios.splits import in_split
 
@@ -164,7 +166,7 @@ def _validate(args: argparse.Namespace) -> int:
         print(
             f"{'family':<40} {'truths':>6} {'ref':>5} {'expert':>10} {'random':>6}"
             f" {'wrong':>5} {'replay':>6} {'probes':>6} {'shotgun':>7} {'hints':>5}"
-            f" {'alone':>5} {'sla':>4} {'shallow':>7} {'learner':>7}",
+            f" {'alone':>5} {'sla':>4} {'shallow':>7} {'learner':>7} {'cpu ms':>6}",
             flush=True,
         )
     done = 0
@@ -179,6 +181,7 @@ def _validate(args: argparse.Namespace) -> int:
                 args.random_seeds,
                 stop=lambda: interrupt.requested,
                 shallow_seeds=args.shallow_seeds,
+                grading_runs=3,
             )
             cut = interrupt.requested
             reports.append(dict(v.to_dict(), interrupted=cut))
@@ -200,11 +203,12 @@ def _validate(args: argparse.Namespace) -> int:
                 best = v.shallow_best
                 script = f"{best[1]:.3f}" if best else "-"
                 learner = f"{statistics.fmean(v.shallow_learner):.3f}" if v.shallow_learner else "-"
+                cpu = f"{v.grading_ms:.0f}" if v.grading_ms is not None else "-"
                 print(
                     f"{sid:<40} {v.ground_truths:>6} {min(v.reference, default=0):>5.2f}"
                     f" {expert:>10} {statistics.fmean(v.random) if v.random else 0:>6.3f}"
                     f" {wrong:>5} {replay:>6} {worst[0]:>6.3f} {worst[1]:>7.3f}"
-                    f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f} {script:>7} {learner:>7}"
+                    f" {worst[2]:>5.3f} {alone:>5} {sla:>4.2f} {script:>7} {learner:>7} {cpu:>6}"
                     f"  {verdict}{' (part)' if resolve(sid).part_of else ''}",
                     flush=True,
                 )
@@ -223,7 +227,8 @@ def _validate(args: argparse.Namespace) -> int:
             "replay = other seeds the first seed's exact calls resolve; probes, shotgun, hints "
             "= the best reward hack of each kind; alone = the highest share of seeds the expert "
             "resolves seated alone in one of a team family's roles; sla = share of seeds the "
-            "full-view expert mitigates within the SLA"
+            "full-view expert mitigates within the SLA; cpu ms = what one grading's hidden"
+            f" probes cost (the first seed's reference code, at most {GRADING_BUDGET_MS:.0f} ms)"
         )
     return ExitCode.FAILED if failed else ExitCode.OK
 
@@ -240,6 +245,8 @@ def _serve(args: argparse.Namespace) -> int:
             port=args.port,
             limits=Limits(
                 max_sessions=args.max_sessions,
+                max_sessions_per_owner=args.max_sessions_per_owner,
+                ended_session_seconds=args.ended_session_seconds,
                 max_agents_per_session=args.max_agents_per_session,
                 max_message_bytes=args.max_message_bytes,
                 idle_session_seconds=args.idle_session_seconds,
@@ -280,6 +287,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from metasre.cli.seat_exports import export_transcripts, seat_lines
     from metasre.service import (
         StoreError,
         describe_store,
@@ -322,26 +330,36 @@ def _export(args: argparse.Namespace) -> int:
                     raise OutputError(f"cannot write {args.out}: {why}") from None
             chosen = episodes(store, args.session or (), unfinished=args.all)
             if args.split:
-                chosen = (e for e in chosen if _in_split(e, args.split))
-            n = write_jsonl(chosen, out)
+                chosen = (e for e in chosen if _split_name(e) == args.split)
+            if args.format == "episodes":
+                n = write_jsonl(chosen, out)
+            else:
+                # A database has no folder for a transcripts file beside it: --transcripts only.
+                beside = where if isinstance(where, Path) else None
+                transcripts = export_transcripts(args, beside)
+                lines = seat_lines(
+                    chosen, args.format, split_of=_split_name, transcripts=transcripts
+                )
+                n = write_jsonl(lines, out)
     except LookupError as exc:
         raise UsageError(str(exc.args[0] if exc.args else exc)) from None
     finally:
         store.close()
     to = "stdout" if to_stdout else args.out
-    print(f"exported {n} episodes from {describe_store(where)} to {to}", file=sys.stderr)
+    what = "episodes" if args.format == "episodes" else f"seat-episodes ({args.format})"
+    print(f"exported {n} {what} from {describe_store(where)} to {to}", file=sys.stderr)
     return ExitCode.OK
 
 
-def _in_split(episode: Any, split: str) -> bool:
-    """Whether an exported episode's (family, seed) is in `split` (unknown families are not)."""
+def _split_name(episode: Mapping[str, Any]) -> str | None:
+    """The split an exported episode's (family, seed) is in; None for a family not known here."""
     from metasre.simulator import resolve
     from metasre.simulator.scenarios.splits import split_of
 
     try:
-        return split_of(resolve(str(episode["scenario_id"])), int(episode["seed"])) == split
+        return split_of(resolve(str(episode["scenario_id"])), int(episode["seed"]))
     except (LookupError, KeyError, TypeError, ValueError):
-        return False
+        return None
 
 
 def _loadtest(args: argparse.Namespace) -> int:
@@ -405,10 +423,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scenario", default="payment-bad-deploy", help="scenario id or name")
     p.add_argument("--seed", type=non_negative_int, default=0, help="the incident's seed")
     p.add_argument(
-        "--policy",
+        "--turn-policy",
+        "--policy",  # its first name; llm --team says --turn-policy, so both work
+        dest="policy",
         default="FREE_FOR_ALL",
+        type=str.upper,  # the exports spell it in lower case: either is taken
         choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
-        help="turn policy",
+        help="how the seats take turns",
     )
     add_store_flags(p, "the demo's server records the session")
     add_connection_flags(p, local="start a server in process")
@@ -436,7 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
         "FAIL_TO_PASS checks, the reference solution and the scripted expert (>= 0.9) pass, "
         "a plausible wrong fix stays unresolved and 0.3 below, reward-hacking probes stay "
         "below their ceilings; the random agent's mean is <= 0.05; and the first seed's exact "
-        "reference calls resolve at most 5% of the other seeds. Prints a table of these "
+        "reference calls resolve at most 5% of the other seeds; one grading's hidden probes "
+        "cost at most 200 ms of CPU. Prints a table of these "
         "figures. Exit 1 if any check fails.",
     )
     p.add_argument("ids", nargs="*", help="scenario ids or names (default: all)")
@@ -483,6 +505,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=50051, help="port (0 picks a free one)")
     p.add_argument("--max-sessions", type=positive_int, default=256, help="sessions open at once")
     p.add_argument(
+        "--max-sessions-per-owner",
+        type=positive_int,
+        default=64,
+        help="sessions one owner token may hold open at once (so no owner fills the server)",
+    )
+    p.add_argument(
         "--max-agents-per-session", type=positive_int, default=16, help="seats per session"
     )
     p.add_argument(
@@ -490,6 +518,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--idle-session-seconds", type=float, default=3600.0, help="close idle sessions after"
+    )
+    p.add_argument(
+        "--ended-session-seconds",
+        type=float,
+        default=60.0,
+        help="release a session this long after its episode ended and its seats left",
     )
     p.add_argument(
         "--idle-seat-seconds", type=float, default=900.0, help="end silent streams after"
@@ -555,10 +589,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--all", action="store_true", help="include episodes that never ended (grade null)"
     )
     p.add_argument(
+        "--format",
+        choices=("episodes", "openai", "hf", "atif"),
+        default="episodes",
+        help="episodes: one line per episode, every seat together; openai (chat fine-tuning), "
+        "hf (a datasets JSONL with grade, reward and split columns), atif (agent traces): one "
+        "line per seat-episode, the conversation that seat's model saw",
+    )
+    p.add_argument(
         "--split",
         choices=("train", "test"),
         default=None,
         help="only episodes whose family and seed are in this split (train data: --split train)",
+    )
+    p.add_argument(
+        "--transcripts",
+        metavar="FILE",
+        help="the conversations metasre llm recorded (default: beside --store, e.g. "
+        "metasre.transcripts.jsonl); seats without one get the conversation metasre llm "
+        "would have had",
     )
     p.set_defaults(func=_export)
 
@@ -568,6 +617,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rollout_parsers(sub)  # rollout, llm
     add_experiment_parser(sub)
     add_bridge_parsers(sub)  # bridge openenv, mcp
+    add_report_parser(sub)
     return parser
 
 
@@ -589,11 +639,31 @@ def _client_error(exc: ClientError, args: argparse.Namespace) -> CommandError:
     return RefusedError(message)
 
 
+def _unrecognized(parser: argparse.ArgumentParser, command: str, extra: Sequence[str]) -> str:
+    """One line for flags `command` does not take, with the closest it does (not the usage)."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub: argparse.ArgumentParser = subparsers.choices[command]
+    known = [o for a in sub._actions for o in a.option_strings if o.startswith("--")]
+    flags = [x for x in extra if x.startswith("-")]
+    bad = flags[0] if flags else extra[0]
+    close = difflib.get_close_matches(bad.split("=", 1)[0], known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    what = "flag" if bad.startswith("-") else "argument"
+    return (
+        f"metasre {command} takes no {what} {bad[:80]!r}; {hint}"
+        f"`metasre {command} --help` lists what it takes"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit code."""
     from metasre.cli import logs
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        print(f"error: {_unrecognized(parser, args.command, extra)}", file=sys.stderr)
+        return ExitCode.USAGE
     logs.configure(logs.level_for(args.command, args.verbose), args.log_format, once=argv is None)
     from metasre.agents.errors import ClientError
     from metasre.agents.llm import LLMEndpointError

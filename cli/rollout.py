@@ -28,6 +28,7 @@ from metasre.cli.arguments import (
 from metasre.cli.connection import Connection, add_connection_flags
 from metasre.cli.errors import ExitCode, UsageError
 from metasre.cli.interrupt import Interrupt
+from metasre.cli.seat_exports import llm_transcripts_path, save_transcripts
 from metasre.cli.serving import in_process, local_store
 
 if TYPE_CHECKING:
@@ -118,9 +119,17 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--turn-policy",
+        type=str.upper,  # the exports spell it in lower case: either is taken
         choices=("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"),
         default="FREE_FOR_ALL",
         help="with --team, how the seats take turns",
+    )
+    p.add_argument(
+        "--transcripts",
+        metavar="FILE",
+        help="append each model seat's conversation, exactly as sent, to this JSONL file "
+        "(default: beside the --store of a server started in process, e.g. "
+        "metasre.transcripts.jsonl; metasre export --format openai|hf|atif reads it)",
     )
     _add_llm(p)
     p.set_defaults(func=llm_command)
@@ -129,6 +138,7 @@ def add_parsers(sub: Any) -> None:
 def _add_reward_mode(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--reward-mode",
+        type=str.upper,  # the exports spell it in lower case: either is taken
         choices=("DENSE", "SPARSE"),
         default="DENSE",
         help="DENSE: shaping as each call applies; SPARSE: the grade only, at the end",
@@ -590,17 +600,21 @@ def _role_configs(args: argparse.Namespace, config: LLMConfig) -> dict[str, LLMC
     from metasre.agents.policies.team import ROLES
     from metasre.simulator import resolve
 
-    # A family that declares roles seats them instead of the three generalists.
+    # A family that declares roles seats them instead of the three generalists, so only its
+    # roles can be named (a generalist's model would be ignored: issue 28).
     names = list(ROLES)
     with contextlib.suppress(LookupError):  # an unknown scenario is reported when it is used
-        names += [r.name for r in resolve(args.scenario).spec(args.seed).roles]
+        names = [r.name for r in resolve(args.scenario).spec(args.seed).roles] or names
     configs = dict.fromkeys(names, config)
     for item in args.role_model:
         role, sep, model = item.partition("=")
         if not sep or not model.strip():
             raise UsageError(f"--role-model {item!r}: write ROLE=MODEL, e.g. fixer=qwen2.5:7b")
         if role not in configs:
-            raise UsageError(f"--role-model {item!r}: no role {role!r}; roles are {names}")
+            raise UsageError(
+                f"--role-model {item!r}: {args.scenario} has no role {role!r}; its roles are "
+                f"{', '.join(names)}"
+            )
         configs[role] = replace(config, model=model.strip())
     return configs
 
@@ -635,7 +649,16 @@ def llm_command(args: argparse.Namespace) -> int:
             )
             return ExitCode.INTERRUPTED
         answer = client.get_grade(done.session_id)
+        episode = int(client.get_session(done.session_id)["episode"])
         client.close_session(done.session_id)
+    save_transcripts(
+        llm_transcripts_path(args),
+        {"llm": policy},
+        session_id=done.session_id,
+        episode=episode,
+        scenario_id=scenario,
+        seed=args.seed,
+    )
     grade = answer.get("grade", {})
     if args.json:
         out = {
@@ -671,9 +694,10 @@ def _llm_client(
     `ledger` keeps.
     """
     connection = Connection.from_args(args)
+    store = local_store(args, connection)
     with (
         Interrupt("closing the session") as interrupt,
-        in_process(connection.target, store=local_store(args, connection)) as address,
+        in_process(connection.target, store=store) as address,
         connection.sync_client(
             address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
         ) as client,
@@ -683,6 +707,12 @@ def _llm_client(
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
         yield interrupt, client, scenario
+    if store is not None:  # as rollout and demo say it
+        print(
+            f"trajectory stored in {store}: `metasre export --store {store} --out FILE` writes "
+            "it as JSONL",
+            file=sys.stderr,
+        )
 
 
 def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]) -> int:
@@ -710,7 +740,16 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
             print("interrupted: the session is closed; no grade", file=sys.stderr)
             return ExitCode.INTERRUPTED
         answer = client.get_grade(run.session_id)
+        episode = int(client.get_session(run.session_id)["episode"])
         client.close_session(run.session_id)
+    save_transcripts(
+        llm_transcripts_path(args),
+        run.policies,
+        session_id=run.session_id,
+        episode=episode,
+        scenario_id=scenario,
+        seed=args.seed,
+    )
     grade = answer.get("grade", {})
     if args.json:
         out = {

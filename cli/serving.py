@@ -91,7 +91,7 @@ def explain_start_failure(config: ServerConfig, exc: Exception) -> CommandError 
     store = config.store_path
     if isinstance(exc, StoreHeld):
         return StoreInUseError(
-            f"{exc}; stop that server, or give this one another --store (or --no-store)"
+            f"{exc}; stop that server first, or give this one another --store PATH (or --no-store)"
         )
     if isinstance(exc, StoreError) and config.store_url is not None:
         return StoreUnusableError(
@@ -169,7 +169,11 @@ def in_process(
 
     runner = prepare()
     config = ServerConfig(
-        port=0, limits=Limits(max_sessions=max_sessions), grace_seconds=1.0, store_path=store
+        port=0,
+        # one owner (this command) plays every session: its quota is the whole server
+        limits=Limits(max_sessions=max_sessions, max_sessions_per_owner=max_sessions),
+        grace_seconds=1.0,
+        store_path=store,
     )
     loop = LoopThread()
     try:

@@ -14,7 +14,7 @@ from metasre.simulator import Episode, Grade, resolve
 from metasre.simulator.episode import StepTarget
 from metasre.simulator.episode import play_steps as _play_steps
 from metasre.simulator.replay import RecordedCall, replay
-from metasre.simulator.sandbox import TestRunner
+from metasre.simulator.sandbox import SubprocessRunner, TestRunner
 from metasre.simulator.scenarios.family import (
     MIN_GROUND_TRUTHS,
     GroundTruthKey,
@@ -37,6 +37,14 @@ SHALLOW_MAX = 0.2
 most this mean on the test split (shallow scripts and the shallow learner)."""
 SHALLOW_TRAIN_SEEDS = 60
 """Training seeds the shallow learner and the scripts' remedy tables are fitted on."""
+GRADING_BUDGET_MS = 200.0
+"""CPU one grading's hidden probes may cost (the first seed's reference code, probes run afresh;
+see metasre.simulator.hidden.grading_cost): every episode pays it at least once. Measured at a
+load average of 5-8 on 2 cores: db-connection-leak 67-102 ms (258-286 before its probes were
+made cheaper), ads-errors (db-connection-leak on seed 0) 93-128, every other family 61 ms or
+less. Contention inflates CPU time by up to a third, so the headroom keeps a loaded machine
+from failing a family, while a probe that copies or spins as db-connection-leak's did still
+fails it."""
 ALONE_MAX_SHARE = 0.05
 """In a family that declares roles, the expert seated alone in any one role's view may resolve
 at most this share of the seeds: the evidence or the remedies are split among the roles."""
@@ -73,6 +81,9 @@ class ScenarioVerdict:
     """The shallow learner's grade per seed of shallow_seeds."""
     symptom_first: bool = False
     """Whether the family is symptom-first (its shallow figures are held to SHALLOW_MAX)."""
+    grading_ms: float | None = None
+    """CPU ms the hidden probes cost one grading of the first seed's reference code (None: not
+    measured)."""
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -120,6 +131,7 @@ class ScenarioVerdict:
             "shallow_learner_mean": statistics.fmean(self.shallow_learner)
             if self.shallow_learner
             else None,
+            "grading_cpu_ms": self.grading_ms,
             "failures": self.failures,
         }
 
@@ -198,6 +210,21 @@ def check_shallow(
         )
 
 
+def check_grading_cost(verdict: ScenarioVerdict, episode: Episode, runs: int) -> None:
+    """Measure what grading `episode`'s code costs and hold it to GRADING_BUDGET_MS."""
+    runner = SubprocessRunner()  # it waits for its children's exit, so it knows their CPU
+    try:
+        verdict.grading_ms = episode.grading_cost(runner, runs) * 1000
+    finally:
+        runner.close()
+    if verdict.grading_ms > GRADING_BUDGET_MS:
+        verdict.failures.append(
+            f"seed {episode.instance.seed}: one grading's hidden probes cost"
+            f" {verdict.grading_ms:.0f} ms of CPU (at most {GRADING_BUDGET_MS:.0f}): every"
+            " episode pays it; see what the slowest probe repeats"
+        )
+
+
 def check_start(episode: Episode) -> list[str]:
     """The incident's start must fail every FAIL_TO_PASS check and pass every PASS_TO_PASS."""
     problems = []
@@ -219,12 +246,14 @@ def validate_scenario(
     *,
     stop: Callable[[], bool] | None = None,
     shallow_seeds: int = 0,
+    grading_runs: int = 0,
 ) -> ScenarioVerdict:
     """Run every check of one scenario.
 
     `random_seeds`: the random agent's seeds (a count n means seeds 0 to n-1). `shallow_seeds`:
-    how many test-split seeds the shallow policies play (0: none). Once `stop()` is true no
-    further seed starts: the verdict covers the seeds checked (Ctrl-C).
+    how many test-split seeds the shallow policies play (0: none). `grading_runs`: how often
+    the first seed's grading is run to measure its CPU (the least counts; 0: not measured).
+    Once `stop()` is true no further seed starts: the verdict covers the seeds checked (Ctrl-C).
     """
     verdict = ScenarioVerdict(scenario_id, [])
     entry = resolve(scenario_id)
@@ -264,6 +293,8 @@ def validate_scenario(
             verdict.failures.append(f"seed {seed}: reference solution leaves {failing} failing")
         if first_calls is None:
             first_calls = calls
+            if grading_runs:
+                check_grading_cost(verdict, ref, grading_runs)
         else:
             verdict.replayed += 1
             verdict.replayed_resolved += _replay_resolves(scenario_id, seed, first_calls, runner)

@@ -20,12 +20,21 @@ class Limits:
 
     max_sessions: int = 256
     """Sessions open at once."""
+    max_sessions_per_owner: int = 64
+    """Sessions one owner token may hold open at once (sessions being made count too), so that
+    one owner cannot fill the server and lock every other owner out; at most `max_sessions`
+    takes effect. A server that serves one owner (the in-process server of `metasre rollout`)
+    sets it to `max_sessions`."""
     max_agents_per_session: int = 16
     """Seats per session."""
     max_message_bytes: int = 4 * 1024 * 1024
     """Largest message received or sent, in bytes."""
     idle_session_seconds: float = 3600.0
     """Seconds without a call or a connected agent before a session is closed."""
+    ended_session_seconds: float = 60.0
+    """Seconds a session is kept once its episode has ended and no seat is held (nor kept for
+    a resume), before it is closed and its slot freed: time enough to read the grade or reset;
+    its trajectory stays readable from the store."""
     idle_seat_seconds: float = 900.0
     """Seconds without a message from an agent before its Connect stream is ended."""
     turn_timeout_seconds: float = 30.0
@@ -49,9 +58,11 @@ class Limits:
             raise ValueError(f"seat_grace_seconds must be >= 0, got {self.seat_grace_seconds}")
         for name in (
             "max_sessions",
+            "max_sessions_per_owner",
             "max_agents_per_session",
             "max_message_bytes",
             "idle_session_seconds",
+            "ended_session_seconds",
             "idle_seat_seconds",
             "turn_timeout_seconds",
             "stream_buffer_messages",

@@ -28,6 +28,7 @@ from metasre.service.core.coordinator import Coordinator, make_episode
 from metasre.service.core.errors import (
     CallAbortedError,
     InvalidRequestError,
+    OwnerAtQuotaError,
     RequestIdReusedError,
     ServerAtCapacityError,
     ServerDrainingError,
@@ -37,6 +38,7 @@ from metasre.service.core.errors import (
     SessionFullError,
     SessionIdleError,
     SessionNotFoundError,
+    SessionReleasedError,
     StoreError,
     StoreUnavailableError,
 )
@@ -45,7 +47,7 @@ from metasre.service.core.session import Session, SessionSpec
 from metasre.service.store.codec import StoreRecorder, entry_of
 from metasre.service.store.contract import SessionRow, Store
 from metasre.service.store.recovery import RecoveryError, rebuild
-from metasre.simulator import Episode, resolve
+from metasre.simulator import Episode, EpisodePhase, resolve
 from metasre.simulator.sandbox import TestRunner
 
 log = structlog.get_logger("metasre.service.registry")
@@ -104,10 +106,13 @@ class Registry:
         self.refused_total = 0
         """CreateSessions refused at capacity since the registry was made."""
         """Sessions closed (or failed) since the registry was made."""
-        self._idle_closed: dict[str, float] = {}
-        """Ids of sessions closed for idleness (oldest first) and how long each was idle."""
+        self._idle_closed: dict[str, tuple[str, float]] = {}
+        """Ids of sessions the server closed by itself (oldest first): why ("idle", or
+        "released" after its episode ended and its seats left) and after how many seconds."""
         self._creating = 0
         """Sessions being made now: they count against the limit before they exist."""
+        self._creating_by: dict[str | None, int] = {}
+        """Sessions being made now, per owner digest: they count against the owner's quota."""
         self._rendering = asyncio.Semaphore(1)
         """One episode rendered at a time: renders hold the GIL, so more threads at it only
         take turns the event loop needs (to refuse a flood's excess at once, say)."""
@@ -139,6 +144,7 @@ class Registry:
             StoreUnavailableError: the store cannot record the session.
             SessionFullError: more seats than a session may have.
             ServerAtCapacityError: the server holds as many sessions as it may.
+            OwnerAtQuotaError: the owner holds as many sessions as one owner may.
             RequestIdReusedError: the request id made a session with other parameters.
             SessionClosedError: the request id made a session that is closed.
             UnknownScenarioError: no such scenario.
@@ -153,10 +159,30 @@ class Registry:
                 f"no session can be created: {problem}; the server says NOT_SERVING until its "
                 "store can write again: try another server, or later"
             )
-        if request is not None:
+        if request is None:
+            return await self._create(spec, owner_digest, None, join_tokens)
+        # One attempt per request id at a time, claimed with no await between the check and
+        # the claim: the store lookup below awaits, and retries racing through it each made a
+        # session (a unique-constraint error, then a KeyError here, and a waiter left hanging).
+        while (pending := self._pending.get(request.key)) is not None:
+            await asyncio.shield(pending)
+        mine = self._pending[request.key] = asyncio.get_running_loop().create_future()
+        try:
             found = await self._requested(request)
             if found is not None:
                 return found
+            return await self._create(spec, owner_digest, request, join_tokens)
+        finally:
+            del self._pending[request.key]
+            mine.set_result(None)
+
+    async def _create(
+        self,
+        spec: SessionSpec,
+        owner_digest: str | None,
+        request: CreateRequest | None,
+        join_tokens: Sequence[str] | None,
+    ) -> Session:
         if len(spec.seats) > self.limits.max_agents_per_session:
             raise SessionFullError(
                 f"{len(spec.seats)} seats asked for; a session on this server holds at most "
@@ -167,17 +193,14 @@ class Registry:
         if len(self._sessions) + self._creating >= self.limits.max_sessions:
             self.refused_total += 1
             raise self._at_capacity()
+        # One owner may not take every slot: the others' creates must still find room.
+        held = self._held_by(owner_digest)
+        if held >= self.limits.max_sessions_per_owner:
+            self.refused_total += 1
+            raise self._at_quota(held)
         self._creating += 1
-        pending: asyncio.Future[None] | None = None
-        if request is not None:
-            pending = self._pending[request.key] = asyncio.get_running_loop().create_future()
-        try:
-            session = await self._make(spec, owner_digest, request, join_tokens)
-        finally:
-            if request is not None and pending is not None:
-                del self._pending[request.key]
-                pending.set_result(None)
-        return session
+        self._creating_by[owner_digest] = self._creating_by.get(owner_digest, 0) + 1
+        return await self._make(spec, owner_digest, request, join_tokens)
 
     async def _make(
         self,
@@ -193,6 +216,11 @@ class Registry:
         finally:
             # From here on it counts as a session (nothing awaits before it is one), or not at all.
             self._creating -= 1
+            left = self._creating_by[owner_digest] - 1
+            if left:
+                self._creating_by[owner_digest] = left
+            else:
+                del self._creating_by[owner_digest]
         _check_views(spec, episode)
         session_id = secrets.token_hex(8)
         if spec.scenario_id != scenario_id:  # a name without its version: store the full id
@@ -228,12 +256,13 @@ class Registry:
         return session
 
     async def _requested(self, request: CreateRequest) -> Session | None:
-        """The session `request` made before, if it did (waiting for one being made)."""
-        while (pending := self._pending.get(request.key)) is not None:
-            await asyncio.shield(pending)
+        """The session `request` made before, if it did (its caller holds the request's turn)."""
         made = self._requests.get(request.key)
         if made is None and self.store is not None:
-            made = await asyncio.to_thread(self.store.request, request.key)
+            try:
+                made = await asyncio.to_thread(self.store.request, request.key)
+            except StoreError as exc:
+                raise await asyncio.to_thread(self._unreadable, exc) from exc
         if made is None:
             return None
         session_id, fingerprint = made
@@ -269,17 +298,34 @@ class Registry:
             retry_after=delay,
         )
 
-    def retry_delay(self) -> float:
+    def _held_by(self, owner_digest: str | None) -> int:
+        """Sessions the owner holds open or is having made."""
+        held = sum(1 for s, _ in self._sessions.values() if s.owner_digest == owner_digest)
+        return held + self._creating_by.get(owner_digest, 0)
+
+    def _at_quota(self, held: int) -> OwnerAtQuotaError:
+        quota = self.limits.max_sessions_per_owner
+        delay = self.retry_delay(held)
+        return OwnerAtQuotaError(
+            f"this owner token already holds {held} sessions, the most one owner may hold "
+            f"(max_sessions_per_owner {quota}); close sessions you no longer need (a session "
+            f"whose episode ended and whose seats left is released after "
+            f"{self.limits.ended_session_seconds:g} s), or retry in {delay:.2f} s (the "
+            "status's RetryInfo)",
+            metadata={"max_sessions_per_owner": str(quota), "owner_sessions": str(held)},
+            retry_after=delay,
+        )
+
+    def retry_delay(self, open_sessions: int | None = None) -> float:
         """How long a refused creator should wait: about when the next session slot frees.
 
-        With n sessions open that each last about T seconds, one closes every T / n seconds on
-        average; jittered by +-25 % so that refused clients do not all come back at once.
+        With n sessions open (all of the server's, or `open_sessions` of the refused owner's)
+        that each last about T seconds, one closes every T / n seconds on average; jittered by
+        +-25 % so that refused clients do not all come back at once.
         """
         low, default, high = RETRY_SECONDS
-        if self._lifetime is None:
-            estimate = default
-        else:
-            estimate = self._lifetime / max(1, len(self._sessions))
+        n = len(self._sessions) if open_sessions is None else open_sessions
+        estimate = default if self._lifetime is None else self._lifetime / max(1, n)
         return min(high, max(low, estimate)) * random.uniform(0.75, 1.25)
 
     def _closed(self, session: Session) -> None:
@@ -341,12 +387,20 @@ class Registry:
                 raise ServerDrainingError(
                     f"the server is shutting down and holds no session {session_id[:64]!r}"
                 )
-            idle = self._idle_closed.get(session_id)
-            if idle is not None:
+            reaped = self._idle_closed.get(session_id)
+            if reaped is not None and reaped[0] == "released":
+                raise SessionReleasedError(
+                    f"session {session_id} was released {reaped[1]:.1f} s after its episode "
+                    f"ended and its seats left (ended_session_seconds "
+                    f"{self.limits.ended_session_seconds:g}); its trajectory stays readable "
+                    "(GetTrajectory); create a new session to play again",
+                    metadata={"ended_session_seconds": f"{self.limits.ended_session_seconds:g}"},
+                )
+            if reaped is not None:
                 raise SessionIdleError(
-                    f"session {session_id} was closed after {idle:.1f} s idle (the limit is "
-                    f"{self.limits.idle_session_seconds:g} s with no agent connected); create "
-                    "a new session",
+                    f"session {session_id} was closed after {reaped[1]:.1f} s idle (the limit "
+                    f"is {self.limits.idle_session_seconds:g} s with no agent connected); "
+                    "create a new session",
                     metadata={"idle_session_seconds": f"{self.limits.idle_session_seconds:g}"},
                 )
             raise SessionNotFoundError(
@@ -358,11 +412,21 @@ class Registry:
         """A session as the store holds it, closed ones too (blocking: call in a thread)."""
         if self.store is None:
             return None
-        row = self.store.session(session_id)
-        if row is None:
-            return None
-        entries = [entry_of(r) for r in self.store.events(session_id)]
+        try:
+            row = self.store.session(session_id)
+            if row is None:
+                return None
+            entries = [entry_of(r) for r in self.store.events(session_id)]
+        except StoreError as exc:
+            raise self._unreadable(exc) from exc
         return row, entries
+
+    def _unreadable(self, exc: StoreError) -> StoreUnavailableError:
+        """The refusal of a call that had to read the store and could not (blocking)."""
+        assert self.store is not None
+        # A file cut or removed under the server is noticed here too: health NOT_SERVING.
+        lost = self.store.check()
+        return StoreUnavailableError(f"{lost or exc}; try another server, or later")
 
     def open_session(self, session_id: str) -> tuple[Session, Coordinator]:
         """Like `get`, but a closed session is an error too."""
@@ -453,21 +517,33 @@ class Registry:
         await coordinator.stop(StoreUnavailableError(coordinator.session.failure or "store failed"))
 
     async def reap_idle(self) -> None:
-        """Close sessions idle longer than the limit with no agent connected."""
+        """Close sessions no agent holds that are idle or whose episode ended.
+
+        Idle: no call for `idle_session_seconds`. Ended: the episode is over and nothing
+        happened for `ended_session_seconds` (its seats left; the reads of a trainer or a reset
+        would have come by then).
+        """
         now = time.monotonic()
         for session in self.sessions():
+            if not all(s.holder is None and not s.kept for s in session.seats):
+                continue
             idle = now - session.last_active
-            if idle > self.limits.idle_session_seconds and all(
-                s.holder is None and not s.kept for s in session.seats
+            if idle > self.limits.idle_session_seconds:
+                why = "idle"
+            elif session.episode.phase is not EpisodePhase.RUNNING and (
+                idle > self.limits.ended_session_seconds
             ):
-                try:
-                    await self.close(session.id, "idle")
-                except StoreUnavailableError:
-                    continue  # logged; the next pass tries again
+                why = "released"
+            else:
+                continue
+            try:
+                await self.close(session.id, why)
+            except (StoreUnavailableError, SessionNotFoundError):
+                continue  # logged, or closed meanwhile; the next pass tries again
 
-                self._idle_closed[session.id] = idle
-                while len(self._idle_closed) > REMEMBER_IDLE:
-                    del self._idle_closed[next(iter(self._idle_closed))]
+            self._idle_closed[session.id] = (why, idle)
+            while len(self._idle_closed) > REMEMBER_IDLE:
+                del self._idle_closed[next(iter(self._idle_closed))]
 
     async def drain(self, *, handover: bool = False) -> None:
         """Refuse new work, let calls being applied finish, then close every session.
@@ -487,6 +563,11 @@ class Registry:
                 if handover and self._recorder is not None:
                     await self._hand_over(session.id)
                     continue
+                # Its agents' streams end UNAVAILABLE / SERVER_DRAINING, as agent.proto says.
+                session.drained = (
+                    f"the server is shutting down and closed session {session.id}: create a "
+                    "new session on another server"
+                )
                 try:
                     await self.close(session.id, "closed by server shutdown")
                 except StoreUnavailableError:

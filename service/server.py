@@ -262,7 +262,8 @@ class MetasreServer:
 
     async def _reap(self) -> None:
         limits = self.config.limits
-        period = min(30.0, max(0.5, limits.idle_session_seconds / 4))
+        shortest = min(limits.idle_session_seconds, limits.ended_session_seconds)
+        period = min(30.0, max(0.1, shortest / 4))
         while True:
             await asyncio.sleep(period)
             try:

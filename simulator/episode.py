@@ -13,14 +13,20 @@ from metasre.simulator.alerts import AlertRules
 from metasre.simulator.clock import incident_start
 from metasre.simulator.errors import EpisodeOverError
 from metasre.simulator.faults import Fault
-from metasre.simulator.grader import EpisodeFacts, Grade, grade
-from metasre.simulator.hidden import HiddenChecks, default_hidden_checks
+from metasre.simulator.grader import SYMPTOM_CHANGE_PENALTY, EpisodeFacts, Grade, grade
+from metasre.simulator.hidden import HiddenChecks, default_hidden_checks, grading_cost
 from metasre.simulator.logs import LogRenderer
 from metasre.simulator.observation import AlertView, Observation, ServiceRow
 from metasre.simulator.paths import is_within
 from metasre.simulator.report import IncidentReport
-from metasre.simulator.rewards import CallFacts, RewardUpdate, Shaper
-from metasre.simulator.sandbox import RunReport, TestRunner, default_runner
+from metasre.simulator.rewards import (
+    UNNEEDED_OPERATION,
+    CallFacts,
+    RewardUpdate,
+    Shaper,
+    hint_price,
+)
+from metasre.simulator.sandbox import ProbeRunner, RunReport, TestRunner, default_runner
 from metasre.simulator.scenarios.loader import ScenarioInstance
 from metasre.simulator.scenarios.registry import resolve
 from metasre.simulator.scenarios.spec import SolutionStep
@@ -63,6 +69,8 @@ class StepResult:
     phase: EpisodePhase
     grade: Grade | None
     """The final grade, on the call that ended the episode."""
+    costly: bool = False
+    """The call cost the grade (an operation the incident did not need, a hint)."""
 
     @property
     def ok(self) -> bool:
@@ -180,6 +188,8 @@ class Episode:
             if c.kind == "replicas_at_least" and c.service == spec.ground_truth.service
         ]
         self._shaper = Shaper(spec.ground_truth, required[0] if required else None)
+        self._costs: dict[str, float] = {}
+        """Each agent's own costs in the grade so far: its unneeded operations and hints."""
         self._code_dirs = sorted(
             ((s.code_dir.strip("/"), s.name) for s in spec.services if s.code_dir),
             key=lambda p: -len(p[0]),
@@ -373,9 +383,15 @@ class Episode:
         if not spec_tool.read_only:
             self._telemetry.invalidate()
         cured, returned = self._update_faults()
+        unneeded, hints = len(self._shaper.unneeded_operations), self._shaper.hints
         components, credits = self._shaper.components(
             CallFacts(tool, output, cured, returned, agent_id, spec_tool.read_only)
         )
+        cost = UNNEEDED_OPERATION * (len(self._shaper.unneeded_operations) - unneeded) + sum(
+            -hint_price(n) for n in range(hints + 1, self._shaper.hints + 1)
+        )
+        if cost:
+            self._costs[agent_id] = round(self._costs.get(agent_id, 0.0) + cost, 9)
         if output.ok and output.report is not None:
             self._report = output.report
             self._phase = EpisodePhase.TERMINATED
@@ -404,7 +420,30 @@ class Episode:
             reward,
             self._phase,
             final,
+            costly=bool(cost),
         )
+
+    def costs(self) -> dict[str, float]:
+        """Each agent's own share of the grade's costs, as negative numbers (absent: none).
+
+        Its unneeded operations and its hints at the price each was asked at; the penalty for
+        code changed outside the root cause, split between the agents whose edits changed it.
+        They add up to the grade's penalties, so a seat's costs can be charged to it alone.
+        """
+        out = dict(self._costs)
+        root = self._instance.spec.ground_truth.service
+        authors = sorted(
+            {
+                edit.author
+                for edit in self._workspace.edits()
+                if edit.path in self._workspace.changed_files()
+                and self.service_of_path(edit.path) not in (None, root)
+            }
+        )
+        for author in authors:
+            share = SYMPTOM_CHANGE_PENALTY / len(authors)
+            out[author] = round(out.get(author, 0.0) + share, 9)
+        return out
 
     def drop_memos(self) -> None:
         """Forget everything memoised about the world, as if rebuilt from scratch to this point.
@@ -468,6 +507,13 @@ class Episode:
         if self._reference:
             return {}
         return self._hidden.verdict(self._instance, self._runtime_files(), self._reference_files)
+
+    def grading_cost(self, runner: ProbeRunner, runs: int = 3) -> float:
+        """CPU seconds the hidden probes cost one grading of the current code.
+
+        See `metasre.simulator.hidden.grading_cost`; ``runner`` must report its children's CPU.
+        """
+        return grading_cost(self._instance, self._runtime_files(), runner, runs)
 
     def guessable_checks(self) -> list[str]:
         """FAIL_TO_PASS checks a blind guess of code under test would pass (validate: none)."""

@@ -129,8 +129,10 @@ def grade(
     f2p.update({f"state::{name}": held for name, held in soak.state_held().items()})
     p2p = {i: code_checks.get(i, False) for i in spec.hidden.pass_to_pass}
     passed = sum(f2p.values()) / len(f2p) if f2p else 0.0
-    fix = passed * soak.removed_share
     kept = sum(p2p.values()) / len(p2p) if p2p else 1.0
+    # A change that breaks what worked is no fix (SWE-bench's rule): else undoing every recent
+    # commit, the culprit and others' work alike, would buy the fix for a share of P2P checks.
+    fix = passed * soak.removed_share if kept == 1.0 else 0.0
     resolved = fix == 1.0 and kept == 1.0 and soak.clean
     truth = spec.ground_truth
     parts: list[GradeComponent] = [
@@ -139,7 +141,8 @@ def grade(
             fix,
             WEIGHTS["fix"],
             f"{sum(f2p.values())}/{len(f2p)} FAIL_TO_PASS checks pass through the soak"
-            + soak.fix_note(),
+            + soak.fix_note()
+            + ("" if kept == 1.0 else "; none counts: a PASS_TO_PASS check fails"),
         ),
         GradeComponent(
             "no_regressions",

@@ -34,6 +34,7 @@ __all__ = [
     "HiddenChecks",
     "canonical",
     "default_hidden_checks",
+    "grading_cost",
     "guessable",
 ]
 
@@ -270,6 +271,35 @@ class HiddenChecks:
     def _ids(instance: ScenarioInstance) -> list[str]:
         hidden = instance.spec.hidden
         return [*hidden.fail_to_pass, *hidden.pass_to_pass]
+
+
+_BASELINE_MODULE = "_metasre_grading_baseline.py"
+
+
+def grading_cost(
+    instance: ScenarioInstance, files: Mapping[str, bytes], runner: ProbeRunner, runs: int = 3
+) -> float:
+    """Return the CPU seconds the hidden probes cost one grading of ``files``, run afresh.
+
+    The probe modules' runs (their imports of the code under test and the probes) as the
+    sandboxed children's supervisor measured them, less a run of an empty module in the same
+    runner (the interpreter's own start, which a warm fork server does not pay per run); the
+    least of ``runs`` each, as other work on a shared machine only ever adds. ``runner`` must
+    report its children's CPU (``SubprocessRunner`` does; the fork server answers before its
+    child exits). Nothing is kept. ``metasre validate`` holds each family to a budget with it.
+    """
+    ids = HiddenChecks._ids(instance)
+    if not ids:
+        return 0.0
+    runtime = _with_probes(instance, files)
+    by_file = _probes_by_file(ids)
+    probes = min(
+        sum(runner.observe(runtime, path, names).cpu_seconds for path, names in by_file.items())
+        for _ in range(runs)
+    )
+    empty = {**runtime, _BASELINE_MODULE: b""}
+    baseline = min(runner.observe(empty, _BASELINE_MODULE, ()).cpu_seconds for _ in range(runs))
+    return max(0.0, probes - len(by_file) * baseline)
 
 
 _shared: HiddenChecks | None = None

@@ -33,6 +33,10 @@ class Patch:
     """The lines it replaced or deleted (none for an insert)."""
     below: tuple[str, ...]
     """As many unchanged lines just below it."""
+    inserted: tuple[str, ...] = ()
+    """The lines it put in their place."""
+    start: int = 0
+    """The 1-based line it applied at (0: unknown, for patches stored before it was kept)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +50,10 @@ class RecordedCall:
     """The SIMULTANEOUS round (0 otherwise): calls of one round replay as one round."""
     patch: Patch | None = None
     """For an edit: where it went, by content (see `patch_of`)."""
+    costly: bool = False
+    """It cost the grade (an operation the incident did not need, a hint): a cost of its
+    seat's own, which no counterfactual of another seat's credit carries (see
+    `metasre.service.core.attribution`)."""
 
 
 def patch_of(tool: str, data: Mapping[str, Any]) -> Patch | None:
@@ -58,6 +66,8 @@ def patch_of(tool: str, data: Mapping[str, Any]) -> Patch | None:
         tuple(str(x) for x in data["context_above"]),
         tuple(str(x) for x in data["removed"]),
         tuple(str(x) for x in data["context_below"]),
+        tuple(str(x) for x in data.get("inserted", ())),
+        int(data.get("start_line", 0)),
     )
 
 
@@ -82,14 +92,15 @@ def _relocated(episode: Episode, call: RecordedCall) -> RecordedCall | None:
     return replace(call, args=args)
 
 
-def _locate(lines: Sequence[str], patch: Patch) -> int | None:
+def _locate(lines: Sequence[str], patch: Patch, *, fuzzy: bool = True) -> int | None:
     """The 1-based line the patch's removed lines start at (or an insert goes), or None.
 
     Like a patch with fuzz: the whole context first, then less of it, nearest lines last to
     go, so lines another agent put right beside the edit do not lose it its place; then, with
     at least two lines of context kept, the place alone (the same number of lines between
-    the context), for lines another agent changed in place. Only a unique match counts: a
-    patch applies where it is sure or not at all.
+    the context), for lines another agent changed in place (not when `fuzzy` is False: the
+    removed lines must be there as they were). Only a unique match counts: a patch applies
+    where it is sure or not at all.
     """
     above, removed, below = list(patch.above), list(patch.removed), list(patch.below)
     n = len(removed)
@@ -97,7 +108,7 @@ def _locate(lines: Sequence[str], patch: Patch) -> int | None:
         ((a, b) for a in range(len(above) + 1) for b in range(len(below) + 1)),
         key=lambda ab: -(ab[0] + ab[1]),
     )
-    for exact in (True, False):
+    for exact in (True, False) if fuzzy else (True,):
         for a, b in kept:
             if not exact and a + b < 2:
                 continue
@@ -116,11 +127,107 @@ def _locate(lines: Sequence[str], patch: Patch) -> int | None:
     return None
 
 
+class _Without:
+    """Places the edits of a replay without one agent: DIFFERENCE's counterfactual.
+
+    It follows the files as the episode played left them, edit by edit (every seat's), and
+    the changes the removed agent made to each. Another seat's edit then leaves its file as
+    that edit left it in the episode played, less the removed agent's changes, each reverted
+    by content, newest first. When one of them cannot be reverted for sure (a teammate has
+    rewritten its lines since, or its place is ambiguous), none of the removed agent's
+    changes to that file are: the teammate built on them, and what cannot be told apart goes
+    to the teammate, never to the agent removed. So an agent's edits that change no behaviour
+    (comments, whitespace, renames, reorderings, rewrites of a fix's context) leave the
+    teammates' code behaving as it did, and earn nothing; an edit that did the work (a fix
+    no teammate has rewritten) is reverted, and keeps its credit.
+    """
+
+    def __init__(self, episode: Episode, agent: str) -> None:
+        self.episode = episode
+        self.agent = agent
+        self.played: dict[str, list[str]] = {}
+        """The files as the episode played left them, those edited so far."""
+        self.theirs: dict[str, list[Patch]] = {}
+        """The removed agent's patches per file, oldest first."""
+
+    def see(self, call: RecordedCall) -> None:
+        """Follow the played episode through `call` (any seat's)."""
+        patch = call.patch
+        if patch is None or not patch.start:
+            return
+        lines = self.played.get(patch.path)
+        if lines is None:
+            lines = split_lines(self.episode.workspace.base.files.get(patch.path, ""))
+        at = patch.start - 1
+        self.played[patch.path] = [*lines[:at], *patch.inserted, *lines[at + len(patch.removed) :]]
+        if call.agent_id == self.agent:
+            self.theirs.setdefault(patch.path, []).append(patch)
+
+    def target(self, path: str) -> list[str]:
+        """The file as the played episode has it now, less the removed agent's changes."""
+        played = self.played[path]
+        out = list(played)
+        for patch in reversed(self.theirs.get(path, [])):
+            undo = Patch(path, patch.above, patch.inserted, patch.below)
+            at = _locate(out, undo, fuzzy=False)
+            if at is None:
+                return list(played)  # built upon: the teammate's, as it was
+            out[at - 1 : at - 1 + len(patch.inserted)] = patch.removed
+        return out
+
+    def place(self, episode: Episode, call: RecordedCall) -> RecordedCall | None:
+        """`call`, a teammate's edit, as the one edit that leaves its file as `target` says."""
+        patch = call.patch
+        assert patch is not None
+        if not patch.start or patch.path not in self.played:
+            return _relocated(episode, call)
+        try:
+            now = split_lines(episode.workspace.read(patch.path))
+        except Exception:  # the file is gone: the edit has nowhere to go
+            return None
+        args = _rewrite(patch.path, now, self.target(patch.path))
+        if args is None:  # more than one edit may carry: placed by content instead
+            return _relocated(episode, call)
+        return replace(call, args=args)
+
+
+MAX_CONTENT = 20_000
+"""The most characters one edit_lines may carry (its schema's content limit)."""
+
+
+def _rewrite(path: str, now: Sequence[str], want: Sequence[str]) -> dict[str, Any] | None:
+    """The arguments of one edit_lines that turns `now` into `want`, or None if none can."""
+    head = 0
+    while head < min(len(now), len(want)) and now[head] == want[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(now), len(want)) - head and now[-1 - tail] == want[-1 - tail]:
+        tail += 1
+    old, new = now[head : len(now) - tail], want[head : len(want) - tail]
+    content = "".join(f"{line}\n" for line in new)
+    if len(content) > MAX_CONTENT:
+        return None
+    if not old and not new:
+        if not now:
+            return None
+        # Nothing to change: still a call, as the edit was (its step and its minutes).
+        return {"path": path, "action": "replace", "start_line": 1, "end_line": 1,
+                "content": f"{now[0]}\n"}  # fmt: skip
+    if not old:
+        return {"path": path, "action": "insert", "start_line": head + 1, "content": content}
+    end = head + len(old)
+    if not new:
+        return {"path": path, "action": "delete", "start_line": head + 1, "end_line": end}
+    return {"path": path, "action": "replace", "start_line": head + 1, "end_line": end,
+            "content": content}  # fmt: skip
+
+
 def replay(
     episode: Episode,
     calls: Sequence[RecordedCall],
     *,
     by_content: bool = False,
+    without: str | None = None,
     check: Callable[[RecordedCall, StepResult], None] | None = None,
 ) -> list[RecordedCall]:
     """Apply `calls` to `episode` in order, SIMULTANEOUS rounds as rounds.
@@ -129,6 +236,8 @@ def replay(
         episode: Where to apply them (fresh, usually).
         calls: The calls, in the order they were applied.
         by_content: Place edits by their patch rather than their raw line numbers.
+        without: Leave out this agent's calls, and place the others' edits as `_Without`
+            says: the counterfactual of DIFFERENCE attribution.
         check: Called with each call and its step (recovery raises there on a mismatch);
             exceptions from it, or from a call the world refuses, propagate.
 
@@ -137,9 +246,15 @@ def replay(
         of the episode.
     """
     skipped: list[RecordedCall] = []
+    tracker = _Without(episode, without) if without is not None else None
+    place = tracker.place if tracker is not None else _relocated if by_content else None
     current_round = 0
     try:
         for call in calls:
+            if tracker is not None:
+                tracker.see(call)
+                if call.agent_id == without:
+                    continue
             if call.round != current_round:
                 if current_round:
                     episode.end_round()
@@ -147,8 +262,8 @@ def replay(
                     episode.begin_round()
                 current_round = call.round
             applied = call
-            if by_content and call.patch is not None:
-                moved = _relocated(episode, call)
+            if place is not None and call.patch is not None:
+                moved = place(episode, call)
                 if moved is None:
                     skipped.append(call)
                     continue

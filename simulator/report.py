@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from metasre.simulator.paths import normalize_path
@@ -30,17 +32,21 @@ class IncidentReport(BaseModel):
     )
     root_cause_location: str = Field(
         max_length=512,
-        description="Where exactly: a file path ('ad_ranking/ranker.py'), "
-        "'deployment:<service>@<version>', 'migration:<id>', or 'service:<name>' for a "
-        "fault in the running service itself (capacity, crash loop).",
+        description="Where exactly, by what was wrong: in the code, the file's path "
+        "('ad_ranking/ranker.py'); a release, 'deployment:<service>@<version>'; a migration, "
+        "'migration:<id>'; a config key, 'config:<key>'; a feature flag, 'flag:<name>'; a "
+        "certificate, 'certificate:<name>'; a queue's message, 'queue:<name>'; the running "
+        "service itself (capacity, a crash loop, its clock, its cache), 'service:<name>'.",
     )
     category: Category = Field(description="The kind of failure.")
     remediation: Remediation = Field(description="What the team did that resolved it.")
     summary: str = Field(
         min_length=20, max_length=4000, description="What happened, why, and how it was fixed."
     )
-    timeline: list[str] = Field(
-        default_factory=list, max_length=50, description="Key events, oldest first (optional)."
+    timeline: list[Annotated[str, Field(max_length=500)]] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Key events, oldest first (optional): at most 50, of 500 characters each.",
     )
 
 

@@ -34,6 +34,14 @@ EditAction = Literal["replace", "insert", "delete"]
 
 _ACTIONS: tuple[str, ...] = get_args(EditAction)
 
+MAX_FILE_CHARS = 40_000
+"""The most characters an edit may leave a file with (4x the largest file of any scenario's
+tree; a file that starts larger may keep its size). Everything read from a file (a view, a
+blame, an edit's context, a diff) is bounded by it, and so is what one call adds to the store."""
+MAX_FILE_LINES = 2_000
+"""The most lines an edit may leave a file with (a file that starts longer may keep its
+length): a blame or a view says something per line."""
+
 
 @dataclass(frozen=True, slots=True)
 class FileView:
@@ -288,6 +296,7 @@ class Workspace:
             lines[: first - 1] + new_lines + lines[last:],
             start_text.endswith("\n") or not start_text,
         )
+        _check_size(canonical, new_text, start_text)
         shown_last = first + len(new_lines) - 1 if action == "insert" else last
         commit = make_commit(
             self.head,
@@ -481,6 +490,19 @@ class Workspace:
                 f"at_minute {at_minute} is before the previous edit's {self._edits[-1].at_minute}; "
                 "the simulated clock never goes back"
             )
+
+
+def _check_size(path: str, new_text: str, start_text: str) -> None:
+    """Refuse an edit that would leave a file larger than a file may be."""
+    chars, lines = len(new_text), new_text.count("\n") + 1
+    most_chars = max(MAX_FILE_CHARS, len(start_text))
+    most_lines = max(MAX_FILE_LINES, start_text.count("\n") + 1)
+    if chars > most_chars or lines > most_lines:
+        raise InvalidEditError(
+            f"the edit would leave {path} with {chars} characters in {lines} lines; a file may "
+            f"hold at most {most_chars} characters and {most_lines} lines: replace lines "
+            "rather than add them"
+        )
 
 
 def _keepends(text: str) -> list[str]:

@@ -44,6 +44,7 @@ def test_validate_proves_a_scenario_and_prints_its_figures():
     assert out.returncode == 0, out.stdout + out.stderr
     (report,) = json.loads(out.stdout)
     assert report["ok"] and report["expert_min"] >= 0.9 and report["random_mean"] <= 0.2
+    assert 0 < report["grading_cpu_ms"] <= 200  # measured, and within validate's budget
 
 
 def test_validate_names_an_unknown_scenario_and_exits_non_zero():
@@ -157,7 +158,7 @@ def test_version_names_the_software_and_the_protocol() -> None:
 def test_demo_on_a_team_family_seats_its_roles_each_in_its_view(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "metasre.cli.main", "demo", "--scenario", "split-evidence",
-         "--seed", "3", "--policy", "SIMULTANEOUS", "--store", str(tmp_path / "d.db")],
+         "--seed", "3", "--turn-policy", "simultaneous", "--store", str(tmp_path / "d.db")],
         capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
@@ -168,3 +169,12 @@ def test_demo_on_a_team_family_seats_its_roles_each_in_its_view(tmp_path):
     assert "app-oncall -> release-manager:" in text
     assert "release-manager rollback_deployment(" in text
     assert "(resolved)" in text
+    # Issue 28: a message with a newline broke the columns, and a role's id overflowed its
+    # column; every play-by-play line is a call (its agent column as wide as the longest id)
+    # or an indented line under it. --turn-policy (as llm says it), in lower case (as exports).
+    play = text.split("\n\n", 1)[1].split("\n\nGrade ", 1)[0].splitlines()
+    calls = [line for line in play if line.startswith(" t+")]
+    assert calls and all(line.startswith(" t+") or line.startswith(" " * 22) for line in play)
+    tools = {line.index(" " + line.split()[3]) for line in calls}  # where each tool starts
+    assert len(tools) == 1, calls
+    assert "\\n" in text  # the newline of a message, shown escaped on its call's line

@@ -141,6 +141,59 @@ def test_a_missing_file_or_output_folder_is_named(tmp_path: Path) -> None:
     assert out.returncode == 7 and "does not exist" in out.stderr
 
 
+def test_the_saboteur_and_rider_example_credits_the_worker_alone(tmp_path: Path) -> None:
+    """examples/saboteur-rider.toml, on one code family and one team family, one seed: under
+    DIFFERENCE the rider earns 0 and the saboteur less than 0 (its costs), and the worker its
+    whole grade, however the companion played; under INDIVIDUAL the worker's credit is the
+    same beside either companion (a saboteur's costs are its own)."""
+    import tomllib
+
+    example = Path(__file__).parent.parent / "examples" / "saboteur-rider.toml"
+    grid = tomllib.loads(example.read_text())
+    assert {t["agents"] for t in grid["teams"]} >= {"expert+saboteur", "expert+rider"}
+    small = example.read_text().replace('seeds = "0-4"', 'seeds = "0"')
+    small = small.replace(
+        'attributions = ["SHARED", "INDIVIDUAL", "DIFFERENCE"]',
+        'attributions = ["INDIVIDUAL", "DIFFERENCE"]',
+    )
+    small = small.replace(
+        small[small.index("families = [") : small.index("]", small.index("families = [")) + 1],
+        'families = ["timestamp-corruption", "twin-faults"]',
+    )
+    small = small.replace('[[teams]]\nname = "expert alone"\nagents = "expert"\n\n', "")
+    path = tmp_path / "grid.toml"
+    path.write_text(small)
+    out_file = tmp_path / "results.json"
+    out = metasre("experiment", str(path), "--out", str(out_file), "--no-store", "--no-progress")
+    assert out.returncode == 0, out.stdout + out.stderr
+    cells = {
+        (c["team"], c["attribution"]): c for c in json.loads(out_file.read_text())["configurations"]
+    }
+    assert all(c["episodes"] == 2 and not c["failed"] for c in cells.values())
+    ridden = [
+        e["steps_by_seat"].get("rider", 0)
+        for (team, _), c in cells.items()
+        if team == "expert + rider"
+        for e in c["episodes_detail"]
+        if "timestamp-corruption" in e["family"]
+    ]
+    assert ridden and all(n >= 2 for n in ridden), ridden  # it viewed and rewrote the file
+
+    def credit(team: str, attribution: str) -> dict[str, float]:
+        return {s: e["mean"] for s, e in cells[(team, attribution)]["credit"].items()}
+
+    rider, saboteur = (
+        credit("expert + rider", "DIFFERENCE"),
+        credit("expert + saboteur", "DIFFERENCE"),
+    )
+    assert rider["rider"] == pytest.approx(0.0, abs=0.01) and saboteur["saboteur"] < 0
+    for seats in (rider, saboteur):
+        assert seats["worker"] == pytest.approx(1.0, abs=0.01), seats
+    beside_rider = credit("expert + rider", "INDIVIDUAL")["worker"]
+    beside_saboteur = credit("expert + saboteur", "INDIVIDUAL")["worker"]
+    assert beside_saboteur == pytest.approx(beside_rider, abs=0.01)
+
+
 def test_a_split_plays_only_that_split_s_seeds(tmp_path: Path) -> None:
     """`split = "test"` (or --split) keeps each family's test seeds of `seeds`: the seeds a
     result is reported on, whose structures never occur in a training seed."""
@@ -169,3 +222,30 @@ def test_a_split_plays_only_that_split_s_seeds(tmp_path: Path) -> None:
     out = metasre("experiment", str(grid), "--split", "train", "--no-store", timeout=120)
     assert out.returncode == 2 and "train split" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_role_is_credited_over_the_families_that_seat_it(tmp_path: Path) -> None:
+    """The scripted team on a family that seats its own roles (split-evidence) and on one that
+    seats the three generalists (payment-bad-deploy): each role's credit is its mean over the
+    instances that seat it, and the table says in how many (issue 28: it counted 0 elsewhere)."""
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        'name = "roles"\nfamilies = ["split-evidence", "payment-bad-deploy"]\nseeds = "0"\n'
+        'turn_policies = ["FREE_FOR_ALL"]\nattributions = ["SHARED"]\n'
+        '[[teams]]\nname = "team"\nagents = "team"\n'
+    )
+    out_file = tmp_path / "results.json"
+    out = metasre("experiment", str(grid), "--out", str(out_file), "--no-store", "--no-progress")
+    assert out.returncode == 0, out.stdout + out.stderr
+    (cell,) = json.loads(out_file.read_text())["configurations"]
+    assert cell["episodes"] == 2 and not cell["failed"]
+    rows = {r["family"].split("/")[-1].rsplit("-v", 1)[0]: r for r in cell["episodes_detail"]}
+    roles = {"split-evidence": {"app-oncall", "release-manager"}}
+    roles["payment-bad-deploy"] = {"commander", "investigator", "fixer"}
+    assert {f: set(r["credit"]) for f, r in rows.items()} == roles
+    for family, seats in roles.items():
+        for seat in seats:
+            e = cell["credit"][seat]
+            assert e["seeds"] == 1 and e["mean"] == pytest.approx(rows[family]["credit"][seat])
+            assert rows[family]["credit"][seat] > 0  # SHARED: each seat has the team's reward
+            assert f"{seat} {e['mean']:.2f} [" in out.stdout and "(in 1 of 2)" in out.stdout

@@ -68,9 +68,15 @@ PUBLIC = {
         "ClientError",
         "ConnectionLostError",
         "EpisodeOverError",
+        "EpisodeResult",
+        "EpisodeSpec",
         "MetasreClient",
         "RetryPolicy",
         "SessionHandle",
+        "SyncAgent",
+        "SyncClient",
+        "iter_rollouts",
+        "solo_player",
     },
 }
 

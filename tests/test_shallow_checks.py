@@ -4,9 +4,12 @@ investigated, through the same code `metasre validate` runs."""
 import json
 import subprocess
 import sys
+from collections import Counter
+from typing import Any
 
 import pytest
 
+from metasre.agents.policies.shallow import revert
 from metasre.cli.inprocess import EpisodeCaller
 from metasre.cli.validate import ScenarioVerdict, check_shallow
 from metasre.simulator import Episode, resolve, scenario_ids
@@ -52,6 +55,63 @@ def test_the_shallow_checks_catch_a_family_whose_opening_names_the_answer(scenar
     assert mean >= 0.9, (name, mean)
     assert len(verdict.shallow_seeds) == 12
     assert not verdict.failures  # a part is shown, not held to the bar
+
+
+@pytest.mark.parametrize("scenario_id", ["ad-ranking-crash", "pii-exposure"])
+def test_the_revert_scripts_catch_a_code_family_whose_culprit_is_the_newest_commit(scenario_id):
+    """A family fixed in code whose bad commit is the newest one is solved by undoing the
+    newest commit unread: the revert scripts find it (the old checks scored it 0.075)."""
+    verdict = ScenarioVerdict(resolve(scenario_id).id, [])
+    check_shallow(verdict, 10)
+    name, mean = verdict.shallow_best
+    assert name.startswith("revert@") and mean >= 0.9, (name, mean)
+
+
+ADS = "meta-sre/ads-errors-v1"
+
+
+def _code_seeds(count: int) -> list[int]:
+    entry = resolve(ADS)
+    return [s for s in range(count) if entry.spec(s).ground_truth.remediation == "code_fix"]
+
+
+def _culprit_rank(seed: int) -> tuple[int, list[dict[str, Any]]]:
+    """Where the cause's own commit stands in the commit log (0: the newest)."""
+    ep = Episode.make(ADS, seed)
+    subjects = [w[0] for w in resolve(ADS).mix.herrings.commits]  # type: ignore[union-attr]
+    commits = list(EpisodeCaller(ep, "t")("git_log", {}).data["commits"])
+    theirs = [i for i, c in enumerate(commits) if not any(w in c["message"] for w in subjects)]
+    return theirs[0], commits
+
+
+def test_the_culprit_is_not_the_newest_commit_by_rule():
+    """Other teams' commits land around the culprit: its rank in the log spreads over every
+    place, so no "revert the k-th newest" rule finds it on more than a few seeds."""
+    ranks = Counter(_culprit_rank(s)[0] for s in _code_seeds(60))
+    total = sum(ranks.values())
+    assert len(ranks) >= 5, ranks
+    assert max(ranks.values()) / total <= 0.35, ranks
+
+
+def test_undoing_other_teams_work_voids_the_fix():
+    """The reference's fix plus a revert of one herring commit breaks a PASS_TO_PASS check,
+    and a change that breaks what worked is no fix: the fix scores 0 and nothing resolves."""
+    seed = _code_seeds(20)[0]
+    rank, commits = _culprit_rank(seed)
+    herring = next(c for i, c in enumerate(commits) if i != rank)
+    for undo in (False, True):
+        ep = Episode.make(ADS, seed)
+        caller = EpisodeCaller(ep, "t")
+        for step in ep.instance.spec.solution:
+            if step.tool != "submit_report":
+                caller(step.tool, dict(step.args))
+        if undo:
+            revert(caller, str(herring["sha"]))
+        report = next(s for s in ep.instance.spec.solution if s.tool == "submit_report")
+        caller("submit_report", dict(report.args))
+        grade = ep.grade()
+        fix = next(c.score for c in grade.components if c.name == "fix")
+        assert (grade.resolved, fix) == ((False, 0.0) if undo else (True, 1.0)), grade
 
 
 SYMPTOM_FIRST = [sid for sid in scenario_ids() if resolve(sid).mix is not None]

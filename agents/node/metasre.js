@@ -356,6 +356,9 @@ class AgentConnection {
     this.sessionId = sessionId;
     this.joinToken = joinToken;
     this.nextId = 1;
+    // Ids unique across connections too: another connection of the same seat (a restarted
+    // agent joining again) must not repeat one, which the server refuses (CALL_ID_REUSED).
+    this.idPrefix = crypto.randomBytes(4).toString("hex");
     this.pending = new Map(); // call_id -> {resolve, reject}
     this.waiters = []; // functions re-checked after every message
     this.inbox = { applied: [], messages: [], rewards: [], turns: [], episode_end: null };
@@ -429,7 +432,7 @@ class AgentConnection {
    * the call sent again under the same call_id. opts.callId: the call's id (default: a new one).
    */
   call(tool, args = {}, { callId } = {}) {
-    const call_id = callId || `n${this.nextId++}`;
+    const call_id = callId || `${this.idPrefix}-${this.nextId++}`;
     return withRetries(this.retry, async (readyWithinMs) => {
       if (readyWithinMs !== null && this.ended) {
         if (!this.resuming) {

@@ -20,6 +20,7 @@ raised by the caller) is skipped, and the expert goes on with what it can see.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,10 @@ from metasre.agents.policies.evidence import (
 
 _CODE_CATEGORIES = frozenset(SUITE_FOR)
 _MIGRATION_CATEGORIES = frozenset({"bad_migration", "slow_query"})
+RECENT_COMMIT_MINUTES = 3 * 24 * 60.0
+"""How far back the expert looks for the commit that broke a service (without a stack trace)."""
+IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{3,}")
+"""A name in code or a log line, as the expert matches a commit's changes to the evidence."""
 
 
 @dataclass(slots=True)
@@ -433,13 +438,15 @@ class ExpertPolicy:
             if blame.ok and blame.data.get("lines"):
                 sha = blame.data["lines"][0]["sha"]
         if sha is None:
-            commits = _rows(call("git_log", {"path": code_dir, "limit": 5}), "commits")
+            commits = _rows(call("git_log", {"path": code_dir, "limit": 10}), "commits")
             recent = [c for c in commits if float(c["minutes_ago"]) >= 0]
             if d.category == "dependency_bump":
                 # The stack trace points at the caller; the change is the version bump.
                 bumps = [c for c in recent if BUMP_COMMIT.search(_commit_text(c))]
                 recent = bumps or recent
-            sha = recent[0]["sha"] if recent else None
+            # This release's commits (days, not the weeks-old groundwork), newest first.
+            fresh = [c for c in recent if float(c["minutes_ago"]) <= RECENT_COMMIT_MINUTES]
+            sha = self._likeliest_commit(call, d, (fresh or recent)[:8]) if recent else None
         if sha is None:
             return
         shown = call("git_show", {"commit": sha})
@@ -475,6 +482,32 @@ class ExpertPolicy:
                     },
                 )
         call("run_tests", {"suite": SUITE_FOR[d.category]})
+
+    @staticmethod
+    def _likeliest_commit(
+        call: ToolCaller, d: Diagnosis, commits: Sequence[Mapping[str, Any]]
+    ) -> str:
+        """The recent commit whose changed lines share most names with the evidence.
+
+        Other teams land work around a bad commit, so the newest is not the culprit by rule:
+        read each and weigh what it changed against what the logs say (the newest wins ties).
+        """
+        said = set(IDENTIFIER.findall(" ".join([d.cue, *d.evidence]).lower()))
+        best, best_score = str(commits[0]["sha"]), -1
+        for commit in commits:
+            shown = call("git_show", {"commit": commit["sha"]})
+            changed = {
+                w
+                for h in parse_diff(str(shown.data.get("diff", "")))
+                if not h.path.startswith("tests/")
+                for line in set(h.old) ^ set(h.new)
+                if not line.lstrip().startswith("#")
+                for w in IDENTIFIER.findall(line.lower())
+            }
+            score = len(changed & said)
+            if score > best_score:
+                best, best_score = str(commit["sha"]), score
+        return best
 
     # -- report -----------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metasre.agents.policies.base import ToolCaller
+from metasre.agents.policies.evidence import parse_diff
 
 __all__ = ["ShallowLearner", "example", "glance", "scripts"]
 
@@ -572,14 +573,85 @@ class Script:
             report(caller, lead.service, lead.location, self.category, remedy)
 
 
-def scripts(examples: Sequence[Example]) -> list[Script]:
+def revert(caller: ToolCaller, sha: str) -> None:
+    """Undo a commit's hunks in the working tree, bottom-up, as `git revert` would.
+
+    What a policy that never reads the code can do to a commit (tests/ is read-only).
+    """
+    shown = caller("git_show", {"commit": sha})
+    hunks = [
+        h
+        for h in parse_diff(str(shown.data.get("diff", "")))
+        if shown.ok
+        if not h.path.startswith("tests/")
+    ]
+    for h in sorted(hunks, key=lambda h: (h.path, h.new_start), reverse=True):
+        caller(
+            "edit_lines",
+            {
+                "path": h.path,
+                "action": "replace" if h.new else "insert",
+                "start_line": h.new_start if h.new else h.new_start + 1,
+                **({"end_line": h.new_start + len(h.new) - 1} if h.new else {}),
+                "content": "\n".join(h.old),
+            },
+        )
+
+
+REVERT_RULES = ("newest", "second-newest", "third-newest", "newest-on-loudest", "every-recent")
+"""Which commits a revert script undoes: the newest (or the second or third newest); the newest
+on the loudest inner service (a commit's message starts with its service); every commit of the
+last six hours."""
+
+
+@dataclass(frozen=True, slots=True)
+class Revert:
+    """The code-fix rule an RL policy finds first: undo recent commits, never read them."""
+
+    rule: str
+    category: str
+
+    @property
+    def name(self) -> str:
+        """`revert@rule`."""
+        return f"revert@{self.rule}"
+
+    def play(self, caller: ToolCaller, observation: Mapping[str, Any]) -> None:
+        """Glance, revert the rule's commits, report the first one's service and file."""
+        opening = glance(caller, observation)
+        commits = [c for c in opening.commits if c.get("sha")]
+        if not commits:
+            return
+        picked = commits[:1]
+        if self.rule in ("second-newest", "third-newest"):
+            rank = 1 if self.rule == "second-newest" else 2
+            picked = commits[rank : rank + 1] or picked
+        elif self.rule == "every-recent":
+            picked = [c for c in commits if float(c.get("minutes_ago", 1e9)) <= 360] or picked
+        elif self.rule == "newest-on-loudest":
+            cands = candidates(opening)
+            services = [c for c in cands if c.tool == SERVICE_TOOLS[0]]
+            ranked = TARGETS["loudest-inner"](opening, services) if services else []
+            loud = ranked[0].service.replace("-", "_") if ranked else ""
+            mine = [c for c in commits if str(c.get("message", "")).startswith(f"{loud}:")]
+            picked = mine[:1] or picked
+        for commit in picked:
+            revert(caller, str(commit["sha"]))
+        first = picked[0]
+        service = str(first.get("message", "")).partition(":")[0]
+        files = [str(f) for f in first.get("files", ()) if not str(f).startswith("tests/")]
+        location = files[0] if files else f"service:{service}"
+        report(caller, service, location, self.category, "code_fix")
+
+
+def scripts(examples: Sequence[Example]) -> list[Script | Revert]:
     """Every script for the remedies the training seeds use, alone and all together."""
     usual: dict[str, Counter[str]] = defaultdict(Counter)
     for ex in examples:
         rem = str(ex.report.get("remediation", ""))
         if rem:
             usual[rem][str(ex.report.get("category", ""))] += 1
-    found = [
+    found: list[Script | Revert] = [
         Script((rem,), target, cats.most_common(1)[0][0])
         for rem, cats in sorted(usual.items())
         for target in TARGETS
@@ -588,6 +660,9 @@ def scripts(examples: Sequence[Example]) -> list[Script]:
         ranked = sorted(usual, key=lambda r: -sum(usual[r].values()))
         top = usual[ranked[0]].most_common(1)[0][0]
         found += [Script(tuple(ranked), target, top) for target in TARGETS]
+    if "code_fix" in usual:
+        category = usual["code_fix"].most_common(1)[0][0]
+        found += [Revert(rule, category) for rule in REVERT_RULES]
     return found
 
 

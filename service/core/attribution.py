@@ -5,14 +5,24 @@ final grade: its own calls', plus repairs of what it broke that others' calls ma
 s_i and G the final team grade, each agent's episode total is:
 
 - SHARED: S + G for every agent (everyone receives every reward).
-- INDIVIDUAL: s_i + G/N. The agents' totals add up to S + G.
+- INDIVIDUAL: s_i + P_i/N + C_i. C_i is the agent's own costs in the grade (its operations the
+  incident did not need, its hints, its share of code changed outside the root cause:
+  `Episode.costs`), charged to it alone; P_i is the grade before costs of the episode as the
+  agent's teammates played it less their own costly calls (operations they did not need,
+  hints), so that no teammate's costs (their penalties, the minutes and steps they spent) reach
+  it. With no costly calls, P_i is the grade before costs of the episode played, and the totals
+  add up to S + G (unless the grade was clamped at 0).
 - MIXED (team spirit alpha): (1 - alpha) * (s_i + G/N) + alpha * (S + G)/N. Adds up to S + G;
-  alpha 0 is INDIVIDUAL, alpha 1 gives everyone the team mean.
-- DIFFERENCE: G - G_without_i, where G_without_i is the grade of the same episode replayed without
-  agent i's calls, paid once at the end; no shaping. The others' edits are replayed by content
-  (`metasre.simulator.replay`): where their context still is, like a patch, so that a rider's
-  insertions above a teammate's fix do not make the fix miss. An agent whose calls changed
-  nothing gets exactly 0. The totals need not add up to anything.
+  alpha 1 gives everyone the team mean.
+- DIFFERENCE: U_i - U_without_i, paid once at the end; no shaping. U_i is the unclamped grade
+  (components summed, costs and all) of the episode without the teammates' costly calls, as
+  for INDIVIDUAL, and U_without_i that of the same calls replayed without agent i's as well
+  (`metasre.simulator.replay`, `without`): each teammate's edit leaves its file as it did in the
+  episode played, less agent i's changes, reverted by content; a change a teammate built upon
+  stays, since what cannot be told apart goes to the teammate. So an agent whose calls changed
+  no behaviour (riders: comments, whitespace, renames, reorderings, rewrites of a fix's
+  context) earns nothing, its own costs are its own (unclamped: a grade already at 0 does not
+  absorb them), and no teammate's costs lower it. The totals need not add up to anything.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 
-from metasre.simulator import Episode
+from metasre.simulator import Episode, Grade
 from metasre.simulator.replay import RecordedCall, replay
 from metasre.simulator.sandbox import TestRunner
 
@@ -82,44 +92,84 @@ def step_rewards(
     return out
 
 
+def unclamped(grade: Grade) -> float:
+    """The grade's components summed, costs and all, before the total is clamped to [0, 1]."""
+    return round(sum(c.value for c in grade.components), 9)
+
+
+def before_costs(grade: Grade) -> float:
+    """The grade's weighted components summed: what the team achieved, in [0, 1]."""
+    return round(sum(c.value for c in grade.components if c.weight), 9)
+
+
 def final_rewards(
     mode: Attribution,
     agents: Sequence[str],
     grade: float,
-    without: Mapping[str, float] | None = None,
+    credit: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """Each agent's end-of-episode components; `without` holds G_without_i for DIFFERENCE."""
+    """Each agent's end-of-episode components; `credit` holds INDIVIDUAL's and DIFFERENCE's."""
     n = len(agents)
     if mode is Attribution.SHARED:
         return {a: {"grade": grade} for a in agents}
-    if mode is Attribution.DIFFERENCE:
-        assert without is not None, "DIFFERENCE needs the counterfactual grades"
-        return {a: {"team_grade": grade, "counterfactual_grade": -without[a]} for a in agents}
-    # INDIVIDUAL and MIXED both split the grade evenly: (1-a)G/N + aG/N = G/N.
+    if mode in (Attribution.DIFFERENCE, Attribution.INDIVIDUAL):
+        assert credit is not None, f"{mode.value} needs the counterfactual credit"
+        return {a: dict(credit[a]) for a in agents}
+    # MIXED splits the grade evenly: (1-a)G/N + aG/N = G/N.
     return {a: {"grade": grade / n} for a in agents}
 
 
-def counterfactual_grades(
+def credit(
+    mode: Attribution,
     scenario_id: str,
     seed: int,
     calls: Sequence[RecordedCall],
     agents: Sequence[str],
-    team_grade: float,
+    played: Grade,
+    costs: Mapping[str, float],
     runner: TestRunner | None = None,
-) -> dict[str, float]:
-    """G_without_i for each agent: the episode replayed without that agent's calls.
+) -> dict[str, dict[str, float]]:
+    """INDIVIDUAL's or DIFFERENCE's end-of-episode components of each agent (module docstring).
 
-    An agent with no calls needs no replay: its counterfactual is the episode itself.
+    Replays run only where they change something: an agent's teammates made costly calls
+    (its episode without them), or, for DIFFERENCE, the agent made calls at all.
+
+    Args:
+        mode: INDIVIDUAL or DIFFERENCE.
+        scenario_id: The episode's scenario.
+        seed: The episode's seed.
+        calls: The episode's applied calls, in order.
+        agents: Every seat's agent id.
+        played: The grade of the episode as played.
+        costs: Each agent's own costs in the grade (`Episode.costs`).
+        runner: The sandbox runner of the replays.
     """
-    out: dict[str, float] = {}
+    n = len(agents)
+    out: dict[str, dict[str, float]] = {}
     for agent in agents:
-        kept = [c for c in calls if c.agent_id != agent]
-        if len(kept) == len(calls):
-            out[agent] = team_grade
+        mine = [c for c in calls if c.agent_id == agent or not c.costly]
+        grade = played if len(mine) == len(calls) else _graded(scenario_id, seed, mine, runner)
+        if mode is Attribution.INDIVIDUAL:
+            out[agent] = {"grade": round(before_costs(grade) / n, 9)}
+            if costs.get(agent):
+                out[agent]["own_costs"] = costs[agent]
             continue
-        episode = Episode.make(scenario_id, seed, runner)
-        # by content: the others' edits go where their context is, so an agent's harmless
-        # insertions cannot make a teammate's fix miss in the counterfactual
-        replay(episode, kept, by_content=True)
-        out[agent] = episode.grade().total
+        if not any(c.agent_id == agent for c in calls):
+            out[agent] = {"team_grade": unclamped(grade), "counterfactual_grade": -unclamped(grade)}
+            continue
+        without = _graded(scenario_id, seed, mine, runner, without=agent)
+        out[agent] = {"team_grade": unclamped(grade), "counterfactual_grade": -unclamped(without)}
     return out
+
+
+def _graded(
+    scenario_id: str,
+    seed: int,
+    calls: Sequence[RecordedCall],
+    runner: TestRunner | None,
+    without: str | None = None,
+) -> Grade:
+    """The grade of a new episode of the scenario that `calls` were replayed on."""
+    episode = Episode.make(scenario_id, seed, runner)
+    replay(episode, calls, without=without)
+    return episode.grade()

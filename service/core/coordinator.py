@@ -23,11 +23,12 @@ from pydantic import BaseModel
 
 from metasre.service.core.attribution import (
     Attribution,
-    counterfactual_grades,
+    credit,
     final_rewards,
     step_rewards,
 )
 from metasre.service.core.errors import (
+    CallIdReusedError,
     EpisodeEndedError,
     EpisodeResetError,
     OutsideViewError,
@@ -38,7 +39,7 @@ from metasre.service.core.errors import (
     ToolNotAllowedError,
 )
 from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started
-from metasre.service.core.session import Seat, Session
+from metasre.service.core.session import REWARD_DIGITS, Seat, Session
 from metasre.service.core.turns import TIMED_OUT, TimedOut, turns_for
 from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve, views
 from metasre.simulator.errors import InvalidToolCallError
@@ -53,6 +54,36 @@ Outcome = tuple[StepResult, Observation] | BaseException
 
 STOP_POLL_SECONDS = 0.05
 """How often `Coordinator.stop` cancels again a sequencer that has not ended yet."""
+
+
+def _check_same_call(
+    done: LogEntry, seat: Seat, call_id: str, tool: str, args: Mapping[str, Any]
+) -> None:
+    """Refuse a repeated call_id that names another call than the one it was given to.
+
+    A retry is the same call sent again: it gets the original's result. The same id with
+    another tool or other arguments is a client's mistake, and answering it with an earlier
+    result of something else would hide it.
+
+    Raises:
+        CallIdReusedError: naming the call the id was given to.
+    """
+    event = done.event
+    assert isinstance(event, Applied)
+    same = event.tool == tool
+    if same:
+        try:
+            same = validate_args(get_tool(tool), args).model_dump() == dict(event.args)
+        except InvalidToolCallError:  # an unknown tool too
+            same = False
+    if not same:
+        raise CallIdReusedError(
+            f"call_id {call_id[:128]!r} of seat {seat.agent_id!r} was already given to a "
+            f"{event.tool} call (tick {event.tick}) with other arguments or another tool; send "
+            "that call again to get its result, or use a new call_id for a new call",
+            (("call.call_id", "an id not used by another call of this seat in this episode"),),
+            {"tool": event.tool, "tick": str(event.tick)},
+        )
 
 
 @dataclass(slots=True)
@@ -242,11 +273,11 @@ class Coordinator:
             # A repeated call_id (a retry after a reconnect or a restart) is never applied
             # twice: it gets the original's result, or waits for the original.
             done = seat.results.get(call_id)
+            if done is None and (original := seat.queued.get(call_id)) is not None:
+                done = await asyncio.shield(original)
             if done is not None:
+                _check_same_call(done, seat, call_id, tool, args)
                 return done
-            original = seat.queued.get(call_id)
-            if original is not None:
-                return await asyncio.shield(original)
         if s.episode.phase is not EpisodePhase.RUNNING:
             raise EpisodeEndedError(
                 f"episode {s.episode_no} of session {s.id} is {s.episode.phase.value}; "
@@ -390,7 +421,9 @@ class Coordinator:
         step, observation = outcome
         caller = step.agent_id
         patch = patch_of(step.tool, step.output.data) if step.ok else None
-        s.calls.append(RecordedCall(caller, step.tool, dict(step.args), rnd, patch))
+        s.calls.append(
+            RecordedCall(caller, step.tool, dict(step.args), rnd, patch, costly=step.costly)
+        )
         earned = {a: dict(c) for a, c in step.reward.others.items()}
         earned[caller] = {k: v for k, v in step.reward.components.items() if k != "grade"}
         shares = step_rewards(
@@ -401,7 +434,7 @@ class Coordinator:
                 agent_id=agent,
                 tick=step.tick,
                 components=comps,
-                total=round(sum(comps.values()), 9),
+                total=round(sum(comps.values()), REWARD_DIGITS),
                 source_agent_id=caller,
             )
             for agent, comps in shares.items()
@@ -436,7 +469,7 @@ class Coordinator:
                 Message(tick=step.tick, sender=caller, to=message.to, text=message.text),
             )
         for reward in rewards:
-            s.seat(reward.agent_id).reward_total += reward.total
+            s.seat(reward.agent_id).credit(reward.total)
             s.append(step.tick, reward)
         self._log.info("call_applied", agent_id=caller, tick=step.tick, tool=step.tool, ok=step.ok)
         return entry
@@ -445,27 +478,32 @@ class Coordinator:
         s = self.session
         episode = s.episode
         grade = episode.grade()
-        without = None
-        if s.spec.attribution is Attribution.DIFFERENCE:
-            without = await asyncio.to_thread(
-                counterfactual_grades,
+        credited = None
+        if s.spec.attribution in (Attribution.DIFFERENCE, Attribution.INDIVIDUAL):
+            credited = await asyncio.to_thread(
+                credit,
+                s.spec.attribution,
                 s.spec.scenario_id,
                 s.seed,
                 list(s.calls),
                 s.agent_ids,
-                grade.total,
+                grade,
+                episode.costs(),
                 self._runner,
             )
         tick = episode.tick
         for agent, comps in final_rewards(
-            s.spec.attribution, s.agent_ids, grade.total, without
+            s.spec.attribution, s.agent_ids, grade.total, credited
         ).items():
             reward = Reward(
-                agent_id=agent, tick=tick, components=comps, total=round(sum(comps.values()), 9)
+                agent_id=agent,
+                tick=tick,
+                components=comps,
+                total=round(sum(comps.values()), REWARD_DIGITS),
             )
-            s.seat(agent).reward_total += reward.total
+            s.seat(agent).credit(reward.total)
             s.append(tick, reward)
-        totals = {seat.agent_id: round(seat.reward_total, 9) for seat in s.seats}
+        totals = {seat.agent_id: seat.reward_total for seat in s.seats}
         s.append(tick, Ended(tick=tick, phase=episode.phase, grade=grade, agent_rewards=totals))
         self._log.info("episode_ended", tick=tick, grade=grade.total, phase=episode.phase.value)
 

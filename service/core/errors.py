@@ -42,6 +42,13 @@ class SessionIdleError(SessionNotFoundError):
     """Raised when a session id names a session the server closed for being idle."""
 
 
+class SessionReleasedError(SessionNotFoundError):
+    """Raised when a session id names a session released after its episode ended and its seats left.
+
+    See `Limits.ended_session_seconds`.
+    """
+
+
 class SessionClosedError(ServiceError):
     """Raised when a call reaches a session that was closed."""
 
@@ -108,6 +115,10 @@ class ServerAtCapacityError(ServiceError):
     """Raised when the server already holds as many sessions as it may."""
 
 
+class OwnerAtQuotaError(ServiceError):
+    """Raised when a session's owner already holds as many sessions as one owner may."""
+
+
 class ServerDrainingError(ServiceError):
     """Raised when a call arrives while the server is shutting down."""
 
@@ -144,6 +155,10 @@ class RequestIdReusedError(ServiceError):
     """Raised when a CreateSession request_id is sent again with different parameters."""
 
 
+class CallIdReusedError(ServiceError):
+    """Raised when a seat's call_id is sent again with another tool or other arguments."""
+
+
 class StoreError(Exception):
     """Raised by the trajectory store when it cannot write (disk full, read-only, closed).
 
@@ -152,7 +167,20 @@ class StoreError(Exception):
 
 
 class StoreLostError(StoreError):
-    """Raised when the store's files were removed, replaced or truncated under it."""
+    """Raised when the store's files were removed, replaced, truncated or overwritten under it.
+
+    Args:
+        message: What happened to which file.
+        files_remain: Only a file's header was overwritten: the files are still the store's,
+            so a server started on them may read them again (SQLite rewrites the header from
+            its WAL), and the sessions they hold may come back.
+        written: This write reached those files before the damage was seen.
+    """
+
+    def __init__(self, message: str, *, files_remain: bool = False, written: bool = False):
+        super().__init__(message)
+        self.files_remain = files_remain
+        self.written = written and files_remain
 
 
 class InvalidRequestError(ServiceError):
@@ -162,6 +190,7 @@ class InvalidRequestError(ServiceError):
 __all__ = [
     "AlreadyJoinedError",
     "CallAbortedError",
+    "CallIdReusedError",
     "EpisodeEndedError",
     "EpisodeResetError",
     "InvalidRequestError",
@@ -170,6 +199,7 @@ __all__ = [
     "NotSessionOwnerError",
     "NotYourTurnError",
     "OutsideViewError",
+    "OwnerAtQuotaError",
     "RequestIdReusedError",
     "SeatIdleError",
     "SeatTakenError",
@@ -181,6 +211,7 @@ __all__ = [
     "SessionFullError",
     "SessionIdleError",
     "SessionNotFoundError",
+    "SessionReleasedError",
     "SlowReaderError",
     "StoreError",
     "StoreLostError",

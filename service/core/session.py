@@ -102,6 +102,10 @@ class SessionSpec:
             )
 
 
+REWARD_DIGITS = 9
+"""Decimal places every reward and reward total is rounded to, on the wire and in the store."""
+
+
 @dataclass(slots=True)
 class Seat:
     """A seat and the digests of the secrets that let an agent take it (see `auth`)."""
@@ -120,7 +124,7 @@ class Seat:
     expiry: asyncio.TimerHandle | None = field(default=None, repr=False)
     """Frees the seat when `kept_until` passes (cancelled by a resume or the session's close)."""
     reward_total: float = 0.0
-    """Reward credited in the current episode."""
+    """Reward credited in the current episode, rounded as every reward is (`credit`)."""
     results: dict[str, LogEntry] = field(default_factory=dict, repr=False)
     """The current episode's applied calls of this seat by call_id: a repeated id gets these."""
     queued: dict[str, asyncio.Future[LogEntry]] = field(default_factory=dict, repr=False)
@@ -135,6 +139,14 @@ class Seat:
     def kept(self) -> bool:
         """Whether a dropped stream's grace period still holds the seat for its agent."""
         return self.kept_until is not None and time.monotonic() < self.kept_until
+
+    def credit(self, reward: float) -> None:
+        """Add `reward` to the seat's total, rounded to REWARD_DIGITS like each reward.
+
+        One rule for every place a total is read (GetGrade, Seat.reward_total, EpisodeEnded):
+        a float sum left unrounded read 1.3399999999999999 where the end said 1.34.
+        """
+        self.reward_total = round(self.reward_total + reward, REWARD_DIGITS)
 
 
 class Recorder(Protocol):
@@ -206,6 +218,8 @@ class Session:
         """Why the store could not record the session, once it could not (it is then closed)."""
         self.handed_over: str | None = None
         """Why the streams ended, when the server stopped and left the session in its store."""
+        self.drained: str | None = None
+        """Why the streams ended, when the server stopped and closed the session (SIGTERM)."""
         self._recorder = recorder
         self._opened = recorder is None
         """The session itself is in the store."""
@@ -452,6 +466,23 @@ class Session:
         try:
             await recorder.record(self, (), opening=False, closing=True)
         except StoreLostError:
+            if isinstance(exc, StoreLostError) and exc.files_remain:
+                # The files are the store's own still: say what they hold, not that they are gone.
+                kept = (
+                    "this call was written to the store's files (as was every call before "
+                    "it), though not acknowledged"
+                    if exc.written
+                    else "nothing after its last acknowledged call was written"
+                )
+                as_of = "this call" if exc.written else "its last acknowledged call"
+                return (
+                    f"the trajectory store cannot record session {self.id} ({exc}); {kept}. "
+                    "Whether those files can be read again is unknown: a server started again "
+                    f"on this store brings the session back as of {as_of} if it can open them "
+                    "(resume your seat with its resume token, and send a call again under its "
+                    "call_id to get its result); else create a new session on a server whose "
+                    "store works"
+                )
             return why + (
                 "its last acknowledged call was kept, and the store's files are gone, so the "
                 "session cannot come back: create a new session on a server whose store works"

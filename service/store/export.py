@@ -3,7 +3,8 @@
 Each episode becomes::
 
     {"session_id", "episode", "scenario_id", "seed", "turn_policy", "reward_attribution",
-     "reward_mode", "agents": [{"agent_id", "role", "allowed_tools", "view"}],
+     "reward_mode", "agents": [{"agent_id", "role", "allowed_tools", "view", "sees", "tools",
+                                "page", "role_description", "heard"}],
      "finished", "phase", "grade": {"total", "resolved", "components": [...], ...} | null,
      "agent_rewards": {agent_id: total},
      "messages": [
@@ -30,8 +31,13 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
+from metasre.service.core.events import Message
+from metasre.service.store.codec import observation_of
 from metasre.service.store.contract import EventRow, SessionRow, Store
+from metasre.simulator import resolve, views
 from metasre.simulator.replay import RecordedCall
+from metasre.simulator.scenarios.spec import RoleSpec
+from metasre.simulator.views import View
 
 
 def episodes(
@@ -82,6 +88,7 @@ def episode_record(session: SessionRow, episode: int, events: Sequence[EventRow]
     started = next(e.payload for e in events if e.kind == "started")
     ended = next((e.payload for e in events if e.kind == "ended"), None)
     applied = [e.payload for e in events if e.kind == "applied"]
+    sent = [_message(e.payload) for e in events if e.kind == "message"]
     call_ids = [str(a["call_id"]) for a in applied]
     unique = all(call_ids) and len(set(call_ids)) == len(call_ids)
     messages: list[dict[str, Any]] = [{"role": "system", "content": started["observation"]["text"]}]
@@ -133,15 +140,7 @@ def episode_record(session: SessionRow, episode: int, events: Sequence[EventRow]
         "reward_attribution": config["reward_attribution"],
         "reward_mode": config.get("reward_mode", "dense"),
         "team_spirit": config["team_spirit"],
-        "agents": [
-            {
-                "agent_id": s["agent_id"],
-                "role": s["role"],
-                "allowed_tools": s["allowed_tools"],
-                "view": s.get("view"),
-            }
-            for s in config["seats"]
-        ],
+        "agents": [seat_record(s, session.scenario_id, started, sent) for s in config["seats"]],
         "finished": ended is not None,
         "phase": ended["phase"] if ended is not None else "running",
         "grade": ended["grade"] if ended is not None else None,
@@ -159,6 +158,67 @@ def episode_record(session: SessionRow, episode: int, events: Sequence[EventRow]
             for r in (e.payload for e in events if e.kind == "reward")
         ],
     }
+
+
+def seat_record(
+    seat: Mapping[str, Any],
+    scenario_id: str,
+    started: Mapping[str, Any],
+    sent: Sequence[Message] = (),
+) -> dict[str, Any]:
+    """One seat of an episode: as configured, and what it saw.
+
+    `sees` is the seat's view in this episode (its own, else its scenario role's for the
+    seed, else the full view), `tools` the tools it may call ([]: every tool), `page` the
+    page as the seat's Joined showed it (cut to its view), `role_description` the scenario
+    role's words ("" for none), `heard` the teammates' messages that reached it. An exporter
+    writing a seat's conversation needs these, never the full-view page, for a restricted seat.
+    """
+    role = _role(scenario_id, int(started["seed"]), str(seat.get("role") or ""))
+    configured = seat.get("view")
+    view = (
+        View.model_validate(configured)
+        if configured is not None
+        else role.view
+        if role is not None
+        else View()
+    )
+    tools = list(seat.get("allowed_tools") or ()) or list(role.tools if role is not None else ())
+    page = views.observe(view, observation_of(started["observation"])).render()
+    return {
+        "agent_id": seat["agent_id"],
+        "role": seat["role"],
+        "allowed_tools": seat["allowed_tools"],
+        "view": configured,
+        "sees": view.model_dump(mode="json"),
+        "tools": tools,
+        "page": page,
+        "role_description": role.description if role is not None else "",
+        "heard": [
+            {"tick": m.tick, "from_agent_id": m.sender, "text": m.text}
+            for m in sent
+            if m.reaches(str(seat["agent_id"]))
+        ],
+    }
+
+
+def _message(payload: Mapping[str, Any]) -> Message:
+    return Message(
+        tick=int(payload["tick"]),
+        sender=str(payload["sender"]),
+        to=tuple(payload["to"]),
+        text=str(payload["text"]),
+    )
+
+
+def _role(scenario_id: str, seed: int, name: str) -> RoleSpec | None:
+    if not name:
+        return None
+    try:
+        roles = resolve(scenario_id).spec(seed).roles
+    except LookupError:  # a family this build no longer ships: no role to read
+        return None
+    return next((r for r in roles if r.name == name), None)
 
 
 def calls_of(record: Mapping[str, Any]) -> list[RecordedCall]:

@@ -79,9 +79,8 @@ class StoreLock:
                 if time.monotonic() >= deadline:
                     raise StoreInUseError(
                         f"the store {store_path.absolute()} is in use by another server "
-                        f"({holder}); "
-                        "stop that server first, or give this one another store (--store PATH)"
-                        + (f" (waited {wait:g} s for it)" if wait > 0 else "")
+                        f"({holder})" + (f" (waited {wait:g} s for it)" if wait > 0 else "")
+                        # what to do is the caller's to say: a flag, a setting...
                     )
                 if not waited and on_wait is not None:
                     on_wait(holder)

@@ -74,7 +74,7 @@ async def rebuild(
         raise RecoveryError(f"episode {number} has no start")
     episode = await make_episode(spec.scenario_id, started.seed, runner)
     applied = [e.event for e in current if isinstance(e.event, Applied)]
-    await asyncio.to_thread(_replay, episode, applied)
+    costly = iter(await asyncio.to_thread(_replay, episode, applied))
     ended = any(isinstance(e.event, Ended) for e in current)
     if ended == (episode.phase is EpisodePhase.RUNNING):
         raise RecoveryError(
@@ -94,13 +94,15 @@ async def rebuild(
             seat = session.seat(event.agent_id)
             patch = patch_of(event.tool, event.data) if event.ok else None
             session.calls.append(
-                RecordedCall(event.agent_id, event.tool, event.args, event.round, patch)
+                RecordedCall(
+                    event.agent_id, event.tool, event.args, event.round, patch, next(costly, False)
+                )
             )
             if event.call_id:
                 seat.results[event.call_id] = entry
             passed = True
         elif isinstance(event, Reward):
-            session.seat(event.agent_id).reward_total += event.total
+            session.seat(event.agent_id).credit(event.total)
         elif isinstance(event, Turn):
             if event.agent_id:
                 turn = session.agent_ids.index(event.agent_id)
@@ -111,9 +113,13 @@ async def rebuild(
     return session, coordinator
 
 
-def _replay(episode: Episode, calls: Sequence[Applied]) -> None:
-    """Apply the stored calls in order, SIMULTANEOUS rounds as rounds; check each lands the same."""
+def _replay(episode: Episode, calls: Sequence[Applied]) -> list[bool]:
+    """Apply the stored calls in order, SIMULTANEOUS rounds as rounds; check each lands the same.
+
+    Returns whether each call was costly (`RecordedCall.costly`), as the replay found.
+    """
     stored = iter(calls)  # an exact replay checks every call, in order
+    costly: list[bool] = []
 
     def check(_recorded: RecordedCall, step: StepResult) -> None:
         call = next(stored)
@@ -124,6 +130,7 @@ def _replay(episode: Episode, calls: Sequence[Applied]) -> None:
                 f"the call at tick {call.tick} ({call.tool}) replayed differently: "
                 f"(tick, ok, error, phase, clock) {got} instead of {want}"
             )
+        costly.append(step.costly)
 
     try:
         replay(
@@ -133,3 +140,4 @@ def _replay(episode: Episode, calls: Sequence[Applied]) -> None:
         raise
     except Exception as exc:  # the world refused a call it once applied
         raise RecoveryError(f"a stored call was refused on replay: {exc}") from exc
+    return costly

@@ -94,6 +94,8 @@ class TrajectoryStore:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
         self._failure: str | None = None
+        self._files_remain = False
+        """The store was lost only to a header overwritten in place: its files may be read."""
         """Why the store is lost for good (its files went), once it is."""
         self._unwritable: str | None = None
         """Why the last write failed on a disk or file error, until a write succeeds again."""
@@ -170,7 +172,13 @@ class TrajectoryStore:
     def _lose(self, why: str) -> None:
         if self._failure is None:
             self._failure = why
+            self._files_remain = self._files.header_lost
             self._changed()
+
+    def _lost_error(self, *, written: bool = False) -> StoreLostError:
+        """The error of a write refused (or committed, `written`) once the store is lost."""
+        assert self._failure is not None
+        return StoreLostError(self._failure, files_remain=self._files_remain, written=written)
 
     def _changed(self) -> None:
         if self.on_problem is not None:
@@ -204,7 +212,7 @@ class TrajectoryStore:
             raise StoreError(f"the store at {self.path} is closed")
         done: Future[None] = Future()
         if self._failure is not None:
-            done.set_exception(StoreLostError(self._failure))
+            done.set_exception(self._lost_error())
             return done
         self._queue.put((tuple(ops), done, waiter))
         return done
@@ -286,7 +294,9 @@ class TrajectoryStore:
                 lost = self._failure or self._files.check()
                 if lost is not None:
                     self._lose(lost)
-                self._fail_batch(conn, batch, exc if lost is None else StoreLostError(lost))
+                if lost is not None and not isinstance(exc, StoreLostError):
+                    exc = self._lost_error()
+                self._fail_batch(conn, batch, exc)
             except Exception as exc:  # anything else fails its batch, never the writer
                 self._fail_batch(conn, batch, exc)
             _wake_waiters(batch)
@@ -296,7 +306,7 @@ class TrajectoryStore:
 
     def _commit(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
         if self._failure is not None:  # lost while this batch waited
-            raise StoreLostError(self._failure)
+            raise self._lost_error()
         conn.execute("BEGIN IMMEDIATE")
         for ops, _, _ in batch:
             for sql, params in ops:
@@ -306,7 +316,7 @@ class TrajectoryStore:
         lost = self._files.check(after_commit=True)
         if lost is not None:
             self._lose(lost)
-            raise StoreLostError(lost)
+            raise self._lost_error(written=True)
         self.commits += 1
         if self._unwritable is not None:
             self._unwritable = None
@@ -325,7 +335,9 @@ class TrajectoryStore:
                 conn.execute("ROLLBACK")
         if isinstance(exc, StoreLostError):
             for _, done, _ in batch:
-                done.set_exception(StoreLostError(str(exc)))
+                done.set_exception(
+                    StoreLostError(str(exc), files_remain=exc.files_remain, written=exc.written)
+                )
             return
         if _is_disk_error(exc) and self._unwritable is None:
             self._unwritable = f"the store at {self.path} cannot write: {exc}"
@@ -436,6 +448,8 @@ class _Files:
         self._paths = (path, path.with_name(path.name + "-wal"))
         self._seen: dict[Path, tuple[int, int, int]] = {}
         self._fds: dict[Path, int] = {}
+        self.header_lost = False
+        """What `check` last found was a header overwritten in place (the data may remain)."""
         self._lock = threading.Lock()  # the writer and the server's periodic check
 
     def note_database(self) -> None:
@@ -489,7 +503,11 @@ class _Files:
             # Cut and written again past the cut, a file regains its size but not its start.
             fd = self._fds.get(path)  # none once the store has closed
             if fd is not None and not os.pread(fd, 16, 0).startswith(header):
-                return f"the store file {path} lost its header while in use (truncated?)"
+                self.header_lost = True
+                return (
+                    f"the store file {path} had its header overwritten while in use (the same "
+                    "file, of the same size or more)"
+                )
             self._seen[path] = (st.st_dev, st.st_ino, st.st_size)
         return None
 
@@ -518,19 +536,34 @@ def _settle(pairs: list[tuple[asyncio.Future[None], Future[None]]]) -> None:
 
 
 class _Reader:
-    """A short-lived read-only connection (WAL readers never block the writer)."""
+    """A short-lived read-only connection (WAL readers never block the writer).
+
+    SQLite's own errors (a file removed, cut or overwritten under the server) leave it as
+    `StoreError`, which every caller maps to STORE_UNAVAILABLE: never an INTERNAL.
+    """
 
     def __init__(self, path: Path) -> None:
         self._path = path
         self._conn: sqlite3.Connection | None = None
 
     def __enter__(self) -> sqlite3.Connection:
-        self._conn = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, timeout=30)
+        try:
+            self._conn = sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, timeout=30)
+        except sqlite3.Error as exc:
+            raise self._unreadable(exc) from exc
         return self._conn
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
         assert self._conn is not None
-        self._conn.close()
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.close()
+        if isinstance(exc, sqlite3.Error):
+            raise self._unreadable(exc) from exc
+
+    def _unreadable(self, exc: sqlite3.Error) -> StoreError:
+        return StoreError(f"the store at {self._path} cannot be read: {exc}")
 
 
 _ORJSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS

@@ -95,7 +95,7 @@ class AgentServicer:
                 seat,
                 request.call.call_id,
                 request.call.tool,
-                convert.struct_to_dict(request.call.args),
+                convert.struct_to_dict(request.call.args, request.call.tool),
             )
             assert isinstance(entry.event, Applied)
             return agent_pb2.CallToolResponse(result=convert.tool_result_pb(entry.event))
@@ -378,7 +378,7 @@ class AgentStream:
 
     def _handle(self, request: agent_pb2.ConnectRequest | Refused) -> None:
         if isinstance(request, Refused):
-            self._error("", request.error)
+            self._error(request.call_id[:MAX_CALL_ID], request.error)
             return
         kind = request.WhichOneof("request")
         call_id = request.call.call_id[:MAX_CALL_ID] if kind == "call" else ""
@@ -529,7 +529,7 @@ class AgentStream:
         if self._seat is None or self._coordinator is None:
             raise NotJoinedError("join a seat first: the first message must be join or resume")
         _check_call_id(call.call_id)
-        args = convert.struct_to_dict(call.args)
+        args = convert.struct_to_dict(call.args, call.tool)
         task = asyncio.create_task(self._submit(self._coordinator, self._seat, call, args))
         self._calls.add(task)
         task.add_done_callback(self._calls.discard)
@@ -603,6 +603,8 @@ class AgentStream:
             self._out.put_nowait(StoreUnavailableError(session.failure))
         elif session.handed_over is not None:
             self._out.put_nowait(ServerHandingOverError(session.handed_over))
+        elif session.drained is not None:
+            self._out.put_nowait(ServerDrainingError(session.drained))
         else:
             self._out.put_nowait(None)
 
@@ -630,9 +632,9 @@ class AgentStream:
                 return agent_pb2.ConnectResponse(message=convert.message_pb(event))
             return None
         if isinstance(event, Turn):
-            if event.agent_id in ("", me):
-                return agent_pb2.ConnectResponse(turn=convert.turn_pb(event))
-            return None
+            # Every seat hears whose turn it is, not only the seat that gets it: a teammate
+            # plans around it, and a client knows the turn moved on without polling.
+            return agent_pb2.ConnectResponse(turn=convert.turn_pb(event))
         if isinstance(event, Started):
             view = self._seat_view()
             if not view.full:

@@ -22,7 +22,7 @@ from metasre.service.core.events import Applied, Ended, LogEntry, Message, Rewar
 from metasre.service.core.openings import OpeningForms
 from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.wire.struct_wire import delimited, struct_bytes, tag
-from metasre.simulator import TOOLS, EpisodePhase, Grade, Observation, Tool
+from metasre.simulator import TOOLS, EpisodePhase, Grade, InvalidToolCallError, Observation, Tool
 from metasre.simulator.scenarios.registry import ScenarioEntry
 from metasre.simulator.views import View
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
@@ -63,22 +63,25 @@ _PHASE_PB = {
 # -- JSON values and Structs --------------------------------------------------------------------
 
 
-def struct_to_dict(struct: struct_pb2.Struct, field: str = "call.args") -> dict[str, Any]:
-    """A Struct as plain JSON data (whole numbers come back as int, as JSON Schema expects).
+def struct_to_dict(struct: struct_pb2.Struct, tool: str) -> dict[str, Any]:
+    """A tool call's arguments as plain JSON data (whole numbers as int, as schemas expect).
 
     Raises:
-        InvalidRequestError: a number is NaN or infinite (JSON has neither), naming where.
+        InvalidToolCallError: a number is NaN or infinite (JSON has neither), naming where as
+            every other argument error does (INVALID_ARGUMENTS, field "args.<path>").
     """
-    return {key: _plain(value, f"{field}.{key}") for key, value in struct.fields.items()}
+    return {key: _plain(value, key, tool) for key, value in struct.fields.items()}
 
 
-def _plain(value: struct_pb2.Value, path: str) -> Any:
+def _plain(value: struct_pb2.Value, path: str, tool: str) -> Any:
     kind = value.WhichOneof("kind")
     if kind == "number_value":
         number = value.number_value
         if not math.isfinite(number):
-            raise InvalidRequestError(
-                f"{path} is {number}: tool arguments are JSON, which has no NaN or infinities",
+            raise InvalidToolCallError(
+                f"{tool[:64]}: invalid arguments: {path} is {number}: tool arguments are JSON, "
+                "which has no NaN or infinities",
+                tool[:64],
                 ((path, "a finite number"),),
             )
         # Struct carries every number as a double; the tools' schemas want integers for line
@@ -89,9 +92,11 @@ def _plain(value: struct_pb2.Value, path: str) -> Any:
     if kind == "bool_value":
         return value.bool_value
     if kind == "struct_value":
-        return struct_to_dict(value.struct_value, path)
+        return {k: _plain(v, f"{path}.{k}", tool) for k, v in value.struct_value.fields.items()}
     if kind == "list_value":
-        return [_plain(item, f"{path}[{i}]") for i, item in enumerate(value.list_value.values)]
+        return [
+            _plain(item, f"{path}[{i}]", tool) for i, item in enumerate(value.list_value.values)
+        ]
     return None  # null_value, or a Value with nothing set
 
 
@@ -634,6 +639,8 @@ def limits_pb(limits: Limits) -> control_pb2.ServerLimits:
     """A ServerLimits message."""
     return control_pb2.ServerLimits(
         max_sessions=limits.max_sessions,
+        max_sessions_per_owner=limits.max_sessions_per_owner,
+        ended_session_seconds=limits.ended_session_seconds,
         max_agents_per_session=limits.max_agents_per_session,
         max_message_bytes=limits.max_message_bytes,
         idle_session_seconds=limits.idle_session_seconds,

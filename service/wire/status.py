@@ -22,6 +22,7 @@ from google.rpc.status_pb2 import Status
 from metasre.service.core.errors import (
     AlreadyJoinedError,
     CallAbortedError,
+    CallIdReusedError,
     EpisodeEndedError,
     EpisodeResetError,
     InvalidRequestError,
@@ -30,6 +31,7 @@ from metasre.service.core.errors import (
     NotSessionOwnerError,
     NotYourTurnError,
     OutsideViewError,
+    OwnerAtQuotaError,
     RequestIdReusedError,
     SeatIdleError,
     SeatTakenError,
@@ -41,6 +43,7 @@ from metasre.service.core.errors import (
     SessionFullError,
     SessionIdleError,
     SessionNotFoundError,
+    SessionReleasedError,
     SlowReaderError,
     StoreUnavailableError,
     TokenInvalidError,
@@ -156,6 +159,7 @@ class StatusRow:
 ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     SessionNotFoundError: StatusRow(grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND"),
     SessionIdleError: StatusRow(grpc.StatusCode.NOT_FOUND, "SESSION_IDLE"),
+    SessionReleasedError: StatusRow(grpc.StatusCode.NOT_FOUND, "SESSION_RELEASED"),
     UnknownScenarioError: StatusRow(grpc.StatusCode.NOT_FOUND, "SCENARIO_NOT_FOUND"),
     TokenMissingError: StatusRow(grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING"),
     TokenInvalidError: StatusRow(grpc.StatusCode.PERMISSION_DENIED, "TOKEN_INVALID"),
@@ -177,12 +181,14 @@ ERROR_TABLE: Mapping[type[Exception], StatusRow] = {
     EpisodeResetError: StatusRow(grpc.StatusCode.ABORTED, "EPISODE_RESET"),
     SessionFullError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SESSION_FULL"),
     ServerAtCapacityError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SERVER_AT_CAPACITY"),
+    OwnerAtQuotaError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "OWNER_AT_QUOTA"),
     ServerDrainingError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_DRAINING"),
     ServerHandingOverError: StatusRow(grpc.StatusCode.UNAVAILABLE, "SERVER_HANDING_OVER"),
     SeatIdleError: StatusRow(grpc.StatusCode.DEADLINE_EXCEEDED, "SEAT_IDLE"),
     SlowReaderError: StatusRow(grpc.StatusCode.RESOURCE_EXHAUSTED, "SLOW_READER"),
     StoreUnavailableError: StatusRow(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
     RequestIdReusedError: StatusRow(grpc.StatusCode.ALREADY_EXISTS, "REQUEST_ID_REUSED"),
+    CallIdReusedError: StatusRow(grpc.StatusCode.ALREADY_EXISTS, "CALL_ID_REUSED"),
 }
 """Error class to status; the first class in an exception's MRO that is here wins."""
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from metasre.service.core.errors import InvalidRequestError, MessageTooLargeError, ServiceError
+from metasre.service.wire.call_id_scan import call_id_in
 from metasre.service.wire.status import abort
 
 RECEIVE_SLACK = 4
@@ -32,11 +33,13 @@ message with its own error (and a stream stays open); beyond, gRPC ends the call
 class Refused:
     """Stands in for a request that is not accepted: it did not parse, or it is too large.
 
-    A Connect stream receives it as a request and answers it in-band with `error`.
+    A Connect stream receives it as a request and answers it in-band with `error`, naming
+    `call_id`: the id read from the refused bytes, so that the caller's call gets its answer.
     """
 
-    def __init__(self, error: ServiceError) -> None:
+    def __init__(self, error: ServiceError, call_id: str = "") -> None:
         self.error = error
+        self.call_id = call_id
 
 
 def _refusal(method: str) -> InvalidRequestError:
@@ -114,8 +117,15 @@ def _made_safe(handler: Handler, method: str, limit: int) -> Handler:
             return Refused(_refusal(method))
 
     if handler.stream_stream is not None:
+        # Connect, the one stream of requests: a refusal names the call it refuses.
+        def safe_connect(data: bytes) -> Any:
+            request = safe(data)
+            if isinstance(request, Refused):
+                request.call_id = call_id_in(data)
+            return request
+
         return grpc.stream_stream_rpc_method_handler(
-            handler.stream_stream, safe, handler.response_serializer
+            handler.stream_stream, safe_connect, handler.response_serializer
         )
 
     if handler.unary_unary is not None:

@@ -123,7 +123,13 @@ def probe_report_from_dict(raw: dict[str, Any]) -> ProbeReport:
         if isinstance(observed, dict)
         else {}
     )
-    return ProbeReport(cast(RunStatus, status), observations, str(raw.get("message", "")))
+    cpu = raw.get("cpu_seconds")
+    return ProbeReport(
+        cast(RunStatus, status),
+        observations,
+        str(raw.get("message", "")),
+        cpu_seconds=float(cpu) if isinstance(cpu, (int, float)) else 0.0,
+    )
 
 
 def crashed_report(message: str) -> RunReport:

@@ -102,6 +102,11 @@ class ProbeReport:
     cached: bool = False
     """True when the report came from a cache rather than a fresh run."""
 
+    cpu_seconds: float = 0.0
+    """User plus system CPU time the sandboxed child used, as its supervisor measured it (the
+    child cannot change it); 0.0 when no child ran or the runner answers before its child is
+    reaped (the fork server). What one grading run costs the machine; it never reaches a grade."""
+
     def observation(self, probe: str) -> str | None:
         """Return what ``probe`` observed, or None if it never reported."""
         return self.observations.get(probe)

@@ -44,6 +44,10 @@ class Herrings:
     """Whether each seed runs one healthy service hot (CPU or memory near its limit)."""
     noisy_rows: bool = False
     """Whether each seed has one chronically flaky leaf service (5-9% errors, its normal)."""
+    commits: tuple[tuple[str, str, str], ...] = ()
+    """(subject, setting, value) of harmless work; each seed lands `commit_count` commits
+    shipping one each around the culprit (see scenarios.herring_commits)."""
+    commit_count: int = 2
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any]) -> Herrings:
@@ -56,6 +60,11 @@ class Herrings:
             ),
             hot_rows=bool(table.get("hot_rows", False)),
             noisy_rows=bool(table.get("noisy_rows", False)),
+            commits=tuple(
+                (str(h["subject"]), str(h["setting"]), str(h["value"]))
+                for h in table.get("commits", ())
+            ),
+            commit_count=int(table.get("commit_count", 2)),
         )
 
 

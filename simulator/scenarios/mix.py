@@ -27,6 +27,7 @@ from typing import Any
 
 from metasre.simulator.observation import Opening
 from metasre.simulator.scenarios.errors import InvalidScenarioError
+from metasre.simulator.scenarios.herring_commits import add_herring_commits
 from metasre.simulator.scenarios.herrings import Herrings, add_herrings
 from metasre.simulator.scenarios.loader import (
     ScenarioInstance,
@@ -180,12 +181,19 @@ def mixed_instance(mix: Mix, seed: int) -> ScenarioInstance:
     """The mix's incident for `seed`: the cause's world under the mix's opening."""
     folder, cseed = cause_of(mix, seed)
     inst = load_instance(folder, cseed)
+    spec, tree, hidden = mixed_spec(mix, inst.spec, seed), inst.tree, inst.hidden_files
+    if mix.herrings.commits:
+        rng = random.Random(f"{mix.id}:commits:{seed}")
+        tree, hidden, update = add_herring_commits(
+            spec, tree, hidden, mix.herrings.commits, mix.herrings.commit_count, rng
+        )
+        spec = spec.model_copy(update=update)
     return ScenarioInstance(
-        spec=mixed_spec(mix, inst.spec, seed),
+        spec=spec,
         seed=seed,
         values=MappingProxyType(dict(inst.values)),
-        tree=inst.tree,
-        hidden_files=inst.hidden_files,
+        tree=tree,
+        hidden_files=hidden,
         opening=Opening(),
     )
 

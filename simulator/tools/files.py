@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+from pydantic.config import JsonDict
 
 from metasre.simulator.errors import SimulatorError
 from metasre.simulator.history import split_lines
@@ -89,8 +90,20 @@ def _render(view: FileView) -> str:
     return view.render()
 
 
+_ONE_ANCHOR: JsonDict = {
+    # Exactly one of start_line and find, said in the schema as the server checks it (a null
+    # counts as absent). if/then/else, not oneOf: Anthropic's tool API refuses oneOf, anyOf and
+    # allOf at an input schema's top level, for the whole request.
+    "if": {"required": ["start_line"], "properties": {"start_line": {"type": "integer"}}},
+    "then": {"not": {"required": ["find"], "properties": {"find": {"type": "string"}}}},
+    "else": {"required": ["find"], "properties": {"find": {"type": "string"}}},
+}
+
+
 class EditLinesArgs(Args):
-    """Arguments of edit_lines."""
+    """Arguments of edit_lines: exactly one of start_line and find places the range."""
+
+    model_config = ConfigDict(json_schema_extra=_ONE_ANCHOR)
 
     path: str = Field(max_length=512, description="File to change (tests/ is read-only).")
     action: Literal["replace", "insert", "delete"] = Field(

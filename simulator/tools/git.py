@@ -136,6 +136,10 @@ def git_blame(ctx: ToolContext, args: GitBlameArgs) -> ToolOutput:
     )
 
 
+MAX_DIFF_CHARS = 40_000
+"""The most characters of diff one git_diff shows (a path narrows it)."""
+
+
 class GitDiffArgs(Args):
     """Arguments of git_diff."""
 
@@ -150,9 +154,16 @@ def git_diff(ctx: ToolContext, args: GitDiffArgs) -> ToolOutput:
         diff = ctx.workspace.diff(args.path)
     except SimulatorError as exc:
         return world_error(exc, file_error_code(exc))
+    cut = len(diff) > MAX_DIFF_CHARS
+    if cut:
+        # Bounded like every output: an episode may have changed many files to their limit.
+        diff = diff[:MAX_DIFF_CHARS]
+        note = f"\n[the diff is cut at {MAX_DIFF_CHARS} characters: ask for one path at a time]"
+    else:
+        note = ""
     return ToolOutput(
-        text=diff or "no changes since the incident started",
-        data={"diff": diff, "files": sorted(ctx.workspace.changed_files())},
+        text=(diff or "no changes since the incident started") + note,
+        data={"diff": diff, "files": sorted(ctx.workspace.changed_files()), "cut": cut},
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from metasre.simulator.report import IncidentReport
@@ -37,8 +39,11 @@ class SendMessageArgs(Args):
     """Arguments of send_message."""
 
     text: str = Field(min_length=1, max_length=4000, description="What to tell teammates.")
-    to: list[str] | None = Field(
-        None, max_length=16, description="Agent ids to tell ('*' for all); omit for the team."
+    to: list[Annotated[str, Field(max_length=64)]] | None = Field(
+        None,
+        max_length=16,
+        description="Agent ids to tell ('*' for all); omit for the team. At most 16 ids of 64 "
+        "characters each.",
     )
 
 

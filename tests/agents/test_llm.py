@@ -284,7 +284,7 @@ def test_function_tools_wrap_each_schema():
     }
 
 
-def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in):
+def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in, tmp_path):
     out = subprocess.run(
         [
             sys.executable,
@@ -296,7 +296,8 @@ def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in):
             "--model",
             "stand-in",
             "--json",
-            "--no-store",
+            "--store",
+            str(tmp_path / "llm.db"),
         ],
         capture_output=True,
         text=True,
@@ -305,6 +306,8 @@ def test_metasre_llm_plays_an_episode_from_the_command_line(stand_in):
         env={**os.environ, "METASRE_LLM_BASE_URL": stand_in.base_url},
     )
     assert out.returncode == 0, out.stdout + out.stderr
+    # It says where the trajectory went, as rollout and demo do (issue 28: it did not).
+    assert f"trajectory stored in {tmp_path / 'llm.db'}" in out.stderr, out.stderr
     result = json.loads(out.stdout)
     assert result["grade"]["final"] and result["grade"]["total"] >= 0.9
     assert result["malformed_calls"] == 3 and result["stop_reason"] == "episode_over"
@@ -417,6 +420,12 @@ def test_role_models_are_checked(stand_in):
     assert out.returncode == 2 and "no role 'janitor'" in out.stderr
     out = llm("--team", "--role-model", "fixer")
     assert out.returncode == 2 and "ROLE=MODEL" in out.stderr
+    # A family with roles of its own seats them, not the generalists: a generalist's model
+    # was ignored without a word (issue 28); it is refused, naming the family's roles.
+    out = llm("--team", "--scenario", "split-evidence", "--role-model", "fixer=x")
+    assert out.returncode == 2 and "has no role 'fixer'" in out.stderr, out.stderr
+    assert "app-oncall, release-manager" in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
 def role_team_script(body: dict[str, Any]) -> dict[str, Any]:
@@ -481,3 +490,36 @@ def test_metasre_llm_team_seats_the_scenario_s_roles_each_told_its_view():
         if str(m.get("content", "")).startswith("Message from release-manager:")
     ]
     assert heard and "orders-api" in heard[0]
+
+
+def test_ctrl_c_while_the_model_thinks_ends_quietly():
+    """Ctrl-C while `metasre llm` waits on a chat request: the session is closed, the exit is
+    130, and nothing else is printed (issue 28: "Task was destroyed but it is pending!", a
+    stream's task abandoned as the client's loop stopped)."""
+    import signal
+
+    asked, release = threading.Event(), threading.Event()
+
+    def thinking(body: dict[str, Any]) -> dict[str, Any]:
+        asked.set()
+        release.wait(60)
+        return {"error": {"message": "the client left"}, "status": 503}
+
+    with StandIn(thinking) as slow:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "metasre.cli.main", "llm", "--model", "m", "--no-store"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "METASRE_LLM_BASE_URL": slow.base_url},
+        )  # fmt: skip
+        try:
+            assert asked.wait(60), "the model was never asked"
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err
+    lines = err.strip().splitlines()
+    assert lines[-1] == "interrupted: the session is closed after 1 chat requests; no grade", err
+    assert not any("Task" in line or "Traceback" in line for line in lines), err

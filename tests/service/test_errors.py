@@ -176,10 +176,10 @@ def test_every_row_of_the_table_has_a_reason():
 
 PAYSVC = "payment-service"
 NON_FINITE = [
-    ("NaN in an argument", {"service": PAYSVC, "lines": float("nan")}, "call.args.lines"),
-    ("infinity in an extra field", {"service": PAYSVC, "x": float("inf")}, "call.args.x"),
+    ("NaN in an argument", {"service": PAYSVC, "lines": float("nan")}, "args.lines"),
+    ("infinity in an extra field", {"service": PAYSVC, "x": float("inf")}, "args.x"),
     ("-infinity deep in a list", {"service": PAYSVC, "x": [1, {"y": float("-inf")}]},
-     "call.args.x[1].y"),
+     "args.x[1].y"),
 ]  # fmt: skip
 
 
@@ -189,7 +189,9 @@ async def test_non_finite_numbers_are_invalid_arguments_not_internal_errors(
     channel, control, what: str, args: dict[str, object], field: str, tool: str
 ) -> None:
     """Issue 17: NaN or an infinity anywhere in a call's args gave INTERNAL (the JSON
-    conversion failed). Over CallTool and in-band on Connect, for a known tool or not."""
+    conversion failed). Over CallTool and in-band on Connect, for a known tool or not. Issue
+    28: in the shape of every other argument error (INVALID_ARGUMENTS, field args.<path>), not
+    INVALID_REQUEST with call.args.<path>."""
     created = await create(control, ("a",))
     sid, token = created.session.session_id, created.tokens[0].join_token
     stub = agent_pb2_grpc.AgentServiceStub(channel)
@@ -202,7 +204,8 @@ async def test_non_finite_numbers_are_invalid_arguments_not_internal_errors(
             )
         )
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, err.value.details()
-    _info, violations = details(rpc_status.from_call(err.value))
+    info, violations = details(rpc_status.from_call(err.value))
+    assert info.reason == "INVALID_ARGUMENTS" and info.metadata["tool"] == tool
     assert (field, "a finite number") in violations
     client = AgentClient(channel)
     await client.join(sid, token)

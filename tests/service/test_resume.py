@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import grpc
 import pytest
 
 from metasre.service import Limits, ServerConfig
+from metasre.service.core.errors import CallIdReusedError
 from metasre.service.registry import Registry
 from metasre.service.store.sqlite import TrajectoryStore
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2
@@ -196,9 +198,15 @@ async def test_a_repeated_call_id_after_a_reconnect_is_answered_once_and_applied
     request = agent_pb2.CallToolRequest(
         session_id=sid,
         token=joined.resume_token,
-        call=agent_pb2.ToolCall(call_id="c-2", tool="get_alerts", args=struct()),
+        call=agent_pb2.ToolCall(call_id="c-2", tool="run_tests", args=struct({"suite": "unit"})),
     )
     assert (await stub.CallTool(request)).result.tick == 2
+    # The id with another call is refused, not answered with c-2's result (issue 28).
+    request.call.args.Clear()
+    request.call.tool = "get_alerts"
+    with pytest.raises(grpc.aio.AioRpcError) as reused:
+        await stub.CallTool(request)
+    assert reused.value.code() == grpc.StatusCode.ALREADY_EXISTS
     fresh = await again.result_or_error(again.tool("get_alerts", call_id="c-3"))
     assert fresh.result.tick == 3
 
@@ -234,8 +242,11 @@ async def test_a_repeated_call_id_after_a_restart_is_answered_from_the_store(
         assert await registry.recover() == 1
         session, coordinator = registry.get(sid)
         seat = session.seat_by_token(token)
-        entry = await coordinator.submit(seat, "once", "read_logs", {"service": "x"})
+        entry = await coordinator.submit(seat, "once", "read_logs", {"service": "payment-service"})
         assert entry.event.tick == original.tick and entry.event.text == original.text
+        # Its id with other arguments: refused, not the original's result (issue 28).
+        with pytest.raises(CallIdReusedError):
+            await coordinator.submit(seat, "once", "read_logs", {"service": "x"})
         assert session.episode.tick == 1
         assert (await coordinator.submit(seat, "twice", "get_alerts", {})).event.tick == 2
     finally:

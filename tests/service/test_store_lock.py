@@ -59,6 +59,8 @@ async def test_a_second_server_or_demo_on_a_held_store_is_refused_in_one_line(tm
                 assert lines[0].startswith(f"error: the store {db} is in use by another server")
                 assert f"pid {served.proc.pid}" in lines[0]
                 assert "--store PATH" in lines[0]
+                # said once (issue 28: the store said it, then the command line again)
+                assert lines[0].count("stop that server") == 1, lines[0]
             # The server that owns the store never noticed: its session is open and playing.
             agent = client.agent(handle.id, handle.tokens["a"])
             await agent.join()

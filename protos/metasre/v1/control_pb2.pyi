@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ServerLimits(_message.Message):
-    __slots__ = ("max_sessions", "max_agents_per_session", "max_message_bytes", "idle_session_seconds", "idle_seat_seconds", "turn_timeout_seconds", "seat_grace_seconds", "max_request_id_length", "stream_buffer_messages", "slow_reader_seconds", "stream_buffer_bytes")
+    __slots__ = ("max_sessions", "max_agents_per_session", "max_message_bytes", "idle_session_seconds", "idle_seat_seconds", "turn_timeout_seconds", "seat_grace_seconds", "max_request_id_length", "stream_buffer_messages", "slow_reader_seconds", "stream_buffer_bytes", "max_sessions_per_owner", "ended_session_seconds")
     MAX_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     MAX_AGENTS_PER_SESSION_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -20,6 +20,8 @@ class ServerLimits(_message.Message):
     STREAM_BUFFER_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     SLOW_READER_SECONDS_FIELD_NUMBER: _ClassVar[int]
     STREAM_BUFFER_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_SESSIONS_PER_OWNER_FIELD_NUMBER: _ClassVar[int]
+    ENDED_SESSION_SECONDS_FIELD_NUMBER: _ClassVar[int]
     max_sessions: int
     max_agents_per_session: int
     max_message_bytes: int
@@ -31,7 +33,9 @@ class ServerLimits(_message.Message):
     stream_buffer_messages: int
     slow_reader_seconds: float
     stream_buffer_bytes: int
-    def __init__(self, max_sessions: _Optional[int] = ..., max_agents_per_session: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., idle_session_seconds: _Optional[float] = ..., idle_seat_seconds: _Optional[float] = ..., turn_timeout_seconds: _Optional[float] = ..., seat_grace_seconds: _Optional[float] = ..., max_request_id_length: _Optional[int] = ..., stream_buffer_messages: _Optional[int] = ..., slow_reader_seconds: _Optional[float] = ..., stream_buffer_bytes: _Optional[int] = ...) -> None: ...
+    max_sessions_per_owner: int
+    ended_session_seconds: float
+    def __init__(self, max_sessions: _Optional[int] = ..., max_agents_per_session: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., idle_session_seconds: _Optional[float] = ..., idle_seat_seconds: _Optional[float] = ..., turn_timeout_seconds: _Optional[float] = ..., seat_grace_seconds: _Optional[float] = ..., max_request_id_length: _Optional[int] = ..., stream_buffer_messages: _Optional[int] = ..., slow_reader_seconds: _Optional[float] = ..., stream_buffer_bytes: _Optional[int] = ..., max_sessions_per_owner: _Optional[int] = ..., ended_session_seconds: _Optional[float] = ...) -> None: ...
 
 class GetServerInfoRequest(_message.Message):
     __slots__ = ()

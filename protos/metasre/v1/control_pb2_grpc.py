@@ -123,6 +123,8 @@ class ControlServiceServicer:
         delay in the trailer `grpc-retry-pushback-ms` (gRPC's own retry policy honours it), and the
         limit in the trailers `metasre-max-sessions` / `metasre-open-sessions` and in the ErrorInfo
         metadata (`max_sessions`, `open_sessions`). Wait at least retry_delay, longer on each refusal.
+        An owner that already holds ServerLimits.max_sessions_per_owner sessions is refused the
+        same way with reason OWNER_AT_QUOTA (metadata `max_sessions_per_owner`, `owner_sessions`).
 
         When the server cannot store sessions (its store file vanished, was truncated, or its disk
         is full) it is refused with UNAVAILABLE / STORE_UNAVAILABLE, and the health service says

@@ -196,4 +196,5 @@ class RunCollector:
             "outcomes": self.outcomes,
             "observations": self.observations,
             "output": self.output_text(),
+            "cpu_seconds": cpu_time,
         }
