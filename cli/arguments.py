@@ -183,6 +183,6 @@ def add_store_flags(p: argparse.ArgumentParser, what: str) -> None:
         default="metasre.db",
         metavar="PATH",
         help=f"SQLite trajectory store where {what} (created if missing; `metasre export` "
-        "reads it)",
+        "reads it; `metasre serve` also takes a postgresql:// URL)",
     )
     p.add_argument("--no-store", action="store_true", help="record nothing")

@@ -237,7 +237,7 @@ def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from metasre.cli.serving import explain_start_failure, prepare
-    from metasre.service import Limits, MetasreServer, ServerConfig, serve
+    from metasre.service import Limits, MetasreServer, ServerConfig, is_store_url, serve
 
     try:
         config = ServerConfig(
@@ -258,7 +258,8 @@ def _serve(args: argparse.Namespace) -> int:
             tls_key=Path(args.tls_key) if args.tls_key else None,
             admin_token=os.environ.get(args.admin_token_env) or None,
             grace_seconds=args.grace_seconds,
-            store_path=None if args.no_store else Path(args.store),
+            store_path=None if args.no_store or is_store_url(args.store) else Path(args.store),
+            store_url=args.store if not args.no_store and is_store_url(args.store) else None,
             handover=args.handover,
             # taking over from a server that hands over: wait while it drains
             store_wait_seconds=HANDOVER_WAIT_SECONDS if args.handover else 0.0,
@@ -287,13 +288,20 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from metasre.cli.seat_exports import export_transcripts, seat_lines
-    from metasre.service import StoreError, TrajectoryStore, episodes, write_jsonl
+    from metasre.service import (
+        StoreError,
+        describe_store,
+        episodes,
+        is_store_url,
+        open_store,
+        write_jsonl,
+    )
 
-    path = Path(args.store)
-    if not path.is_file():
+    where: str | Path = args.store if is_store_url(args.store) else Path(args.store)
+    if isinstance(where, Path) and not where.is_file():
         raise StoreUnusableError(
-            f"no trajectory store at {path}; name one with --store (metasre serve, rollout and "
-            "demo write ./metasre.db by default)"
+            f"no trajectory store at {where}; name one with --store, a SQLite file or a "
+            "postgresql:// URL (metasre serve, rollout and demo write ./metasre.db by default)"
         )
     if args.out is None and sys.stdout.isatty():
         raise UsageError(
@@ -302,7 +310,7 @@ def _export(args: argparse.Namespace) -> int:
         )
     to_stdout = args.out in (None, "-")
     try:
-        store = TrajectoryStore(path)
+        store = open_store(where, create=False)
     except StoreError as exc:
         raise StoreUnusableError(f"{exc}; check --store") from None
     try:
@@ -326,7 +334,9 @@ def _export(args: argparse.Namespace) -> int:
             if args.format == "episodes":
                 n = write_jsonl(chosen, out)
             else:
-                transcripts = export_transcripts(args, path)
+                # A database has no folder for a transcripts file beside it: --transcripts only.
+                beside = where if isinstance(where, Path) else None
+                transcripts = export_transcripts(args, beside)
                 lines = seat_lines(
                     chosen, args.format, split_of=_split_name, transcripts=transcripts
                 )
@@ -335,9 +345,9 @@ def _export(args: argparse.Namespace) -> int:
         raise UsageError(str(exc.args[0] if exc.args else exc)) from None
     finally:
         store.close()
-    where = "stdout" if to_stdout else args.out
+    to = "stdout" if to_stdout else args.out
     what = "episodes" if args.format == "episodes" else f"seat-episodes ({args.format})"
-    print(f"exported {n} {what} from {path} to {where}", file=sys.stderr)
+    print(f"exported {n} {what} from {describe_store(where)} to {to}", file=sys.stderr)
     return ExitCode.OK
 
 
@@ -561,7 +571,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(observation, each agent's tool calls and results, rewards, grade), ready for a "
         "trainer. On a terminal it needs --out (an export can be megabytes).",
     )
-    p.add_argument("--store", default="metasre.db", help="the trajectory store")
+    p.add_argument(
+        "--store",
+        default="metasre.db",
+        metavar="PATH|URL",
+        help="the trajectory store: a SQLite file, or a postgresql:// URL (the postgres extra)",
+    )
     p.add_argument(
         "--out",
         metavar="FILE",

@@ -89,14 +89,21 @@ def save_transcripts(
         raise OutputError(f"cannot write the transcripts to {path}: {exc.strerror}") from None
 
 
-def export_transcripts(args: argparse.Namespace, store: Path) -> dict[Key, dict[str, Any]]:
+def export_transcripts(args: argparse.Namespace, store: Path | None) -> dict[Key, dict[str, Any]]:
     """The transcripts `metasre export` merges: --transcripts, else the file beside the store.
+
+    `store`: the SQLite store's file; None for a PostgreSQL store (nothing is beside it).
 
     Raises:
         UsageError: --transcripts names a missing or unreadable file, or one that is not
             transcripts.
     """
-    path = Path(args.transcripts) if args.transcripts else transcripts_beside(store)
+    if args.transcripts:
+        path = Path(args.transcripts)
+    elif store is None:
+        return {}
+    else:
+        path = transcripts_beside(store)
     if not path.is_file():
         if args.transcripts:
             raise UsageError(f"--transcripts {path}: no such file (metasre llm writes it)")

@@ -57,6 +57,14 @@ def local_store(args: argparse.Namespace, connection: Connection) -> Path | None
     """
     if args.no_store or connection.target:
         return None
+    from metasre.service import is_store_url
+
+    if is_store_url(args.store):
+        raise UsageError(
+            "a postgresql:// --store is for `metasre serve` (and `metasre export`); a server "
+            "this command starts records into a SQLite file: pass a path, or run `metasre serve "
+            "--store URL` and point this command at it with --target"
+        )
     return Path(args.store)
 
 
@@ -84,6 +92,11 @@ def explain_start_failure(config: ServerConfig, exc: Exception) -> CommandError 
     if isinstance(exc, StoreHeld):
         return StoreInUseError(
             f"{exc}; stop that server first, or give this one another --store PATH (or --no-store)"
+        )
+    if isinstance(exc, StoreError) and config.store_url is not None:
+        return StoreUnusableError(
+            f"{exc}; check --store (is PostgreSQL running there, does the database exist, may "
+            "the user connect?), or pass --no-store"
         )
     if isinstance(exc, StoreError):
         if store is not None and not store.parent.is_dir():

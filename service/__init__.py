@@ -8,11 +8,13 @@ What this package offers is what `__all__` names (pinned by tests/test_public_ap
 modules behind it are its own business.
 """
 
-from metasre.service.config import Limits, ServerConfig
+from metasre.service.config import Limits, ServerConfig, is_store_url
 from metasre.service.core.errors import StoreError
 from metasre.service.server import MetasreServer, build_server, prepare_sandbox, serve
+from metasre.service.store.contract import Store
 from metasre.service.store.export import episodes, write_jsonl
 from metasre.service.store.lock import StoreInUseError
+from metasre.service.store.opening import describe_store, open_store
 from metasre.service.store.sqlite import TrajectoryStore
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 
@@ -22,11 +24,15 @@ __all__ = [
     "Limits",
     "MetasreServer",
     "ServerConfig",
+    "Store",
     "StoreError",
     "StoreInUseError",
     "TrajectoryStore",
     "build_server",
+    "describe_store",
     "episodes",
+    "is_store_url",
+    "open_store",
     "prepare_sandbox",
     "serve",
     "write_jsonl",

@@ -5,6 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+STORE_URL_SCHEMES = ("postgresql://", "postgres://")
+"""How a `--store` that names a PostgreSQL database begins (libpq's URI schemes)."""
+
+
+def is_store_url(where: str | Path) -> bool:
+    """Whether `where` names a PostgreSQL database (else it is a SQLite file's path)."""
+    return isinstance(where, str) and where.startswith(STORE_URL_SCHEMES)
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -86,6 +94,10 @@ class ServerConfig:
     store_path: Path | None = None
     """The SQLite trajectory store every session and call is recorded in (created if missing);
     None records nothing. `metasre serve` defaults to `metasre.db` in the working directory."""
+    store_url: str | None = None
+    """Instead of `store_path`: a PostgreSQL database to record in (`postgresql://...`; its
+    tables are made or brought up to date), which several machines can reach. Needs the
+    `postgres` extra."""
     handover: bool = False
     """On shutdown, leave open sessions open in the store, for the next server on the same store
     to rebuild (agents resume their seats there), instead of closing them. Needs a store."""
@@ -97,10 +109,22 @@ class ServerConfig:
     """Keep garbage-collector pauses short by freezing the long-lived heap (process-wide; see
     `metasre.service.gc_freeze`): for a server that owns its process, as `metasre serve` does."""
 
+    @property
+    def store(self) -> Path | str | None:
+        """The store sessions are recorded in: `store_path` or `store_url` (None: none)."""
+        return self.store_path if self.store_path is not None else self.store_url
+
     def __post_init__(self) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("TLS needs both a certificate and a key; give both or neither")
-        if self.handover and self.store_path is None:
+        if self.store_path is not None and self.store_url is not None:
+            raise ValueError("give one trajectory store: a SQLite path or a PostgreSQL URL")
+        if self.store_url is not None and not is_store_url(self.store_url):
+            raise ValueError(
+                "store_url must begin postgresql:// or postgres://, got "
+                f"{self.store_url.partition('://')[0] or self.store_url[:20]!r}"
+            )
+        if self.handover and self.store is None:
             raise ValueError(
                 "handover leaves sessions in the trajectory store for the next server: "
                 "it needs a store"

@@ -45,8 +45,8 @@ from metasre.service.core.errors import (
 from metasre.service.core.events import LogEntry
 from metasre.service.core.session import Session, SessionSpec
 from metasre.service.store.codec import StoreRecorder, entry_of
+from metasre.service.store.contract import SessionRow, Store
 from metasre.service.store.recovery import RecoveryError, rebuild
-from metasre.service.store.sqlite import SessionRow, TrajectoryStore
 from metasre.simulator import Episode, EpisodePhase, resolve
 from metasre.simulator.sandbox import TestRunner
 
@@ -91,7 +91,7 @@ class Registry:
         self,
         limits: Limits,
         runner: TestRunner | None = None,
-        store: TrajectoryStore | None = None,
+        store: Store | None = None,
     ) -> None:
         self.limits = limits
         self.runner = runner

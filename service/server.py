@@ -25,8 +25,8 @@ from metasre.service.config import ServerConfig
 from metasre.service.core.errors import ServerDrainingError, ServerHandingOverError
 from metasre.service.gc_freeze import GcFreezer
 from metasre.service.registry import Registry
-from metasre.service.store.lock import StoreLock
-from metasre.service.store.sqlite import TrajectoryStore
+from metasre.service.store.contract import Store, StoreHold
+from metasre.service.store.opening import describe_store, hold_store, open_store
 from metasre.service.wire import AgentServicer, ControlServicer, WatchServicer
 from metasre.service.wire.agent import add_agent_service
 from metasre.service.wire.undecodable import RECEIVE_SLACK, RejectUndecodable
@@ -116,7 +116,7 @@ class MetasreServer:
         health_servicer: Any,
         port: int,
         agents: AgentServicer | None = None,
-        lock: StoreLock | None = None,
+        lock: StoreHold | None = None,
     ) -> None:
         self.config = config
         self._agents = agents
@@ -136,7 +136,7 @@ class MetasreServer:
             registry.store.on_problem = self._store_problem_seen
 
     @property
-    def store(self) -> TrajectoryStore | None:
+    def store(self) -> Store | None:
         """The trajectory store, if the server records sessions."""
         return self.registry.store
 
@@ -171,7 +171,7 @@ class MetasreServer:
             "serving",
             address=self.address,
             tls=self.config.tls_cert is not None,
-            store=str(self.store.path) if self.store is not None else None,
+            store=self.store.where if self.store is not None else None,
         )
 
     async def stop(self, grace: float | None = None) -> None:
@@ -233,23 +233,27 @@ class MetasreServer:
         if self._stopped or store is None or problem != store.problem:
             return  # stale news: a later call says what holds now
         if problem is None:
-            log.warning("store_writable_again", store=str(store.path))
+            log.warning("store_writable_again", store=store.where)
             status = health_pb2.HealthCheckResponse.SERVING
         else:
             # Loud: every call that must be stored fails until this passes (or, when the files
             # are gone, until the server is restarted on a sound store).
             log.critical(
                 "store_unavailable",
-                store=str(store.path),
+                store=store.where,
                 error=problem,
                 lost=store.lost,
-                action="restart the server on a sound store" if store.lost else "free disk space",
+                action=(
+                    "restart the server on a sound store"
+                    if store.lost
+                    else "free disk space, or bring the store's database back"
+                ),
             )
             status = health_pb2.HealthCheckResponse.NOT_SERVING
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, status)
 
-    async def _watch_store(self, store: TrajectoryStore) -> None:
+    async def _watch_store(self, store: Store) -> None:
         """Notice a store removed while nothing is written; retry a store that could not write."""
         while True:
             await asyncio.sleep(STORE_CHECK_SECONDS)
@@ -281,7 +285,7 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
     """A server for `config`, bound but not started (call from a running event loop).
 
     Raises:
-        StoreError: the trajectory store at `config.store_path` cannot be opened.
+        StoreError: the trajectory store (`config.store`) cannot be opened.
         StoreInUseError: another server holds the store (after `config.store_wait_seconds`).
     """
     limits = config.limits
@@ -292,23 +296,25 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
         ("grpc.max_send_message_length", limits.max_message_bytes),
         ("grpc.so_reuseport", 0),
     ]
-    lock = store = None
-    if config.store_path is not None:
+    lock: StoreHold | None = None
+    store: Store | None = None
+    where = config.store
+    if where is not None:
         # Owned before it is opened, and before the port is bound: a server that waits for a
         # handover binds the port the old one has just let go of.
         lock = await asyncio.to_thread(
-            StoreLock,
-            config.store_path,
+            hold_store,
+            where,
             wait=config.store_wait_seconds,
             on_wait=lambda holder: log.warning(
                 "store_in_use_waiting",
-                store=str(config.store_path),
+                store=describe_store(where),
                 holder=holder,
                 seconds=config.store_wait_seconds,
             ),
         )
         try:
-            store = TrajectoryStore(config.store_path)
+            store = await asyncio.to_thread(open_store, where)
         except BaseException:
             lock.release()
             raise

@@ -121,7 +121,10 @@ def test_side_by_side_tools_run_against_their_default_earlier_commit(module, com
             id="bridges",
         ),
         pytest.param(
-            "bench.bench_store", ("--sessions", "1", "--calls", "5"), "store   :", id="store"
+            "bench.bench_store",
+            ("--sessions", "1", "--calls", "5", "--rounds", "1"),
+            "| 1 | SQLite |",
+            id="store",
         ),
         pytest.param(
             "bench.bench_views",

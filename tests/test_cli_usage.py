@@ -155,6 +155,11 @@ MISTAKES = {
         ExitCode.USAGE,
         "server of its own",
     ),
+    "rollout-into-postgresql": (
+        ("rollout", "--scenario", "payment-bad-deploy", "--store", "postgresql://u@/db"),
+        ExitCode.USAGE,
+        "is for `metasre serve`",
+    ),
 }
 
 

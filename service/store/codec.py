@@ -26,7 +26,7 @@ from metasre.service.core.events import (
 )
 from metasre.service.core.openings import OpeningForms
 from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPolicy
-from metasre.service.store.sqlite import EventRow, SessionRow, TrajectoryStore
+from metasre.service.store.contract import EventRow, SessionRow, Store
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 from metasre.simulator import EpisodePhase, Grade, Observation
 from metasre.simulator.grader import GradeComponent
@@ -35,13 +35,13 @@ from metasre.simulator.views import View
 
 
 class StoreRecorder:
-    """Records sessions in a `TrajectoryStore`: the `Recorder` of `metasre.service.core.session`.
+    """Records sessions in a `Store`: the `Recorder` of `metasre.service.core.session`.
 
     Each `record` is one transaction, and the store commits the transactions of many sessions
     together, so sessions never wait for each other's writes one by one.
     """
 
-    def __init__(self, store: TrajectoryStore) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
 
     async def record(

@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 from metasre.service.core.events import Message
 from metasre.service.store.codec import observation_of
-from metasre.service.store.sqlite import EventRow, SessionRow, TrajectoryStore
+from metasre.service.store.contract import EventRow, SessionRow, Store
 from metasre.simulator import resolve, views
 from metasre.simulator.replay import RecordedCall
 from metasre.simulator.scenarios.spec import RoleSpec
@@ -41,7 +41,7 @@ from metasre.simulator.views import View
 
 
 def episodes(
-    store: TrajectoryStore,
+    store: Store,
     session_ids: Sequence[str] = (),
     *,
     unfinished: bool = False,
@@ -62,7 +62,7 @@ def episodes(
         known = {s.session_id: s for s in sessions}
         missing = [sid for sid in session_ids if sid not in known]
         if missing:
-            raise LookupError(f"no session {', '.join(missing)} in the store at {store.path}")
+            raise LookupError(f"no session {', '.join(missing)} in the store at {store.where}")
         sessions = [known[sid] for sid in dict.fromkeys(session_ids)]
     for session in sessions:
         for record in session_episodes(session, store.events(session.session_id)):

@@ -35,7 +35,7 @@ from metasre.service.store.codec import (
     owner_from_config,
     spec_from_config,
 )
-from metasre.service.store.sqlite import EventRow, SessionRow
+from metasre.service.store.contract import EventRow, SessionRow
 from metasre.simulator import Episode, EpisodePhase, StepResult
 from metasre.simulator.replay import RecordedCall, patch_of, replay
 from metasre.simulator.sandbox import TestRunner

@@ -1,4 +1,4 @@
-"""The trajectory store: sessions and every logged event in one SQLite file (WAL).
+"""The trajectory store: sessions and every logged event in one SQLite file (WAL), the default.
 
 Writes go through one writer thread that commits whatever has queued up in a single transaction
 (group commit), so many sessions share each fsync; a write's future resolves only after its
@@ -26,15 +26,15 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
 
 from metasre.service.core.errors import StoreError, StoreLostError
+from metasre.service.store.contract import EventRow, Op, SessionRow
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -71,33 +71,7 @@ session. `probes`: one row rewritten by `probe`, to learn whether the store can 
 Synchronous = Literal["OFF", "NORMAL", "FULL"]
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRow:
-    """A stored session."""
-
-    session_id: str
-    scenario_id: str
-    seed: int
-    config: Mapping[str, Any]
-    """Everything needed to rebuild the session: seats, turn policy, attribution, limits."""
-    created_at: float
-    closed_at: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class EventRow:
-    """A stored log entry."""
-
-    session_id: str
-    sequence: int
-    episode: int
-    tick: int
-    kind: str
-    agent_id: str
-    payload: Mapping[str, Any]
-
-
-_Op = tuple[str, tuple[Any, ...]]
+_Op = Op
 _Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
 """The loop of an async writer and the future it awaits."""
 _STOP = object()
@@ -162,6 +136,11 @@ class TrajectoryStore:
         return conn
 
     # -- health -------------------------------------------------------------------------------
+
+    @property
+    def where(self) -> str:
+        """The store's file, for people and logs."""
+        return str(self.path)
 
     @property
     def problem(self) -> str | None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -33,6 +35,37 @@ def pay_solution(seed: int = 0) -> list[tuple[str, dict[str, Any]]]:
 def _sandbox() -> None:
     # The fork server starts before any gRPC server or thread exists.
     prepare_sandbox()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Any]:
+    """A throwaway PostgreSQL cluster for the session (see postgres_cluster.py).
+
+    Skipped where PostgreSQL is not installed, except in CI, whose .ci/run installs it: there a
+    missing PostgreSQL fails rather than passing the PostgreSQL store untested.
+    """
+    try:
+        from .postgres_cluster import postgres_bin, running_cluster
+    except ImportError as exc:  # the postgres extra (psycopg) is missing
+        reason = f"the postgres extra is not installed ({exc}): pip install -e '.[dev]'"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    if postgres_bin() is None:
+        reason = "PostgreSQL is not installed (Debian's postgresql; .ci/run installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    with running_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a fresh store lives, once per kind: a SQLite file, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return tmp_path / "t.db"
+    return str(request.getfixturevalue("postgres_cluster").new_database())
 
 
 @pytest.fixture

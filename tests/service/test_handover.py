@@ -30,8 +30,8 @@ FAST_RECONNECT = (
 )
 
 
-async def test_a_handed_over_session_is_resumed_on_the_next_server(tmp_path: Path):
-    db = tmp_path / "store.db"
+async def test_a_handed_over_session_is_resumed_on_the_next_server(store_where: Path | str):
+    db = store_where  # either kind of store: a SQLite file, a PostgreSQL database
     steps = pay_solution(seed=2)
     async with metasre_serve("--store", str(db), "--handover") as first:
         port = int(first.address.rpartition(":")[2])

@@ -1,4 +1,6 @@
-"""The SQLite trajectory store: group commits, durability, clear failures."""
+"""The trajectory store's contract, over both kinds (SQLite, PostgreSQL): group commits,
+durability, clear failures. `store_where` (conftest) gives each test a fresh store of each kind;
+the PostgreSQL one is a database in a throwaway cluster the tests start themselves."""
 
 import asyncio
 import os
@@ -10,7 +12,28 @@ import textwrap
 
 import pytest
 
+from metasre.service.store.opening import open_store
 from metasre.service.store.sqlite import EventRow, SessionRow, StoreError, TrajectoryStore
+
+FULL_DISK = {
+    # Every insert into events now fails as a full disk makes it fail, in each store's terms.
+    "sqlite": [
+        "CREATE TRIGGER full BEFORE INSERT ON events BEGIN "
+        "SELECT RAISE(ABORT, 'database or disk is full'); END"
+    ],
+    "postgres": [
+        "CREATE FUNCTION disk_full() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "RAISE EXCEPTION 'could not extend file: No space left on device' "
+        "USING ERRCODE = 'disk_full'; END $$",
+        "CREATE TRIGGER disk_full BEFORE INSERT ON events FOR EACH ROW"
+        " EXECUTE FUNCTION disk_full()",
+    ],
+}
+ROOM_AGAIN = {"sqlite": ["DROP TRIGGER full"], "postgres": ["DROP TRIGGER disk_full ON events"]}
+
+
+def kind(where: object) -> str:
+    return "sqlite" if not isinstance(where, str) else "postgres"
 
 
 def session(sid: str = "s1") -> SessionRow:
@@ -21,15 +44,15 @@ def event(sid: str, seq: int) -> EventRow:
     return EventRow(sid, seq, 0, seq, "applied", "a", {"tool": "get_alerts", "n": seq})
 
 
-def test_sessions_and_events_round_trip(tmp_path):
-    store = TrajectoryStore(tmp_path / "t.db")
+def test_sessions_and_events_round_trip(store_where):
+    store = open_store(store_where)
     try:
         store.submit([store.session_op(session())]).result()
         store.submit([store.event_op(event("s1", i)) for i in (1, 2, 3)]).result()
         store.submit([store.close_op("s1", at=9.0)]).result()
     finally:
         store.close()
-    reopened = TrajectoryStore(tmp_path / "t.db")
+    reopened = open_store(store_where)
     try:
         (row,) = reopened.sessions()
         assert row == SessionRow(
@@ -42,8 +65,8 @@ def test_sessions_and_events_round_trip(tmp_path):
         reopened.close()
 
 
-def test_concurrent_writers_share_commits(tmp_path):
-    store = TrajectoryStore(tmp_path / "t.db")
+def test_concurrent_writers_share_commits(store_where):
+    store = open_store(store_where)
 
     async def main() -> None:
         await store.write([store.session_op(session(f"s{i}")) for i in range(20)])
@@ -61,8 +84,8 @@ def test_concurrent_writers_share_commits(tmp_path):
         store.close()
 
 
-def test_a_bad_write_fails_alone_and_its_neighbours_commit(tmp_path):
-    store = TrajectoryStore(tmp_path / "t.db")
+def test_a_bad_write_fails_alone_and_its_neighbours_commit(store_where):
+    store = open_store(store_where)
     try:
         store.submit([store.session_op(session())]).result()
         store.submit([store.event_op(event("s1", 1))]).result()
@@ -85,33 +108,33 @@ def test_a_read_only_file_fails_writes_with_a_clear_error(tmp_path):
         TrajectoryStore(path).submit([("SELECT 1", ())]).result()
 
 
-def test_a_store_that_cannot_write_refuses_instead_of_acknowledging(tmp_path):
-    store = TrajectoryStore(tmp_path / "t.db")
-    try:
-        store.submit([store.session_op(session())]).result()
-        # A trigger stands in for a full disk: every insert into events now fails in SQLite.
-        store.submit(
-            [
-                (
-                    "CREATE TRIGGER full BEFORE INSERT ON events BEGIN "
-                    "SELECT RAISE(ABORT, 'database or disk is full'); END",
-                    (),
-                )
-            ]
-        ).result()
-        with pytest.raises(StoreError, match="disk is full"):
-            store.submit([store.event_op(event("s1", 1))]).result()
+def test_a_store_that_cannot_write_refuses_instead_of_acknowledging(store_where):
+    store = open_store(store_where)
+
+    async def main() -> None:
+        await store.write([store.session_op(session())])
+        await store.write([(sql, ()) for sql in FULL_DISK[kind(store_where)]])
+        with pytest.raises(StoreError, match=r"disk is full|No space left"):
+            await store.write([store.event_op(event("s1", 1))])
         assert store.count_events() == 0
+        # A full disk passes: the store says it cannot write until a write succeeds again.
+        assert store.problem is not None and store.lost is False
+        await store.write([(sql, ()) for sql in ROOM_AGAIN[kind(store_where)]])
+        assert await store.probe() is None
+        await store.write([store.event_op(event("s1", 1))])
+        assert store.count_events() == 1
+
+    try:
+        asyncio.run(main())
     finally:
         store.close()
 
 
-def test_every_acknowledged_write_survives_sigkill(tmp_path):
-    path = tmp_path / "t.db"
+def test_every_acknowledged_write_survives_sigkill(store_where):
     child = textwrap.dedent(f"""
-        import sys
-        from metasre.service.store.sqlite import EventRow, SessionRow, TrajectoryStore
-        store = TrajectoryStore({str(path)!r})
+        from metasre.service.store.opening import open_store
+        from metasre.service.store.sqlite import EventRow, SessionRow
+        store = open_store({str(store_where)!r})
         store.submit([store.session_op(SessionRow("s", "x/y-v1", 0, {{}}, 0.0, None))]).result()
         seq = 0
         while True:
@@ -127,7 +150,7 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path):
             acked = int(proc.stdout.readline())
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-    store = TrajectoryStore(path)
+    store = open_store(store_where)
     try:
         stored = [e.sequence for e in store.events("s")]
         assert stored[:acked] == list(range(1, acked + 1))
@@ -135,8 +158,8 @@ def test_every_acknowledged_write_survives_sigkill(tmp_path):
         store.close()
 
 
-def test_an_unexpected_error_fails_its_batch_and_the_writer_goes_on(tmp_path):
-    store = TrajectoryStore(tmp_path / "t.db")
+def test_an_unexpected_error_fails_its_batch_and_the_writer_goes_on(store_where):
+    store = open_store(store_where)
     real_commit = store._commit
     broken = {"once": True}
 
@@ -159,8 +182,8 @@ def test_an_unexpected_error_fails_its_batch_and_the_writer_goes_on(tmp_path):
         store.close()
 
 
-def test_a_cancelled_write_that_has_not_begun_is_dropped(tmp_path):
-    store = TrajectoryStore(tmp_path / "t.db")
+def test_a_cancelled_write_that_has_not_begun_is_dropped(store_where):
+    store = open_store(store_where)
 
     async def main() -> None:
         await store.write([store.session_op(session("s1"))])

@@ -24,7 +24,9 @@ from metasre.service import Limits, ServerConfig
 from metasre.service.core.attribution import Attribution
 from metasre.service.core.session import SeatSpec, SessionSpec, TurnPolicy
 from metasre.service.store.codec import spec_from_config
+from metasre.service.store.contract import Store
 from metasre.service.store.export import calls_of
+from metasre.service.store.opening import open_store
 from metasre.service.store.sqlite import TrajectoryStore
 from metasre.simulator import Episode, resolve
 from metasre.simulator.replay import replay
@@ -52,12 +54,17 @@ FULL_DISK = (
 
 
 @pytest.fixture
-def config(tmp_path: Path) -> ServerConfig:
+def config(request: pytest.FixtureRequest, tmp_path: Path) -> ServerConfig:
+    """A server on a SQLite store; parametrised indirectly, on either kind ("postgres")."""
+    url = None
+    if getattr(request, "param", "sqlite") == "postgres":
+        url = str(request.getfixturevalue("postgres_cluster").new_database())
     return ServerConfig(
         port=0,
         limits=Limits(turn_timeout_seconds=10.0),
         grace_seconds=1.0,
-        store_path=tmp_path / "trajectories.db",
+        store_path=tmp_path / "trajectories.db" if url is None else None,
+        store_url=url,
     )
 
 
@@ -84,7 +91,7 @@ async def call_tool(
     return reply.result
 
 
-def applied_ids(store: TrajectoryStore, session_id: str) -> list[str]:
+def applied_ids(store: Store, session_id: str) -> list[str]:
     return [e.payload["call_id"] for e in store.events(session_id) if e.kind == "applied"]
 
 
@@ -263,8 +270,8 @@ async def test_over_connect_the_unrecorded_call_is_refused_in_band_then_the_stre
     assert [m.result.tick for m in a.received if m.WhichOneof("response") == "result"] == [1]
 
 
-async def test_every_acknowledged_call_survives_sigkill_of_the_server(tmp_path):
-    db = tmp_path / "killed.db"
+async def test_every_acknowledged_call_survives_sigkill_of_the_server(store_where):
+    db = store_where
     acked: set[tuple[str, str]] = set()
     enough = asyncio.Event()
     async with (
@@ -306,7 +313,7 @@ async def test_every_acknowledged_call_survives_sigkill_of_the_server(tmp_path):
         outcomes = await asyncio.gather(*agents, return_exceptions=True)
         assert all(isinstance(o, grpc.aio.AioRpcError | AssertionError) for o in outcomes)
 
-    store = TrajectoryStore(db)
+    store = open_store(db)
     try:
         stored: set[tuple[str, str]] = set()
         for row in store.sessions():
@@ -367,6 +374,7 @@ async def _play_for_export(channel, control) -> None:
     await create(control, ("solo",))
 
 
+@pytest.mark.parametrize("config", ["sqlite", "postgres"], indirect=True)
 async def test_export_round_trips_through_a_fresh_simulator(server, channel, control, tmp_path):
     await _play_for_export(channel, control)
     store = server.store
@@ -379,7 +387,7 @@ async def test_export_round_trips_through_a_fresh_simulator(server, channel, con
             "metasre.cli.main",
             "export",
             "--store",
-            str(store.path),
+            store.where,
             "--out",
             str(out),
         ],
