@@ -288,8 +288,9 @@ async function main(argv) {
     const minGrade = opts["min-grade"] === undefined ? null : Number(opts["min-grade"]);
     const total = end.grade.total;
     const outcome = {
-      scenario_id: session.scenario_id,
-      seed: Number(session.seed),
+      // A seat is not told its instance unless the owner asks; the creator knows what it made.
+      scenario_id: session.scenario_id || opts.scenario || "",
+      seed: Number(session.scenario_id ? session.seed : (opts.seed ?? session.seed)),
       session_id: sessionId,
       agent_id: agent.agent_id,
       plan,

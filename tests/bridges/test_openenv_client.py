@@ -86,7 +86,8 @@ async def test_two_seats_of_one_session_on_two_websockets(bridge: Bridge) -> Non
             session_id = first.observation["session_id"]
             joined = await scribe.reset(session_id=session_id, token=tokens["scribe"])
             assert joined.observation["agent_id"] == "scribe"
-            assert joined.metadata["seed"] == 5 and "tokens" not in joined.metadata
+            # A seat is not told its instance unless the owner asked (tell_seats_instance).
+            assert joined.metadata["seed"] == 0 and "tokens" not in joined.metadata
             assert joined.observation["session_id"] == session_id
             said = await asyncio.to_thread(
                 lead.step,
