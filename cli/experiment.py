@@ -398,8 +398,8 @@ def experiment_command(args: argparse.Namespace) -> int:
 
         def collect(c: SyncClient, session_id: str) -> EpisodeTeamwork:
             events = c.get_trajectory(session_id)
-            started: dict[str, Any] = next((e["started"] for e in events if "started" in e), {})
-            family = str(started.get("observation", {}).get("scenario_id", ""))
+            # The owner reads its session's instance (seats are not told it).
+            family = str(c.get_session(session_id).get("scenario_id", ""))
             return teamwork(events, sla_minutes=sla.get(family, 0.0), look_tools=looks)
 
         split = args.split or spec.split

@@ -11,8 +11,20 @@ incident). What is left is the calls themselves, which a run must see to make th
 from __future__ import annotations
 
 import ast
+import threading
 
-__all__ = ["PROBE_PATH", "probe_functions", "shipped_source"]
+__all__ = ["PROBE_PATH", "parse_module", "probe_functions", "shipped_source"]
+
+_PARSING = threading.Lock()
+"""CPython 3.11's ast.parse is not thread-safe: two threads parsing at once can fail with
+SystemError "AST constructor recursion depth mismatch" (seen in the suite), and sessions'
+sequencers parse probe modules on worker threads."""
+
+
+def parse_module(source: bytes) -> ast.Module:
+    """``source`` parsed, one thread at a time."""
+    with _PARSING:
+        return ast.parse(source.decode("utf-8"))
 
 PROBE_PATH = "traffic/replay.py"
 """Where every probe run finds its module, traffic or grader alike: one folder deep, like the
@@ -25,7 +37,7 @@ def shipped_source(source: bytes) -> bytes:
     Raises:
         SyntaxError: ``source`` is not Python (a scenario's own module; validate finds it).
     """
-    tree = ast.parse(source.decode("utf-8"))
+    tree = parse_module(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             body = node.body
@@ -38,7 +50,9 @@ def shipped_source(source: bytes) -> bytes:
                 # a body must keep one statement: a function that was all docstring passes
                 node.body = body[1:] or [ast.Pass()]
     # unparse writes no comments
-    return (ast.unparse(tree) + "\n").encode("utf-8")
+    with _PARSING:
+        text = ast.unparse(tree)
+    return (text + "\n").encode("utf-8")
 
 
 def probe_functions(source: bytes) -> list[str]:
@@ -49,7 +63,7 @@ def probe_functions(source: bytes) -> list[str]:
     checks this seed's fix must flip.
     """
     names = []
-    for node in ast.parse(source.decode("utf-8")).body:
+    for node in parse_module(source).body:
         if (
             isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             and not node.name.startswith("_")

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from metasre.simulator.hidden import canonical
-from metasre.simulator.probe_calls import PROBE_PATH, shipped_source
+from metasre.simulator.probe_calls import PROBE_PATH, parse_module, shipped_source
 from metasre.simulator.sandbox import ProbeRunner, default_traffic_runner
 from metasre.simulator.scenarios.loader import ScenarioInstance
 
@@ -88,7 +88,7 @@ def requests_of(instance: ScenarioInstance) -> tuple[Request, ...]:
     source = instance.hidden_files.get(TRAFFIC_FILE)
     if source is None:
         return ()
-    for node in ast.parse(source.decode("utf-8")).body:
+    for node in parse_module(source).body:
         if (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
