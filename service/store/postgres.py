@@ -521,7 +521,11 @@ class PostgresLock:
         """Let the next server have the store; idempotent."""
         conn, self._conn = self._conn, None
         if conn is not None:
-            conn.close()  # ending the session releases its advisory locks
+            # Unlocked before the close returns: a closed connection's backend lets go of its
+            # locks only when it has exited, a moment later, and the next server may be faster.
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, SERVING))
+            conn.close()  # ending the session releases its advisory locks, in any case
 
 
 def _session_row(r: tuple[Any, ...]) -> SessionRow:
