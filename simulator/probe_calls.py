@@ -26,6 +26,7 @@ def parse_module(source: bytes) -> ast.Module:
     with _PARSING:
         return ast.parse(source.decode("utf-8"))
 
+
 PROBE_PATH = "traffic/replay.py"
 """Where every probe run finds its module, traffic or grader alike: one folder deep, like the
 ``hidden/`` module it stands for (a probe may find the tree from its own ``__file__``)."""
