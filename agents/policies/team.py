@@ -436,12 +436,16 @@ class Board:
         self.notes: list[Note] = []
         self.heard = 0
         """How many messages have been read."""
+        self.read_from: dict[str, int] = {}
+        """Per teammate, how many of its messages have been read (a DONE says so)."""
 
     def update(self) -> int:
         """Read the new messages; the inbox's length."""
         messages = self.call.inbox()
         for position in range(self.heard, len(messages)):
             m = messages[position]
+            sender = str(m.get("from_agent_id", ""))
+            self.read_from[sender] = self.read_from.get(sender, 0) + 1
             for line in str(m.get("text", "")).splitlines():
                 kind, _, body = line.partition(" ")
                 if kind in KINDS and body.startswith("{"):
@@ -468,9 +472,18 @@ class Board:
             if n.kind in ("CLAIM", "FINDING", "FIXED")
         }
 
-    def done_after(self, seat: str, position: int) -> bool:
-        """Whether `seat` said DONE after inbox position `position`."""
-        return any(n.sender == seat and n.position > position for n in self.of("DONE"))
+    def done_after(self, seat: str, position: int, me: str = "", sent: int = 0) -> bool:
+        """Whether `seat` said DONE after inbox position `position`, having read `sent` of ours.
+
+        Messages cross in flight: a DONE that arrives after work was sent to its seat may have
+        been said before that seat read the work (`me` is who sent it, `sent` how many).
+        """
+        return any(
+            n.sender == seat
+            and n.position > position
+            and int(n.body.get("read", {}).get(me, 0) if me else 0) >= sent
+            for n in self.of("DONE")
+        )
 
 
 MAX_LOOKS = 8
@@ -512,6 +525,11 @@ class RoleSeatPlay:
         self.addressed: dict[str, int] = {}
         """Teammate -> the inbox position of the last message before this seat last sent it
         work (a LEAD or FINDING): its DONE must come after that."""
+        self.sent = 0
+        """How many messages this seat has sent."""
+        self.addressed_sent: dict[str, int] = {}
+        """Teammate -> how many messages this seat had sent when it last sent it work: its DONE
+        must say it read that many."""
         self.watched: set[str] = set()
         """The looks taken while waiting."""
 
@@ -528,7 +546,14 @@ class RoleSeatPlay:
                 continue
             if busy:
                 # Said again after each spell of work, so teammates know it came after theirs.
-                self._say("DONE", {"fixed": [d.service for d in self.found]}, "Nothing more here.")
+                self._say(
+                    "DONE",
+                    {
+                        "fixed": [d.service for d in self.found],
+                        "read": dict(self.board.read_from),
+                    },
+                    "Nothing more here.",
+                )
                 busy = False
                 continue
             if self._finished():
@@ -581,7 +606,8 @@ class RoleSeatPlay:
                     *(n.position for n in self.board.notes if seat.name in _work_for(n)),
                 ]
             )
-            if not self.board.done_after(seat.name, since):
+            sent = self.addressed_sent.get(seat.name, 0)
+            if not self.board.done_after(seat.name, since, self.me.name, sent):
                 return False
         fixed = {str(n.body.get("service")) for n in self.board.of("FIXED")}
         fixed |= {d.service for d in self.found}
@@ -807,9 +833,11 @@ class RoleSeatPlay:
     def _send(self, text: str, work_for: Sequence[str]) -> None:
         # Everything goes to every teammate: the reporter tracks the whole team's state.
         self.call("send_message", {"text": text, "to": [s.name for s in self.others]})
+        self.sent += 1
         heard = self.board.update()
         for seat in work_for:
             self.addressed[seat] = heard - 1
+            self.addressed_sent[seat] = self.sent
 
     # -- the report -------------------------------------------------------------------------
 
