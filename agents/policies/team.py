@@ -472,7 +472,7 @@ class Board:
             if n.kind in ("CLAIM", "FINDING", "FIXED")
         }
 
-    def done_after(self, seat: str, position: int, me: str = "", sent: int = 0) -> bool:
+    def done_after(self, seat: str, position: int, me: str, sent: int) -> bool:
         """Whether `seat` said DONE after inbox position `position`, having read `sent` of ours.
 
         Messages cross in flight: a DONE that arrives after work was sent to its seat may have
@@ -481,7 +481,7 @@ class Board:
         return any(
             n.sender == seat
             and n.position > position
-            and int(n.body.get("read", {}).get(me, 0) if me else 0) >= sent
+            and int(n.body.get("read", {}).get(me, 0)) >= sent
             for n in self.of("DONE")
         )
 
