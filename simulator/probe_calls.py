@@ -17,14 +17,22 @@ __all__ = ["PROBE_PATH", "parse_module", "probe_functions", "shipped_source"]
 
 _PARSING = threading.Lock()
 """CPython 3.11's ast.parse is not thread-safe: two threads parsing at once can fail with
-SystemError "AST constructor recursion depth mismatch" (seen in the suite), and sessions'
-sequencers parse probe modules on worker threads."""
+SystemError "AST constructor recursion depth mismatch" (seen in the suite). Our own parses take
+this lock; the standard library's traceback formatting parses too (its caret anchors), outside
+it, so a parse that still meets the race is tried again."""
 
 
 def parse_module(source: bytes) -> ast.Module:
-    """``source`` parsed, one thread at a time."""
-    with _PARSING:
-        return ast.parse(source.decode("utf-8"))
+    """``source`` parsed, one thread at a time (again if another thread's parse raced it)."""
+    text = source.decode("utf-8")
+    for attempt in range(3):
+        try:
+            with _PARSING:
+                return ast.parse(text)
+        except SystemError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 PROBE_PATH = "traffic/replay.py"
