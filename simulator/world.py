@@ -57,6 +57,8 @@ RESTART_OUTAGE = (1, 0.5)
 """(minutes, error rate added): every replica restarting at once drops requests for a minute."""
 ROLLBACK_OUTAGE = (2, 0.3)
 """A rollback is a deploy: pods cycle, and requests fail while they do."""
+WEATHER_MINUTES = 10**7
+"""Weather outlasts any episode: nothing the platform's operators do ends it."""
 MIGRATION_OUTAGE = (3, 0.25)
 """Reverting a schema fails the writes that meet it half-way (and loses what it dropped)."""
 
@@ -121,9 +123,12 @@ class World:
             for name, svc in self.services.items()
             for r in svc.releases
         ]
-        self.disruptions: list[Disruption] = []
-        """Outage windows operations caused: a cost in the world of every operation, on top
-        of its price in the grade when the incident did not need it."""
+        self.disruptions: list[Disruption] = [
+            Disruption(w.service, -w.since_minutes_ago, WEATHER_MINUTES, w.metric, w.delta)
+            for w in spec.weather
+        ]
+        """Outage windows operations caused (a cost in the world of every operation, on top
+        of its price in the grade when the incident did not need it), and the spec's weather."""
         self.knobs = Knobs(spec, self._record)
         """Runtime settings: config, flags, certificates, clocks, disks, queues, caches."""
         self.events.sort(key=lambda e: e.at_minute)

@@ -270,7 +270,7 @@ def _crossed(tool: str, feats: Mapping[str, float], words: Iterable[str]) -> dic
         if v:
             out[k] = v
             out[f"{tool}|{k}"] = v
-    for w in words:
+    for w in sorted(words):  # a set: its order would change the sums, so the ties, by process
         out[f"{tool}|w={w}"] = 1.0
     return out
 

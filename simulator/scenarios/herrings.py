@@ -25,9 +25,27 @@ from typing import Any
 from metasre.simulator.scenarios.spec import (
     ConfigPushSpec,
     DeploymentSpec,
+    FaultSpec,
     FlagSpec,
     ScenarioSpec,
+    WeatherSpec,
 )
+
+WEATHER: tuple[tuple[str, str], ...] = (
+    ("maps-vendor", "geocoding lookups"),
+    ("sms-gateway", "SMS deliveries"),
+    ("card-psp", "card authorisations"),
+    ("email-relay", "email sends"),
+    ("tax-quotes-api", "tax quotes"),
+    ("fx-rates-feed", "currency rates"),
+    ("identity-verifier", "ID checks"),
+)
+"""Outside dependencies whose trouble a weather row shows: (name, what it serves)."""
+
+_LOUDEST = 0.35
+"""The highest error rate a fault adds to a row once its loudness is dealt out again."""
+
+_PEOPLE = ("lena", "ravi", "tomasz", "mei", "dan", "sofia", "ana", "kofi")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +66,15 @@ class Herrings:
     """(subject, setting, value) of harmless work; each seed lands `commit_count` commits
     shipping one each around the culprit (see scenarios.herring_commits)."""
     commit_count: int = 2
+    push_count: int = 2
+    """How many harmless config pushes each seed lands (with `config_pushes`): one elsewhere,
+    the rest on sick inner services other than the root (its symptoms and the weather's rows
+    alike); one more lands on the paging edge."""
+    weather: int = 0
+    """How many healthy inner services each seed makes sick from outside (see WEATHER)."""
+    shuffle_loudness: bool = False
+    """Whether the fault's inner rows trade how loud they are, so the root is as likely the
+    loudest as each of its inner symptoms."""
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any]) -> Herrings:
@@ -65,6 +92,9 @@ class Herrings:
                 for h in table.get("commits", ())
             ),
             commit_count=int(table.get("commit_count", 2)),
+            push_count=int(table.get("push_count", 2)),
+            weather=int(table.get("weather", 0)),
+            shuffle_loudness=bool(table.get("shuffle_loudness", False)),
         )
 
 
@@ -96,12 +126,121 @@ def _next_version(version: str, rng: random.Random) -> str:
     return f"{version}-r{rng.randint(2, 9)}"
 
 
+def _depths(spec: ScenarioSpec) -> dict[str, int]:
+    """Each service's distance from the platform's edge (services nothing calls)."""
+    called = {d for s in spec.services for d in s.depends_on}
+    calls = {s.name: s.depends_on for s in spec.services}
+    depth = {s.name: 0 for s in spec.services if s.name not in called}
+    frontier = sorted(depth)
+    while frontier:
+        nxt = []
+        for name in frontier:
+            for dep in calls.get(name, ()):
+                if dep not in depth:
+                    depth[dep] = depth[name] + 1
+                    nxt.append(dep)
+        frontier = nxt
+    return depth
+
+
+def _shuffled(fault: FaultSpec, inner: set[str], rng: random.Random) -> FaultSpec:
+    """`fault` with its inner rows' error rates and latencies dealt out again among them.
+
+    A fault shows loudest at its root in most generators; a symptom-first family must not let
+    "the loudest inner row" name the root. The edge keeps its own (its alerts are the page).
+    """
+    effects = {svc: dict(e) for svc, e in fault.effects.items()}
+    # Kept well below "down" (a down row logs nothing, and weather must be able to outshout
+    # it while its own logs still say what ails it).
+    loudest = max((e.get("error_rate", 0.0) for e in effects.values()), default=0.0)
+    if loudest > _LOUDEST:
+        for e in effects.values():
+            if "error_rate" in e:
+                e["error_rate"] = round(e["error_rate"] * _LOUDEST / loudest, 4)
+    rows = sorted(s for s in effects if s in inner)
+    for metric in sorted({m for e in effects.values() for m in e}):
+        have = [s for s in rows if effects[s].get(metric, 0.0) > 0.0]
+        values = [effects[s][metric] for s in have]
+        rng.shuffle(values)
+        for service, value in zip(have, values, strict=True):
+            effects[service][metric] = value
+    return fault.model_copy(update={"effects": effects})
+
+
+def _add_weather(
+    spec: ScenarioSpec,
+    update: dict[str, Any],
+    services: dict[str, Any],
+    rest: Sequence[str],
+    inner: set[str],
+    count: int,
+    rng: random.Random,
+) -> list[str]:
+    """Make `count` healthy inner services sick from outside; returns them.
+
+    Each shows like one of the fault's rows (see below), sick since before
+    the onset, and says in its own logs what ails it: an outside dependency of its own.
+    """
+    faults = update.get("faults", spec.faults)
+    onset = max((f.onset_minutes_ago for f in faults), default=0.0)
+
+    # Each weather row shows like one of the fault's rows, drawn alike (its signals, each a
+    # little louder or quieter): a row sick on every signal would tell itself from a root
+    # that moves only some.
+    profiles = [dict(e) for f in faults for _, e in sorted(f.effects.items()) if e]
+    # As deep as the root or deeper first: "the deepest sick row" must meet weather as often
+    # as the root (a full disk is often a database's, at the bottom of the graph).
+    depth = _depths(spec)
+    root = depth.get(spec.ground_truth.service, 0)
+    pool = sorted(s for s in rest if s in inner)
+    rng.shuffle(pool)
+    pool.sort(key=lambda s: depth.get(s, 0) < root)
+    weather = list(spec.weather)
+    rows = pool[:count]
+    for service in rows:
+        vendor, what = rng.choice(WEATHER)
+        since = float(round(onset + rng.uniform(30.0, 240.0)))
+        profile = rng.choice(profiles) if profiles else {"error_rate": 0.2, "p99_ms": 800.0}
+        for metric, value in sorted(profile.items()):
+            if value <= 0.0:
+                continue
+            delta = value * rng.uniform(0.75, 1.3)
+            if metric == "error_rate":
+                delta = min(delta, 0.49)  # sick, not down: a down row logs nothing
+            weather.append(
+                WeatherSpec(
+                    service=service,
+                    metric=metric,
+                    delta=round(delta, 3),
+                    since_minutes_ago=since,
+                )
+            )
+        logs = (
+            *services[service].logs,
+            f"ERROR external dependency {vendor} answered 503 Service Unavailable for {what}",
+            f"WARN external dependency {vendor} slow for {what} ({{ms}}00 ms): its status page"
+            " lists an open incident",
+        )
+        services[service] = services[service].model_copy(update={"logs": logs})
+    update["weather"] = tuple(weather)
+    return rows
+
+
 def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> dict[str, Any]:
     """The spec fields that change when `herrings` are added to `spec` (for model_copy)."""
     onset = max((f.onset_minutes_ago for f in spec.faults), default=0.0)
     sick, rest = _pools(spec)
     services = {s.name: s for s in spec.services}
     update: dict[str, Any] = {}
+    called = {d for s in spec.services for d in s.depends_on}
+    inner_sick = [s for s in sick if s in called]
+    weather_rows: list[str] = []
+    # These two draw from `rng` only where a family asks for them: the families that do not
+    # keep every seed's world as it was.
+    if herrings.shuffle_loudness:
+        update["faults"] = tuple(_shuffled(f, called, rng) for f in spec.faults)
+    if herrings.weather:
+        weather_rows = _add_weather(spec, update, services, rest, called, herrings.weather, rng)
 
     if herrings.flags:
         taken = {f.name for f in spec.flags}
@@ -157,18 +296,40 @@ def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> 
 
     if herrings.config_pushes:
         pushes = list(spec.config_pushes)
-        for service in _two(rng, sick, rest):
+        # Timed like the pushes the fault's world already has (a bad push lands at the onset, a
+        # log level an hour before its disk fills): neither "the newest push" nor "the oldest"
+        # finds the culprit by rule.
+        times = [p.minutes_ago for p in pushes] or [onset]
+
+        def ago() -> float:
+            return float(max(2, round(rng.choice(times) * rng.uniform(0.4, 2.2))))
+
+        # One elsewhere, the rest on the sick inner rows: a rule "undo the push on the loudest
+        # (or deepest, or only) sick service" meets a harmless push as often as the culprit.
+        calm = [s for s in rest if s not in weather_rows] or rest
+        # Not the root: it has its culprit already, and each push elsewhere is one more
+        # sick row a rule must tell from it.
+        sick_inner = sorted({*inner_sick, *weather_rows} - {spec.ground_truth.service})
+        rng.shuffle(sick_inner)
+        targets = sick_inner[: max(0, herrings.push_count - 1)] + (
+            [rng.choice(calm)] if calm else []
+        )
+        # And one on the paging edge: a root at the edge is where the alerts are, so "undo the
+        # alerted service's push" must meet a harmless one there too.
+        paging = [s for s in sick if s not in called]
+        if paging:
+            targets.append(rng.choice(paging))
+        for service in targets:
             free = [h for h in herrings.config_pushes if h[0] not in services[service].config]
             if not free:
                 continue
             key, before, after = rng.choice(free)
             config = {**services[service].config, key: before}
             services[service] = services[service].model_copy(update={"config": config})
-            by = rng.choice(("config-bot@ci", "ana@sre-team", "kofi@growth-team"))
+            # People of the service's team push, as they push the culprits.
+            by = f"{rng.choice(_PEOPLE)}@{_prefix(service)}-team"
             pushes.append(
-                ConfigPushSpec(
-                    service=service, key=key, value=after, minutes_ago=_ago(rng, onset), by=by
-                )
+                ConfigPushSpec(service=service, key=key, value=after, minutes_ago=ago(), by=by)
             )
         update["config_pushes"] = tuple(sorted(pushes, key=lambda p: -p.minutes_ago))
 

@@ -154,6 +154,7 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     )
     faults = tuple(f.model_copy(update={"terminal": ()}) for f in spec.faults)
     rng = random.Random(f"{mix.id}:herrings:{seed}")
+    spec = spec.model_copy(update={"faults": faults})
     return spec.model_copy(
         update={
             "id": mix.id,
@@ -163,7 +164,6 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
             "sla_minutes": mix.sla_minutes,
             "step_budget": mix.step_budget,
             "alerts": alerts,
-            "faults": faults,
             "seed_varies": mix.seed_varies,
             **add_herrings(spec, mix.herrings, rng),
         }

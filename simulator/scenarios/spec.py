@@ -240,6 +240,21 @@ class ConfigPushSpec(_Strict):
     """Who pushed it."""
 
 
+class WeatherSpec(_Strict):
+    """A degradation no operation of the platform's cures: a service's signal moved from outside.
+
+    A vendor's API that answers errors, a partner's slow endpoint: real incidents happen
+    beside such weather, which shows on the dashboard as a sick row and in the service's own
+    logs as what it is. Nothing the agent does changes it, and nothing it does needs to.
+    """
+
+    service: str
+    metric: Metric
+    delta: float = Field(gt=0)
+    """What it adds to the signal's baseline while it lasts."""
+    since_minutes_ago: float = Field(ge=0)
+
+
 class FlagSpec(_Strict):
     """A feature flag and its rollout."""
 
@@ -549,6 +564,7 @@ class ScenarioSpec(_Strict):
     flags: tuple[FlagSpec, ...] = ()
     certificates: tuple[CertificateSpec, ...] = ()
     queues: tuple[QueueSpec, ...] = ()
+    weather: tuple[WeatherSpec, ...] = ()
     faults: tuple[FaultSpec, ...] = Field(min_length=1)
     alerts: tuple[AlertRule, ...] = ()
     ground_truth: GroundTruth
@@ -586,6 +602,8 @@ class ScenarioSpec(_Strict):
                 need(log.service, "a fault log")
         for a in self.alerts:
             need(a.service, "an alert")
+        for w in self.weather:
+            need(w.service, "weather")
         need(self.ground_truth.service, "ground_truth")
         for svc in (*self.ground_truth.symptom_services, *self.ground_truth.red_herrings):
             need(svc, "ground_truth")
@@ -775,6 +793,7 @@ __all__ = [
     "SolutionStep",
     "StateCheck",
     "TerminalLine",
+    "WeatherSpec",
     "parse_knob",
     "remedy_steps",
     "same_config_type",
