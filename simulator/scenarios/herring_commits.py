@@ -88,6 +88,11 @@ def add_herring_commits(
     # them after it drawn uniformly, so "revert the newest" (or the k-th newest) finds it on
     # one seed in count + 1.
     newest = min(dated)
+    # When each file first appeared: a herring appends to a module that existed at its time.
+    born: dict[str, float] = {}
+    for c in commits:
+        for path in c.changes:
+            born[path] = max(born.get(path, 0.0), c.minutes_ago)
     after = rng.randint(0, count)
     blocks: list[tuple[float, str, str, str, str, str]] = []
     used: set[str] = set()
@@ -102,6 +107,12 @@ def add_herring_commits(
         block = f"\n\n# {ticket}: {subject}.\n{name} = {value}\n"
         share = rng.uniform(0.15, 0.95) if k < after else rng.uniform(1.05, 2.5)
         minutes = round(max(1.0, newest * share), 1)
+        if born.get(path, 0.0) <= minutes:
+            # The module came later than the herring: one that was there then, if any.
+            there = [p for p in _modules(tree, service, readonly) if born.get(p, 0.0) > minutes]
+            if not there:
+                continue
+            path = there[0]
         message = f"{_package(service)}: {subject} ({ticket})"
         blocks.append((minutes, rng.choice(authors), message, path, block, name))
 

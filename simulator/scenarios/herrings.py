@@ -42,8 +42,8 @@ WEATHER: tuple[tuple[str, str], ...] = (
 )
 """Outside dependencies whose trouble a weather row shows: (name, what it serves)."""
 
-_LOUDEST = 0.35
-"""The highest error rate a fault adds to a row once its loudness is dealt out again."""
+_LOUDEST = (0.22, 0.4)
+"""The range of the highest error rate a fault adds to a row once its loudness is dealt out."""
 
 _PEOPLE = ("lena", "ravi", "tomasz", "mei", "dan", "sofia", "ana", "kofi")
 
@@ -152,11 +152,17 @@ def _shuffled(fault: FaultSpec, inner: set[str], rng: random.Random) -> FaultSpe
     effects = {svc: dict(e) for svc, e in fault.effects.items()}
     # Kept well below "down" (a down row logs nothing, and weather must be able to outshout
     # it while its own logs still say what ails it).
-    loudest = max((e.get("error_rate", 0.0) for e in effects.values()), default=0.0)
-    if loudest > _LOUDEST:
-        for e in effects.values():
-            if "error_rate" in e:
-                e["error_rate"] = round(e["error_rate"] * _LOUDEST / loudest, 4)
+    # The ceiling is drawn too: a fixed one would be the root's exact error rate on the seeds
+    # where it was the loudest.
+    # The edge keeps its own: its alerts are the page, and its checks must fail at the start.
+    loudest = max(
+        (e.get("error_rate", 0.0) for svc, e in effects.items() if svc in inner), default=0.0
+    )
+    ceiling = rng.uniform(*_LOUDEST)
+    if loudest > ceiling:
+        for svc, e in effects.items():
+            if svc in inner and "error_rate" in e:
+                e["error_rate"] = round(e["error_rate"] * ceiling / loudest, 4)
     rows = sorted(s for s in effects if s in inner)
     for metric in sorted({m for e in effects.values() for m in e}):
         have = [s for s in rows if effects[s].get(metric, 0.0) > 0.0]
@@ -187,14 +193,17 @@ def _add_weather(
     # Each weather row shows like one of the fault's rows, drawn alike (its signals, each a
     # little louder or quieter): a row sick on every signal would tell itself from a root
     # that moves only some.
-    profiles = [dict(e) for f in faults for _, e in sorted(f.effects.items()) if e]
-    # As deep as the root or deeper first: "the deepest sick row" must meet weather as often
-    # as the root (a full disk is often a database's, at the bottom of the graph).
+    profiles = [
+        dict(e) for f in faults for svc, e in sorted(f.effects.items()) if e and svc in inner
+    ]
+    profiles = profiles or [dict(e) for f in faults for _, e in sorted(f.effects.items()) if e]
+    # As deep as the root first, then the nearest depths: "the deepest sick row" (or the
+    # shallowest) must meet weather as often as the root.
     depth = _depths(spec)
     root = depth.get(spec.ground_truth.service, 0)
     pool = sorted(s for s in rest if s in inner)
     rng.shuffle(pool)
-    pool.sort(key=lambda s: depth.get(s, 0) < root)
+    pool.sort(key=lambda s: abs(depth.get(s, 0) - root))
     weather = list(spec.weather)
     rows = pool[:count]
     for service in rows:
@@ -241,6 +250,10 @@ def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> 
         update["faults"] = tuple(_shuffled(f, called, rng) for f in spec.faults)
     if herrings.weather:
         weather_rows = _add_weather(spec, update, services, rest, called, herrings.weather, rng)
+
+    # Weather rows are sick rows like the root's symptoms: harmless changes land on them alike.
+    sick = sorted({*sick, *weather_rows})
+    rest = [s for s in rest if s not in weather_rows]
 
     if herrings.flags:
         taken = {f.name for f in spec.flags}

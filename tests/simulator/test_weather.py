@@ -71,7 +71,7 @@ def test_loudness_is_dealt_out_not_invented():
             was = Counter(e[metric] for e in before.effects.values() if metric in e)
             now = Counter(e[metric] for e in after.effects.values() if metric in e)
             assert was == now
-        assert max(e.get("error_rate", 0) for e in after.effects.values()) <= 0.35
+        assert max(e.get("error_rate", 0) for e in after.effects.values()) <= 0.4
 
 
 def test_harmless_pushes_land_on_sick_rows_other_than_the_root_and_on_the_edge():
