@@ -13,7 +13,8 @@ from metasre.agents.policies.shallow import revert
 from metasre.cli.inprocess import EpisodeCaller
 from metasre.cli.validate import ScenarioVerdict, check_shallow
 from metasre.simulator import Episode, resolve, scenario_ids
-from metasre.simulator.scenarios.loader import split_axis, structure
+from metasre.simulator.scenarios.loader import load_spec, split_axis, structure
+from metasre.simulator.scenarios.mix import cause_of
 from metasre.simulator.scenarios.splits import in_split, split_of, split_seeds
 
 
@@ -118,7 +119,13 @@ SYMPTOM_FIRST = [sid for sid in scenario_ids() if resolve(sid).mix is not None]
 
 
 def test_the_catalogue_has_symptom_first_families():
-    assert {"meta-sre/edge-errors-v1", "meta-sre/ads-errors-v1"} <= set(SYMPTOM_FIRST)
+    assert {
+        "meta-sre/edge-errors-v1",
+        "meta-sre/ads-errors-v1",
+        "meta-sre/courier-errors-v1",
+        "meta-sre/shop-errors-v1",
+        "meta-sre/ads-data-v1",
+    } <= set(SYMPTOM_FIRST)
 
 
 @pytest.mark.parametrize("scenario_id", SYMPTOM_FIRST)
@@ -139,10 +146,32 @@ def test_a_symptom_first_family_opens_the_same_way_whatever_the_cause(scenario_i
         assert all(a["service"] not in called for a in obs["alerts"]), obs["alerts"]
         assert not obs["terminal"]
         assert obs["scenario_id"] == entry.id
-        causes.add(ep.instance.spec.ground_truth.remediation)
+        causes.add(ep.instance.spec.ground_truth.category)
     assert len(pages) == 1
     assert len(frames) == 1, frames
     assert len(causes) >= 2, causes
+
+
+@pytest.mark.parametrize(
+    "scenario_id",
+    [sid for sid in SYMPTOM_FIRST if resolve(sid).mix.same_size],  # type: ignore[union-attr]
+)
+def test_a_symptom_first_family_runs_as_many_services_whatever_its_cause(scenario_id):
+    """Causes generated apart ran platforms of their own sizes: the count named the cause."""
+    entry = resolve(scenario_id)
+    sizes: dict[str, set[int]] = {}
+    for seed in range(30):
+        spec = entry.instance(seed).spec
+        sizes.setdefault(spec.ground_truth.category, set()).add(len(spec.services))
+        names = {s.name for s in spec.services}
+        assert all(d in names for s in spec.services for d in s.depends_on)
+        cause = load_spec(*cause_of(entry.mix, seed)).services
+        added = names - {s.name for s in cause}
+        # The added services are inner rows someone calls, never new edges that page.
+        assert added <= {d for s in spec.services for d in s.depends_on}
+    assert len(sizes) >= 3
+    every = set().union(*sizes.values())
+    assert max(every) - min(every) <= 2, sizes
 
 
 @pytest.mark.parametrize("scenario_id", SYMPTOM_FIRST)

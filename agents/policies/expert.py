@@ -195,6 +195,10 @@ class ExpertPolicy:
                 suspects.append(a["service"])
         suspects += [s for s in services if health[s] != "healthy" and s not in suspects]
         suspects = [s for s in suspects if s not in skip]
+        if not suspects and not skip:
+            # Nothing pages and nothing looks sick (wrong data, a leak): every service's log is
+            # a suspect, as an on-call with only a customer's word would read them.
+            suspects = list(services)
         queue = self._deepest_first(suspects, deps)
         seen: list[str] = list(skip)
         findings: dict[str, Finding] = {}
@@ -493,6 +497,9 @@ class ExpertPolicy:
         read each and weigh what it changed against what the logs say (the newest wins ties).
         """
         said = set(IDENTIFIER.findall(" ".join([d.cue, *d.evidence]).lower()))
+        # Its message says what it meant to change, in the words logs use ("millisecond
+        # senders" beside "send milliseconds"): compared by their stems, as a reader would.
+        said_stems = _stems(" ".join([d.cue, *d.evidence]))
         best, best_score = str(commits[0]["sha"]), -1
         for commit in commits:
             shown = call("git_show", {"commit": commit["sha"]})
@@ -504,7 +511,9 @@ class ExpertPolicy:
                 if not line.lstrip().startswith("#")
                 for w in IDENTIFIER.findall(line.lower())
             }
-            score = len(changed & said)
+            subject = str(commit.get("message", commit.get("subject", "")))
+            meant = _stems(subject)
+            score = len(changed & said) + len(meant & said_stems)
             if score > best_score:
                 best, best_score = str(commit["sha"]), score
         return best
@@ -577,6 +586,15 @@ def _mappings(rows: Any) -> list[Mapping[str, Any]]:
 
 def _rows(reply: ToolReply, key: str) -> list[Mapping[str, Any]]:
     return _mappings(reply.data.get(key, ())) if reply.ok else []
+
+
+_STOP = frozenset({"the", "and", "for", "with", "from", "that", "this", "into", "not", "are"})
+
+
+def _stems(text: str) -> set[str]:
+    """Words of `text` cut to six letters, split at underscores (`time_unit` says "unit")."""
+    words = re.findall(r"[a-z][a-z0-9]{2,}", text.lower().replace("_", " "))
+    return {w[:6] for w in words if w not in _STOP}
 
 
 def _loudest(alerts: Sequence[Mapping[str, Any]], health: Mapping[str, str]) -> str:

@@ -18,7 +18,7 @@ config key, a service's healthy baseline. No fault reads any of them.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,9 @@ WEATHER: tuple[tuple[str, str], ...] = (
 _LOUDEST = (0.22, 0.4)
 """The range of the highest error rate a fault adds to a row once its loudness is dealt out."""
 
+_SICK = 0.09
+"""The least error rate a dealt-out row keeps if it had more: clear of the health line (5%)."""
+
 _PEOPLE = ("lena", "ravi", "tomasz", "mei", "dan", "sofia", "ana", "kofi")
 
 
@@ -66,6 +69,11 @@ class Herrings:
     """(subject, setting, value) of harmless work; each seed lands `commit_count` commits
     shipping one each around the culprit (see scenarios.herring_commits)."""
     commit_count: int = 2
+    release_count: int = 2
+    """How many harmless releases each seed ships (with `releases`): two is one on a row the
+    page points at and one elsewhere, drawn at any time around the onset; more is all but one
+    on sick rows (the root too, unless its release is the fault), timed like the world's own
+    recent releases."""
     push_count: int = 2
     """How many harmless config pushes each seed lands (with `config_pushes`): one elsewhere,
     the rest on sick inner services other than the root (its symptoms and the weather's rows
@@ -93,6 +101,7 @@ class Herrings:
             ),
             commit_count=int(table.get("commit_count", 2)),
             push_count=int(table.get("push_count", 2)),
+            release_count=int(table.get("release_count", 2)),
             weather=int(table.get("weather", 0)),
             shuffle_loudness=bool(table.get("shuffle_loudness", False)),
         )
@@ -109,6 +118,30 @@ def _pools(spec: ScenarioSpec) -> tuple[list[str], list[str]]:
 def _two(rng: random.Random, sick: Sequence[str], rest: Sequence[str]) -> list[str]:
     """One service the page points at and one elsewhere (fewer if a pool is empty)."""
     return [rng.choice(pool) for pool in (sick, rest) if pool]
+
+
+def _spread(
+    spec: ScenarioSpec, sick: Sequence[str], rest: Sequence[str], count: int, rng: random.Random
+) -> list[str]:
+    """`count` services: all but one on sick rows (the root too), one elsewhere.
+
+    Enough of them that every sick row has a fresh change: a root whose cause is no change
+    (a crash loop, a surge) must not be the one sick row without one.
+    """
+    others = list(sick)
+    rng.shuffle(others)
+    return others[: max(0, count - 1)] + ([rng.choice(rest)] if rest else [])
+
+
+def _mirror(
+    times: Sequence[float], rng: random.Random, spread: tuple[float, float] = (0.4, 2.2)
+) -> Callable[[], float]:
+    """Minutes ago drawn like `times` (the world's own changes of a kind), spread by a factor."""
+
+    def ago() -> float:
+        return float(max(2, round(rng.choice(times) * rng.uniform(*spread))))
+
+    return ago
 
 
 def _ago(rng: random.Random, onset: float) -> float:
@@ -161,15 +194,22 @@ def _shuffled(fault: FaultSpec, inner: set[str], rng: random.Random) -> FaultSpe
     ceiling = rng.uniform(*_LOUDEST)
     if loudest > ceiling:
         for svc, e in effects.items():
-            if svc in inner and "error_rate" in e:
-                e["error_rate"] = round(e["error_rate"] * ceiling / loudest, 4)
+            if svc in inner and e.get("error_rate", 0.0) > 0.0:
+                # Still sick: a row the grader checks healthy at the end is unhealthy now.
+                scaled = e["error_rate"] * ceiling / loudest
+                e["error_rate"] = round(max(scaled, min(e["error_rate"], _SICK)), 4)
     rows = sorted(s for s in effects if s in inner)
     for metric in sorted({m for e in effects.values() for m in e}):
         have = [s for s in rows if effects[s].get(metric, 0.0) > 0.0]
         values = [effects[s][metric] for s in have]
         rng.shuffle(values)
         for service, value in zip(have, values, strict=True):
-            effects[service][metric] = value
+            was = effects[service][metric]
+            # Each row stays as sick as the health line wants (a quiet share on a row that
+            # was loud would make it pass its healthy check before anything was done).
+            effects[service][metric] = (
+                max(value, min(was, _SICK)) if metric == "error_rate" else value
+            )
     return fault.model_copy(update={"effects": effects})
 
 
@@ -197,6 +237,15 @@ def _add_weather(
         dict(e) for f in faults for svc, e in sorted(f.effects.items()) if e and svc in inner
     ]
     profiles = profiles or [dict(e) for f in faults for _, e in sorted(f.effects.items()) if e]
+    root_profile = next(
+        (
+            dict(e)
+            for f in faults
+            for svc, e in f.effects.items()
+            if svc == spec.ground_truth.service
+        ),
+        None,
+    )
     # As deep as the root first, then the nearest depths: "the deepest sick row" (or the
     # shallowest) must meet weather as often as the root.
     depth = _depths(spec)
@@ -209,7 +258,11 @@ def _add_weather(
     for service in rows:
         vendor, what = rng.choice(WEATHER)
         since = float(round(onset + rng.uniform(30.0, 240.0)))
-        profile = rng.choice(profiles) if profiles else {"error_rate": 0.2, "p99_ms": 800.0}
+        # The root's own shape half the time: its symptoms often move fewer signals than it.
+        if root_profile and rng.random() < 0.5:
+            profile = root_profile
+        else:
+            profile = rng.choice(profiles) if profiles else {"error_rate": 0.2, "p99_ms": 800.0}
         for metric, value in sorted(profile.items()):
             if value <= 0.0:
                 continue
@@ -284,7 +337,20 @@ def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> 
         shipped_bad = {
             f.service for f in spec.faults if f.kind == "deployment" or "bad_version" in f.params
         }
-        for service in _two(rng, sick, rest):
+        if herrings.release_count == 2:
+            targets, ago = _two(rng, sick, rest), (lambda: _ago(rng, onset))
+        else:
+            targets, ago = (
+                _spread(spec, sick, rest, herrings.release_count, rng),
+                _mirror(
+                    [d.minutes_ago for d in deployments if d.minutes_ago < 1440.0] or [onset],
+                    rng,
+                    # A bad release lands at the onset, the newest change of most seeds: as
+                    # many harmless ones come after it as before.
+                    (0.25, 1.6),
+                ),
+            )
+        for service in targets:
             mine = [d for d in deployments if d.service == service]
             if service in shipped_bad:
                 continue
@@ -300,9 +366,7 @@ def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> 
                     )
                 )
             new = _next_version(current, rng)
-            deployments.append(
-                DeploymentSpec(service=service, version=new, minutes_ago=_ago(rng, onset))
-            )
+            deployments.append(DeploymentSpec(service=service, version=new, minutes_ago=ago()))
             services[service] = services[service].model_copy(update={"version": new})
         # Releases are listed in the order they went out.
         update["deployments"] = tuple(sorted(deployments, key=lambda d: -d.minutes_ago))

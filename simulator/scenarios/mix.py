@@ -37,7 +37,7 @@ from metasre.simulator.scenarios.loader import (
     read_scenario_id,
     read_toml,
 )
-from metasre.simulator.scenarios.spec import AlertRule, ScenarioSpec
+from metasre.simulator.scenarios.spec import AlertRule, ScenarioSpec, ServiceSpec
 
 _MINUTES = re.compile(r"(\d+)\s+min")
 
@@ -65,6 +65,8 @@ class Mix:
     """Every seed's step budget, for the same reason."""
     herrings: Herrings = field(default_factory=Herrings)
     """What every seed adds to its cause's world (see scenarios.herrings)."""
+    same_size: bool = False
+    """Whether every seed runs about as many services, whatever its cause (see `_padded`)."""
 
 
 def read_mix(folder: Path, scenarios: Path) -> Mix | None:
@@ -95,6 +97,7 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             sla_minutes=float(raw["sla_minutes"]),
             step_budget=int(raw["step_budget"]),
             herrings=Herrings.from_table(raw.get("herrings", {})),
+            same_size=bool(raw.get("same_size", False)),
         )
     except KeyError as exc:
         raise InvalidScenarioError(f"{folder.name}/scenario.toml lacks {exc.args[0]!r}") from exc
@@ -141,8 +144,56 @@ def _summary(alert: AlertRule) -> str:
     return f"{alert.service} {words} {limit}"
 
 
+CATALOGUE_SEEDS = 24
+"""Seeds of each cause read to learn the services a mix's platform runs (see `_catalogue`)."""
+
+
+@lru_cache(maxsize=16)
+def _catalogue(mix: Mix) -> tuple[MappingProxyType[str, ServiceSpec], int]:
+    """Every service the mix's causes run on some seed (as first met), and the most one runs."""
+    seen: dict[str, ServiceSpec] = {}
+    most = 0
+    for folder in dict.fromkeys(mix.causes):
+        for cseed in range(CATALOGUE_SEEDS):
+            services = load_spec(folder, cseed).services
+            most = max(most, len(services))
+            for s in services:
+                seen.setdefault(s.name, s)
+    return MappingProxyType(seen), most
+
+
+def _padded(mix: Mix, spec: ScenarioSpec, seed: int) -> tuple[ServiceSpec, ...]:
+    """The cause's services and enough of the platform's others, healthy, to run as many as any.
+
+    Causes generated apart run platforms of their own sizes (one always 11 services, another
+    13-19): the dashboard's length would name the cause. Each seed runs the most any cause runs,
+    plus 0-2, the others taken from the services the causes run on other seeds, called by
+    whoever calls them there (or by the edge), calling what is here, with no code of their own.
+    """
+    seen, most = _catalogue(mix)
+    rng = random.Random(f"{mix.id}:size:{seed}")
+    services = {s.name: s for s in spec.services}
+    missing = sorted(set(seen) - set(services))
+    rng.shuffle(missing)
+    add = missing[: max(0, most + rng.randint(0, 2) - len(services))]
+    edges = sorted(_edges(spec))
+    for name in add:
+        services[name] = seen[name].model_copy(update={"code_dir": None, "depends_on": ()})
+    for name in add:
+        deps = tuple(d for d in seen[name].depends_on if d in services)
+        services[name] = services[name].model_copy(update={"depends_on": deps})
+        callers = [c for c in sorted(seen) if name in seen[c].depends_on and c in services]
+        caller = callers[0] if callers else rng.choice(edges)
+        was = services[caller]
+        if name not in was.depends_on:
+            services[caller] = was.model_copy(update={"depends_on": (*was.depends_on, name)})
+    return tuple(services.values())
+
+
 def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     """The cause's spec opened as the mix opens: its page, its alerts, no telling terminal."""
+    if mix.same_size:
+        spec = spec.model_copy(update={"services": _padded(mix, spec, seed)})
     onset = max((f.onset_minutes_ago for f in spec.faults), default=0.0)
     found = _MINUTES.search(spec.description)
     minutes = int(found.group(1)) if found else round(onset)
