@@ -95,8 +95,12 @@ def refusal(view: View, tool: Tool, args: Mapping[str, Any], owners: Mapping[str
         # A queue or flag nobody owns is left to the tool, which refuses it as unknown.
         service = str(value) if key == "service" else owners.get(f"{key}:{value}")
         if service is not None and not view.sees(service):
+            # Named as the seat named it: the owner of a flag or queue is what the view hides.
             shown = ", ".join(view.services or ())
-            return f"{tool.name}: {service!r} is outside this seat's view (it sees: {shown})"
+            return (
+                f"{tool.name}: {key} {str(value)[:64]!r} is outside this seat's view "
+                f"(it sees the services: {shown})"
+            )
     return ""
 
 
@@ -110,14 +114,18 @@ def owners_of(spec: Any) -> dict[str, str]:
 def observe(view: View, observation: Observation) -> Observation:
     """The dashboard as `view` shows it.
 
-    Alerts and rows of hidden services go; without the deploy view, versions and recent deploys
-    go. The terminal, which echoes every seat's calls and results, shows nothing to a
+    Alerts and rows of hidden services go, and so do their names in the dependency column (a
+    view hides a service whole, its name too); without the deploy view, versions and recent
+    deploys go. The terminal, which echoes every seat's calls and results, shows nothing to a
     restricted seat: its own results reach it anyway.
     """
     if view.full:
         return observation
     rows = tuple(
-        r if view.deploys else replace(r, version="", recent_deploy=None)
+        replace(
+            r if view.deploys else replace(r, version="", recent_deploy=None),
+            depends_on=tuple(d for d in r.depends_on if view.sees(d)),
+        )
         for r in observation.services
         if view.sees(r.name)
     )

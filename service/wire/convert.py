@@ -20,6 +20,7 @@ from metasre.service.core.attribution import Attribution, RewardMode
 from metasre.service.core.errors import InvalidRequestError
 from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.core.openings import OpeningForms
+from metasre.service.core.projection import SeatProjection, TeammateCall
 from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.wire.struct_wire import delimited, struct_bytes, tag
 from metasre.simulator import TOOLS, EpisodePhase, Grade, InvalidToolCallError, Observation, Tool
@@ -386,11 +387,8 @@ def applied_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
     return head + delimited(_APPLIED_TAG, body)
 
 
-def redacted_applied_response_bytes(event: Applied, sequence: int) -> bytes:
-    """A teammate's applied call as a restricted seat gets it: no arguments, text or data.
-
-    Its arguments and result are what the seat's own view may hide (`metasre.simulator.views`).
-    """
+def teammate_call_response_bytes(event: TeammateCall, sequence: int) -> bytes:
+    """The serialized ConnectResponse telling a restricted seat of a teammate's call."""
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
     applied = common_pb2.AppliedCall(
         tick=event.tick,
@@ -468,15 +466,10 @@ def shared_observation_bytes(obs: Observation) -> bytes:
     return _SHARED_OBSERVATIONS.get(obs)
 
 
-def started_response_bytes(event: Started, sequence: int, *, seed: bool = True) -> bytes:
-    """The serialized ConnectResponse announcing an episode (`started_pb`, at `sequence`).
-
-    `seed`: whether it carries the seed (a seat not told its instance gets 0).
-    """
+def started_response_bytes(event: Started, sequence: int) -> bytes:
+    """The serialized ConnectResponse announcing an episode (`started_pb`, at `sequence`)."""
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
-    body = common_pb2.EpisodeStarted(
-        episode=event.episode, seed=event.seed if seed else 0
-    ).SerializeToString()
+    body = common_pb2.EpisodeStarted(episode=event.episode, seed=event.seed).SerializeToString()
     body += delimited(_STARTED_OBSERVATION_TAG, shared_observation_bytes(event.observation))
     return head + delimited(_STARTED_TAG, body)
 
@@ -540,10 +533,15 @@ def event_pb(entry: LogEntry) -> common_pb2.SessionEvent:
     return out
 
 
-def session_pb(session: Session, *, seat: bool = False) -> common_pb2.SessionInfo:
-    """A SessionInfo message; for a seat (`seat`), without the instance unless it is told it."""
+def session_pb(session: Session, *, seat: SeatProjection | None = None) -> common_pb2.SessionInfo:
+    """A SessionInfo message for the owner, or as `seat` is told it.
+
+    A seat is not told the instance unless its session says so, and sees its teammates' views
+    as its own view shows them.
+    """
     spec = session.spec
-    told = not seat or spec.tell_seats_instance
+    told = seat is None or seat.told
+    view_of = session.view_of if seat is None else seat.seat_view
     return common_pb2.SessionInfo(
         session_id=session.id,
         scenario_id=spec.scenario_id if told else "",
@@ -556,7 +554,7 @@ def session_pb(session: Session, *, seat: bool = False) -> common_pb2.SessionInf
                 allowed_tools=sorted(s.spec.allowed_tools),
                 connected=s.holder is not None,
                 reward_total=s.reward_total,
-                view=view_pb(session.view_of(s)),
+                view=view_pb(view_of(s)),
             )
             for s in session.seats
         ],

@@ -166,8 +166,9 @@ def check_dependencies(ctx: ToolContext, args: CheckDependenciesArgs) -> ToolOut
             {
                 "service": name,
                 "health": health,
-                "depends_on": list(world.services[name].depends_on),
-                "dependents": world.dependents(name),
+                # A view hides a service whole: its edges to what the seat sees go too.
+                "depends_on": [d for d in world.services[name].depends_on if ctx.view.sees(d)],
+                "dependents": [d for d in world.dependents(name) if ctx.view.sees(d)],
             }
         )
     text = "\n".join(
@@ -237,7 +238,7 @@ def describe_service(ctx: ToolContext, args: DescribeServiceArgs) -> ToolOutput:
             "releases": releases,
             "restarts": list(svc.restarts),
             "migrations": migrations,
-            "depends_on": list(svc.depends_on),
+            "depends_on": [d for d in svc.depends_on if view.sees(d)],
         },
     )
 

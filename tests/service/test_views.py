@@ -185,7 +185,12 @@ async def test_every_tool_aimed_at_a_hidden_service_is_refused_without_a_tick(se
                     tried += 1
                     reply = call(tool.name, args)
                     assert not reply.ok and reply.error == "OUTSIDE_VIEW", (tool.name, reply)
-                    assert service in reply.text
+                    # The refusal names what the seat sent; the owner of a flag or queue it
+                    # named is what its view hides.
+                    sent = {k: str(args[k]) for k in tool.service_args if k in args}
+                    assert any(v in reply.text for v in sent.values()), (sent, reply.text)
+                    if "service" not in sent:
+                        assert service not in reply.text, (sent, reply.text)
             assert agents["a"].observation["steps_left"] == spec.step_budget
             assert agents["a"].observation["minute"] == 0
             assert not [e for e in client.get_trajectory(sid) if "applied" in e]
