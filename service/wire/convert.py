@@ -584,6 +584,11 @@ def tool_pb(tool: Tool) -> common_pb2.ToolSpec:
         input_schema=dict_to_struct(tool.json_schema()),
         kind=tool.kind,
         minutes=tool.minutes,
+        # The traits a view is judged by (`metasre.simulator.views.refusal`), so that clients
+        # ask the server rather than re-derive them.
+        needs=sorted(tool.needs),
+        service_args=list(tool.service_args),
+        gives_hints=tool.gives_hints,
     )
 
 
