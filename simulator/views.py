@@ -114,18 +114,16 @@ def owners_of(spec: Any) -> dict[str, str]:
 def observe(view: View, observation: Observation) -> Observation:
     """The dashboard as `view` shows it.
 
-    Alerts and rows of hidden services go, and so do their names in the dependency column (a
-    view hides a service whole, its name too); without the deploy view, versions and recent
-    deploys go. The terminal, which echoes every seat's calls and results, shows nothing to a
-    restricted seat: its own results reach it anyway.
+    Alerts and rows of hidden services go; the dependency column of a row the seat sees still
+    names what that service calls (its own configuration names the host anyway, and a team
+    plans around it); without the deploy view, versions and recent deploys go. The terminal,
+    which echoes every seat's calls and results, shows nothing to a restricted seat: its own
+    results reach it anyway.
     """
     if view.full:
         return observation
     rows = tuple(
-        replace(
-            r if view.deploys else replace(r, version="", recent_deploy=None),
-            depends_on=tuple(d for d in r.depends_on if view.sees(d)),
-        )
+        r if view.deploys else replace(r, version="", recent_deploy=None)
         for r in observation.services
         if view.sees(r.name)
     )

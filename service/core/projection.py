@@ -127,9 +127,14 @@ class SeatProjection:
         """The dashboard as the seat sees it."""
         return views.observe(self.view, observation)
 
-    def seat_view(self, other: Seat) -> View:
-        """Another seat's view, naming only the services this seat sees."""
-        return teammate_view(self.view, self._session.view_of(other))
+    def seat_view(self, other: Seat) -> tuple[View, bool]:
+        """Another seat's view, naming only the services this seat sees, and whether it was cut.
+
+        When some of its services were left out, an empty list means none, not every service.
+        """
+        theirs = self._session.view_of(other)
+        cut = teammate_view(self.view, theirs)
+        return cut, cut.services != theirs.services
 
     def event(self, event: Event) -> Seen | None:
         """What the seat is told of `event`, or None: nothing."""

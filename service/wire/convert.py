@@ -21,7 +21,7 @@ from metasre.service.core.errors import InvalidRequestError
 from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.core.openings import OpeningForms
 from metasre.service.core.projection import SeatProjection, TeammateCall
-from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPolicy
+from metasre.service.core.session import Seat, SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.wire.struct_wire import delimited, struct_bytes, tag
 from metasre.simulator import TOOLS, EpisodePhase, Grade, InvalidToolCallError, Observation, Tool
 from metasre.simulator.scenarios.registry import ScenarioEntry
@@ -541,7 +541,11 @@ def session_pb(session: Session, *, seat: SeatProjection | None = None) -> commo
     """
     spec = session.spec
     told = seat is None or seat.told
-    view_of = session.view_of if seat is None else seat.seat_view
+
+    def view_of(other: Seat) -> tuple[View, bool]:
+        return (session.view_of(other), False) if seat is None else seat.seat_view(other)
+
+    views = [view_of(s) for s in session.seats]
     return common_pb2.SessionInfo(
         session_id=session.id,
         scenario_id=spec.scenario_id if told else "",
@@ -554,9 +558,10 @@ def session_pb(session: Session, *, seat: SeatProjection | None = None) -> commo
                 allowed_tools=sorted(s.spec.allowed_tools),
                 connected=s.holder is not None,
                 reward_total=s.reward_total,
-                view=view_pb(view_of(s)),
+                view=view_pb(view),
+                view_services_cut=cut,
             )
-            for s in session.seats
+            for s, (view, cut) in zip(session.seats, views, strict=True)
         ],
         turn_policy=_POLICY_PB[spec.policy],
         reward_attribution=_ATTRIBUTION_PB[spec.attribution],

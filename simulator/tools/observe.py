@@ -166,9 +166,8 @@ def check_dependencies(ctx: ToolContext, args: CheckDependenciesArgs) -> ToolOut
             {
                 "service": name,
                 "health": health,
-                # A view hides a service whole: its edges to what the seat sees go too.
-                "depends_on": [d for d in world.services[name].depends_on if ctx.view.sees(d)],
-                "dependents": [d for d in world.dependents(name) if ctx.view.sees(d)],
+                "depends_on": list(world.services[name].depends_on),
+                "dependents": world.dependents(name),
             }
         )
     text = "\n".join(
@@ -238,7 +237,7 @@ def describe_service(ctx: ToolContext, args: DescribeServiceArgs) -> ToolOutput:
             "releases": releases,
             "restarts": list(svc.restarts),
             "migrations": migrations,
-            "depends_on": [d for d in svc.depends_on if view.sees(d)],
+            "depends_on": list(svc.depends_on),
         },
     )
 

@@ -11,6 +11,10 @@ a time or batched: Joined with its session, the starts, teammates' calls, its re
 of the episode and its grade), in its unary replies and in their refusals, in and after the
 episode. The teammate's own stream must hold some hidden evidence, else the test would prove
 nothing.
+
+Two kinds of name are the seat's own to see: a hidden service that one of its services calls
+(the dashboard's dependency column names it, as that service's configuration does), and what
+its own services' evidence names in its own results, as the same calls show it playing alone.
 """
 
 from __future__ import annotations
@@ -97,6 +101,12 @@ def own_calls(scenario: str, seed: int, view: View) -> list[tuple[str, dict[str,
             ("get_config", {"service": name}),
         ]
     return calls
+
+
+def edges(scenario: str, seed: int, view: View) -> set[str]:
+    """The services that the services `view` sees call (its dependency column names them)."""
+    rows = Episode.make(scenario, seed).observation().services
+    return {d for r in rows if view.sees(r.name) for d in r.depends_on}
 
 
 def solo(scenario: str, seed: int, view: View, calls: list[tuple[str, dict[str, Any]]]) -> str:
@@ -197,11 +207,13 @@ def test_a_listening_restricted_seat_hears_no_name_its_view_hides(
         assert found(names - services, teammates), "the teammate dug up nothing: a vacuous test"
         # What the seat's own services say of their peers (a host in a config) is theirs.
         alone = found(names, solo(family, seed, view, [c for i in sorted(own) for c in own[i]]))
+        called = edges(family, seed, view)
         leaks = {
             (where, n)
             for where, text in texts
             for n in found(names, text)
-            if not (n in alone and where.split(" ")[0] in ("result", "CallTool"))
+            if n not in called
+            and not (n in alone and where.split(" ")[0] in ("result", "CallTool"))
         }
         assert not leaks, sorted(leaks)[:10]
 
@@ -230,9 +242,15 @@ async def listen(
             control_pb2.CreateSessionRequest(
                 scenario_id=family,
                 seed=seed,
+                # the other roles seated (idle): the listener's session lists their views
                 seats=[
                     common_pb2.SeatConfig(agent_id="listener", role=role),
                     common_pb2.SeatConfig(agent_id="full"),
+                    *(
+                        common_pb2.SeatConfig(agent_id=r.name, role=r.name)
+                        for r in resolve(family).spec(seed).roles
+                        if r.name != role
+                    ),
                 ],
             )
         )

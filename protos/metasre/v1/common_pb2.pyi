@@ -89,20 +89,22 @@ class SeatConfig(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
 
 class Seat(_message.Message):
-    __slots__ = ("agent_id", "role", "allowed_tools", "connected", "reward_total", "view")
+    __slots__ = ("agent_id", "role", "allowed_tools", "connected", "reward_total", "view", "view_services_cut")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_TOOLS_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     REWARD_TOTAL_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
+    VIEW_SERVICES_CUT_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     role: str
     allowed_tools: _containers.RepeatedScalarFieldContainer[str]
     connected: bool
     reward_total: float
     view: View
-    def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., connected: _Optional[bool] = ..., reward_total: _Optional[float] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
+    view_services_cut: bool
+    def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., connected: _Optional[bool] = ..., reward_total: _Optional[float] = ..., view: _Optional[_Union[View, _Mapping]] = ..., view_services_cut: _Optional[bool] = ...) -> None: ...
 
 class SessionLimits(_message.Message):
     __slots__ = ("turn_timeout_seconds",)
