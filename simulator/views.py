@@ -16,8 +16,9 @@ Two rules keep a view honest and the episode deterministic:
   hidden system's lines of a description. `observe` cuts the dashboard the same way.
 
 Teammates' calls reach a restricted seat as who called which tool, when and with what outcome,
-never their arguments or results (`metasre.service.wire`): those are what the seat's own view
-would have hidden, and only a teammate's message may carry them, in the teammate's words.
+never their arguments or results (`metasre.service.core.projection`, which makes everything a
+seat receives for its view): those are what the seat's own view would have hidden, and only a
+teammate's message may carry them, in the teammate's words.
 """
 
 from __future__ import annotations

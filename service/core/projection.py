@@ -8,9 +8,10 @@ out of here and decides nothing; a new kind of event reaches a restricted seat o
 `SeatProjection.event` says how (an unknown kind is not sent).
 
 Nothing is cleaned afterwards. A restricted seat's events are new values made from the facts
-its view shows: a teammate's call is who called which tool, when and how long it took, never its
-arguments, text, data or error code (what the seat's own view may hide; only a teammate's
-message carries them, in the teammate's words); an episode's end carries each grade component's
+its view shows: a teammate's call is who called which tool, when, how long it took and whether
+it worked, never its arguments, text, data, error code or call id (what the seat's own view may
+hide, or text the teammate's client chose; only a teammate's message carries them, in the
+teammate's words); an episode's end carries each grade component's
 score with a sentence made from that score, never the grader's prose, which is written for the
 whole incident (the check that failed, the service changed, the operation not needed); the
 hidden checks' names are not among its facts.
@@ -32,7 +33,6 @@ class TeammateCall:
 
     tick: int
     agent_id: str
-    call_id: str
     tool: str
     ok: bool
     minutes: float
@@ -84,7 +84,6 @@ def teammate_call(event: Applied) -> TeammateCall:
     return TeammateCall(
         tick=event.tick,
         agent_id=event.agent_id,
-        call_id=event.call_id,
         tool=event.tool,
         ok=event.ok,
         minutes=event.minutes,

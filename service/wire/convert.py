@@ -393,7 +393,6 @@ def teammate_call_response_bytes(event: TeammateCall, sequence: int) -> bytes:
     applied = common_pb2.AppliedCall(
         tick=event.tick,
         agent_id=event.agent_id,
-        call_id=event.call_id,
         tool=event.tool,
         ok=event.ok,
         minutes=event.minutes,
