@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from metasre.service.core.events import Applied, Ended, Event, Message, Reward, Started, Turn
 from metasre.service.core.session import Seat, Session
 from metasre.simulator import Grade, GradeComponent, Observation, views
+from metasre.simulator.grader import MEASURES
 from metasre.simulator.views import View
 
 
@@ -42,21 +43,6 @@ class TeammateCall:
 
 Seen = Applied | TeammateCall | Reward | Message | Turn | Started | Ended
 """What a seat is told of one log event."""
-
-
-MEASURES: dict[str, str] = {
-    "fix": "share of the fail-to-pass checks that pass through the soak",
-    "no_regressions": "share of the pass-to-pass checks that pass, with a fix",
-    "root_cause": "the report's root cause (service and location)",
-    "report": "the report's category and remediation",
-    "sla": "mitigation within the SLA",
-    "efficiency": "steps used, with a resolution",
-    "soak": "the world after the report",
-    "symptom_changes": "penalty for changing code outside the root cause",
-    "unneeded_operations": "penalty for operations the incident did not need",
-    "hints": "the price of the hints asked",
-}
-"""What each grade component measures, in words that name nothing of the incident."""
 
 
 def restricted_grade(grade: Grade) -> Grade:
@@ -172,7 +158,6 @@ class SeatProjection:
 
 
 __all__ = [
-    "MEASURES",
     "SeatProjection",
     "Seen",
     "TeammateCall",

@@ -23,8 +23,8 @@ import pytest
 from google.protobuf import json_format
 
 from metasre.agents.sync import SyncClient, WireCaller
-from metasre.service.core.projection import MEASURES
 from metasre.simulator import TOOLS, resolve
+from metasre.simulator.grader import MEASURES
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
 from .conftest import AgentClient, struct
