@@ -21,6 +21,7 @@ from typing import Any
 
 from metasre.cli.inprocess import EpisodeCaller
 from metasre.service.core.events import Applied, LogEntry
+from metasre.service.core.projection import teammate_call
 from metasre.service.wire import convert
 from metasre.service.wire.agent import SharedViews
 from metasre.simulator import Episode, resolve
@@ -63,7 +64,8 @@ def _per_event(build: Callable[[], bytes], streams: int) -> float:
     return (time.perf_counter() - start) / streams * 1e6
 
 
-_redacted = convert.redacted_applied_response_bytes
+def _redacted(event: Applied, sequence: int) -> bytes:
+    return convert.teammate_call_response_bytes(teammate_call(event), sequence)
 
 
 def main() -> int:

@@ -23,6 +23,22 @@ WEIGHTS: Mapping[str, float] = {
 }
 """Weights of the positive components; they add up to 1."""
 
+MEASURES: Mapping[str, str] = {
+    "fix": "share of the fail-to-pass checks that pass through the soak",
+    "no_regressions": "share of the pass-to-pass checks that pass, with a fix",
+    "root_cause": "the report's root cause (service and location)",
+    "report": "the report's category and remediation",
+    "sla": "mitigation within the SLA",
+    "efficiency": "steps used, with a resolution",
+    "soak": "the world after the report",
+    "symptom_changes": "penalty for changing code outside the root cause",
+    "unneeded_operations": "penalty for operations the incident did not need",
+    "hints": "the price of the hints asked",
+}
+"""What each component measures, in words that name nothing of the incident (a seat that does
+not see everything is told these with the scores, not the details, which are written for the
+whole incident)."""
+
 SYMPTOM_CHANGE_PENALTY = -0.3
 EFFICIENT_SHARE = 0.5
 """Steps up to this share of the budget earn full efficiency: an investigation costs nothing

@@ -16,8 +16,9 @@ Two rules keep a view honest and the episode deterministic:
   hidden system's lines of a description. `observe` cuts the dashboard the same way.
 
 Teammates' calls reach a restricted seat as who called which tool, when and with what outcome,
-never their arguments or results (`metasre.service.wire`): those are what the seat's own view
-would have hidden, and only a teammate's message may carry them, in the teammate's words.
+never their arguments or results (`metasre.service.core.projection`, which makes everything a
+seat receives for its view): those are what the seat's own view would have hidden, and only a
+teammate's message may carry them, in the teammate's words.
 """
 
 from __future__ import annotations
@@ -95,8 +96,12 @@ def refusal(view: View, tool: Tool, args: Mapping[str, Any], owners: Mapping[str
         # A queue or flag nobody owns is left to the tool, which refuses it as unknown.
         service = str(value) if key == "service" else owners.get(f"{key}:{value}")
         if service is not None and not view.sees(service):
+            # Named as the seat named it: the owner of a flag or queue is what the view hides.
             shown = ", ".join(view.services or ())
-            return f"{tool.name}: {service!r} is outside this seat's view (it sees: {shown})"
+            return (
+                f"{tool.name}: {key} {str(value)[:64]!r} is outside this seat's view "
+                f"(it sees the services: {shown})"
+            )
     return ""
 
 
@@ -110,9 +115,11 @@ def owners_of(spec: Any) -> dict[str, str]:
 def observe(view: View, observation: Observation) -> Observation:
     """The dashboard as `view` shows it.
 
-    Alerts and rows of hidden services go; without the deploy view, versions and recent deploys
-    go. The terminal, which echoes every seat's calls and results, shows nothing to a
-    restricted seat: its own results reach it anyway.
+    Alerts and rows of hidden services go; the dependency column of a row the seat sees still
+    names what that service calls (its own configuration names the host anyway, and a team
+    plans around it); without the deploy view, versions and recent deploys go. The terminal,
+    which echoes every seat's calls and results, shows nothing to a restricted seat: its own
+    results reach it anyway.
     """
     if view.full:
         return observation

@@ -27,13 +27,12 @@ from metasre.service.core.errors import (
     StoreUnavailableError,
 )
 from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from metasre.service.core.projection import SeatProjection, TeammateCall
 from metasre.service.core.session import Seat, Session
 from metasre.service.registry import Registry
 from metasre.service.wire import convert
 from metasre.service.wire.status import abort, guarded, status_of
 from metasre.service.wire.undecodable import Refused
-from metasre.simulator import views
-from metasre.simulator.views import View
 from metasre.v1 import agent_pb2
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -232,6 +231,8 @@ class AgentStream:
         self._session: Session | None = None
         self._coordinator: Coordinator | None = None
         self._seat: Seat | None = None
+        self._projection: SeatProjection | None = None
+        """What the seat receives (`metasre.service.core.projection`): the stream encodes it."""
         self._follower: asyncio.Task[None] | None = None
         self._calls: set[asyncio.Task[None]] = set()
         self._delivered = 0
@@ -280,7 +281,7 @@ class AgentStream:
             # CancelledError's traceback) and it holds them and the session: cut those links so
             # that a closed session is freed by reference counting, not by a full collection.
             self._follower = None
-            self._session = self._coordinator = self._seat = None
+            self._session = self._coordinator = self._seat = self._projection = None
 
     @property
     def session(self) -> Session | None:
@@ -494,6 +495,7 @@ class AgentStream:
         if isinstance(previous, AgentStream) and previous is not self:
             previous.evict()
         self._session, self._coordinator, self._seat = session, coordinator, seat
+        projection = self._projection = SeatProjection(session, seat)
         self._batch = options.batch_events
         coordinator.wake()  # a ROUND_ROBIN turn waiting without a clock starts one again
         self._log = log.bind(session_id=session.id, agent_id=seat.agent_id)
@@ -504,9 +506,9 @@ class AgentStream:
         start = session.episode_start()
         if resume and after > 0:
             start = min(int(after), session.end)
-        view = session.view_of(seat)
+        view = projection.view
         joined = agent_pb2.Joined(
-            session=convert.session_pb(session, seat=True),
+            session=convert.session_pb(session, seat=projection),
             agent_id=seat.agent_id,
             role=seat.spec.role,
             resume_token=resume_token,
@@ -519,7 +521,7 @@ class AgentStream:
         data = (
             convert.shared_observation_bytes(observation)
             if episode.tick == 0 and view.full
-            else convert.observation_pb(views.observe(view, observation)).SerializeToString()
+            else convert.observation_pb(projection.observation(observation)).SerializeToString()
         )
         self._enqueue(convert.joined_response_bytes(joined, data))
         self._delivered = self._start = start
@@ -608,58 +610,35 @@ class AgentStream:
         else:
             self._out.put_nowait(None)
 
-    def _seat_view(self) -> View:
-        assert self._seat is not None and self._session is not None
-        return self._session.view_of(self._seat)
-
     def _view(self, entry: LogEntry) -> Response | None:
-        """What this agent is told about one log entry, if anything."""
-        assert self._seat is not None
-        me = self._seat.agent_id
+        """The wire form of what this seat is told of one log entry, if anything."""
+        assert self._seat is not None and self._projection is not None
         event = entry.event
-        if isinstance(event, Applied):
-            if event.agent_id == me:
-                return self._views.result(entry, event)
-            if not self._seat_view().full:
-                return convert.redacted_applied_response_bytes(event, entry.sequence)
-            return self._views.applied(entry, event)
-        if isinstance(event, Reward):
-            if event.agent_id == me:
-                return agent_pb2.ConnectResponse(reward=convert.reward_pb(event))
+        seen = self._projection.event(event)
+        if seen is None:
             return None
-        if isinstance(event, Message):
-            if event.reaches(me):
-                return agent_pb2.ConnectResponse(message=convert.message_pb(event))
-            return None
-        if isinstance(event, Turn):
-            # Every seat hears whose turn it is, not only the seat that gets it: a teammate
-            # plans around it, and a client knows the turn moved on without polling.
-            return agent_pb2.ConnectResponse(turn=convert.turn_pb(event))
-        if isinstance(event, Started):
-            view = self._seat_view()
-            told = self._session is not None and self._session.spec.tell_seats_instance
-            if not view.full:
-                started = convert.started_pb(event)
-                started.observation.CopyFrom(
-                    convert.observation_pb(views.observe(view, event.observation))
-                )
-                if not told:
-                    started.seed = 0
-                return agent_pb2.ConnectResponse(sequence=entry.sequence, episode_start=started)
-            return convert.started_response_bytes(event, entry.sequence, seed=told)
-        if isinstance(event, Ended):
-            ended = convert.ended_pb(event)
-            if not self._seat_view().full:
-                # The checks are named for the whole incident (the release back on, the
-                # migration rolled back), like a hint; a reset plays the same seed again.
-                ended.grade.ClearField("fail_to_pass")
-                ended.grade.ClearField("pass_to_pass")
-                # The details say the same in prose (the cause left in place, the check that
-                # failed from which minute): the scores stay, the words go.
-                for component in ended.grade.components:
-                    component.ClearField("detail")
-            return agent_pb2.ConnectResponse(episode_end=ended)
-        return None
+        if isinstance(seen, Applied):
+            if seen.agent_id == self._seat.agent_id:
+                return self._views.result(entry, seen)
+            return self._views.applied(entry, seen)
+        if isinstance(seen, TeammateCall):
+            return convert.teammate_call_response_bytes(seen, entry.sequence)
+        if isinstance(seen, Reward):
+            return agent_pb2.ConnectResponse(reward=convert.reward_pb(seen))
+        if isinstance(seen, Message):
+            return agent_pb2.ConnectResponse(message=convert.message_pb(seen))
+        if isinstance(seen, Turn):
+            return agent_pb2.ConnectResponse(turn=convert.turn_pb(seen))
+        if isinstance(seen, Started):
+            assert isinstance(event, Started)
+            if seen.observation is event.observation:
+                # The episode's opening, whose bytes every seat that sees all of it shares.
+                return convert.started_response_bytes(seen, entry.sequence)
+            return agent_pb2.ConnectResponse(
+                sequence=entry.sequence, episode_start=convert.started_pb(seen)
+            )
+        assert isinstance(seen, Ended)
+        return agent_pb2.ConnectResponse(episode_end=convert.ended_pb(seen))
 
 
 __all__ = ["AgentServicer", "AgentStream", "add_agent_service"]

@@ -20,7 +20,8 @@ from metasre.service.core.attribution import Attribution, RewardMode
 from metasre.service.core.errors import InvalidRequestError
 from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
 from metasre.service.core.openings import OpeningForms
-from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPolicy
+from metasre.service.core.projection import SeatProjection, TeammateCall
+from metasre.service.core.session import Seat, SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.wire.struct_wire import delimited, struct_bytes, tag
 from metasre.simulator import TOOLS, EpisodePhase, Grade, InvalidToolCallError, Observation, Tool
 from metasre.simulator.scenarios.registry import ScenarioEntry
@@ -386,16 +387,12 @@ def applied_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
     return head + delimited(_APPLIED_TAG, body)
 
 
-def redacted_applied_response_bytes(event: Applied, sequence: int) -> bytes:
-    """A teammate's applied call as a restricted seat gets it: no arguments, text or data.
-
-    Its arguments and result are what the seat's own view may hide (`metasre.simulator.views`).
-    """
+def teammate_call_response_bytes(event: TeammateCall, sequence: int) -> bytes:
+    """The serialized ConnectResponse telling a restricted seat of a teammate's call."""
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
     applied = common_pb2.AppliedCall(
         tick=event.tick,
         agent_id=event.agent_id,
-        call_id=event.call_id,
         tool=event.tool,
         ok=event.ok,
         minutes=event.minutes,
@@ -468,15 +465,10 @@ def shared_observation_bytes(obs: Observation) -> bytes:
     return _SHARED_OBSERVATIONS.get(obs)
 
 
-def started_response_bytes(event: Started, sequence: int, *, seed: bool = True) -> bytes:
-    """The serialized ConnectResponse announcing an episode (`started_pb`, at `sequence`).
-
-    `seed`: whether it carries the seed (a seat not told its instance gets 0).
-    """
+def started_response_bytes(event: Started, sequence: int) -> bytes:
+    """The serialized ConnectResponse announcing an episode (`started_pb`, at `sequence`)."""
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
-    body = common_pb2.EpisodeStarted(
-        episode=event.episode, seed=event.seed if seed else 0
-    ).SerializeToString()
+    body = common_pb2.EpisodeStarted(episode=event.episode, seed=event.seed).SerializeToString()
     body += delimited(_STARTED_OBSERVATION_TAG, shared_observation_bytes(event.observation))
     return head + delimited(_STARTED_TAG, body)
 
@@ -540,10 +532,19 @@ def event_pb(entry: LogEntry) -> common_pb2.SessionEvent:
     return out
 
 
-def session_pb(session: Session, *, seat: bool = False) -> common_pb2.SessionInfo:
-    """A SessionInfo message; for a seat (`seat`), without the instance unless it is told it."""
+def session_pb(session: Session, *, seat: SeatProjection | None = None) -> common_pb2.SessionInfo:
+    """A SessionInfo message for the owner, or as `seat` is told it.
+
+    A seat is not told the instance unless its session says so, and sees its teammates' views
+    as its own view shows them.
+    """
     spec = session.spec
-    told = not seat or spec.tell_seats_instance
+    told = seat is None or seat.told
+
+    def view_of(other: Seat) -> tuple[View, bool]:
+        return (session.view_of(other), False) if seat is None else seat.seat_view(other)
+
+    views = [view_of(s) for s in session.seats]
     return common_pb2.SessionInfo(
         session_id=session.id,
         scenario_id=spec.scenario_id if told else "",
@@ -556,9 +557,10 @@ def session_pb(session: Session, *, seat: bool = False) -> common_pb2.SessionInf
                 allowed_tools=sorted(s.spec.allowed_tools),
                 connected=s.holder is not None,
                 reward_total=s.reward_total,
-                view=view_pb(session.view_of(s)),
+                view=view_pb(view),
+                view_services_cut=cut,
             )
-            for s in session.seats
+            for s, (view, cut) in zip(session.seats, views, strict=True)
         ],
         turn_policy=_POLICY_PB[spec.policy],
         reward_attribution=_ATTRIBUTION_PB[spec.attribution],
@@ -586,6 +588,11 @@ def tool_pb(tool: Tool) -> common_pb2.ToolSpec:
         input_schema=dict_to_struct(tool.json_schema()),
         kind=tool.kind,
         minutes=tool.minutes,
+        # The traits a view is judged by (`metasre.simulator.views.refusal`), so that clients
+        # ask the server rather than re-derive them.
+        needs=sorted(tool.needs),
+        service_args=list(tool.service_args),
+        gives_hints=tool.gives_hints,
     )
 
 

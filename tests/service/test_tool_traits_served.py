@@ -10,9 +10,12 @@ import pytest
 from google.protobuf import json_format
 from grpc_status import rpc_status
 
+from metasre.agents.client import may_call
+from metasre.agents.plain import to_dict
 from metasre.service.core import coordinator
 from metasre.service.core.coordinator import make_episode
-from metasre.simulator import TOOLS
+from metasre.simulator import TOOLS, resolve
+from metasre.simulator.views import View, owners_of, refusal
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2
 
 from .conftest import PAY, AgentClient, create, details, struct
@@ -63,3 +66,34 @@ async def test_a_message_effect_becomes_a_message_event(control, channel, to):
     heard = await b.expect("message")
     assert (heard.message.from_agent_id, heard.message.text) == ("a", "db is fine")
     assert list(heard.message.to) == (to or ["*"])
+
+
+async def test_a_client_judges_a_view_by_the_traits_list_tools_serves(control):
+    """The SDK's `may_call`, fed ListTools as a client gets it, agrees with the server's rule
+    for every tool, on views that hide each system, some services, or nothing."""
+    listed = [to_dict(t) for t in (await control.ListTools(control_pb2.ListToolsRequest())).tools]
+    assert {t["name"] for t in listed} == set(TOOLS)
+    for tool in listed:
+        traits = TOOLS[tool["name"]]
+        assert set(tool["needs"]) == traits.needs
+        assert tuple(tool["service_args"]) == traits.service_args
+        assert tool["gives_hints"] == traits.gives_hints
+    spec = resolve(PAY).spec(0)
+    names = [s.name for s in spec.services]
+    views = [
+        View(),
+        View(code=False),
+        View(data=False),
+        View(deploys=False),
+        View(services=tuple(names[:2])),
+        View(services=tuple(names[:1]), code=False, deploys=False),
+    ]
+    for view in views:
+        plain = {"services": list(view.services) if view.services else None}
+        plain |= {"code": view.code, "data": view.data, "deploys": view.deploys}
+        for tool in listed:
+            for service in [None, names[0], names[-1]]:
+                args = {} if service is None else {"service": service}
+                served = TOOLS[tool["name"]]
+                expected = not refusal(view, served, args, owners_of(spec))
+                assert may_call(plain, tool, args) == expected, (view, tool["name"], args)

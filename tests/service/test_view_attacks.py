@@ -24,6 +24,7 @@ from google.protobuf import json_format
 
 from metasre.agents.sync import SyncClient, WireCaller
 from metasre.simulator import TOOLS, resolve
+from metasre.simulator.grader import MEASURES
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
 from .conftest import AgentClient, struct
@@ -521,7 +522,9 @@ async def test_the_episodes_end_names_no_hidden_check_to_a_restricted_seat(serve
                 ]
 
             assert scores(ends["app"]) == scores(ends["lead"])
-            assert not any(c.get("detail") for c in ends["app"]["grade"]["components"])
+            # Its details are made from those scores, never the grader's prose.
+            for c in ends["app"]["grade"]["components"]:
+                assert c["detail"] == f"{MEASURES.get(c['name'], c['name'])}: {c['score']:g}", c
 
     await asyncio.to_thread(play)
 

@@ -131,6 +131,40 @@ async def test_get_session_and_joined_show_each_seats_view(server):
     await asyncio.to_thread(play)
 
 
+async def test_a_restricted_seat_sees_its_teammates_views_only_as_far_as_its_own(server):
+    """Joined lists each teammate's services cut to the seat's own view, and says when it cut
+    (an emptied list is none, not every service); the owner's GetSession lists them whole."""
+    spec = resolve(PAY).spec(0)
+    names = [s.name for s in spec.services]
+    seats = [
+        {"agent_id": "edge", "view": {"services": names[:1]}},
+        {"agent_id": "both", "view": {"services": names[:2], "deploys": False}},
+        {"agent_id": "other", "view": {"services": names[2:4]}},
+        {"agent_id": "full"},
+    ]
+
+    def play() -> None:
+        with seated(server.address, PAY, seats) as (client, sid, agents):
+            told = {s["agent_id"]: s for s in agents["edge"].conn.session["seats"]}
+            assert told["edge"]["view"]["services"] == names[:1]
+            assert told["both"]["view"]["services"] == names[:1]
+            assert told["both"]["view"]["hide_deploys"] is True
+            assert told["both"]["view_services_cut"] is True
+            assert not told["other"]["view"].get("services")
+            assert told["other"]["view_services_cut"] is True
+            assert not told["full"]["view"].get("services")
+            assert not told["full"]["view_services_cut"]
+            assert not told["edge"]["view_services_cut"]
+            # A full-view seat is told every view whole, as the owner is.
+            whole = {s["agent_id"]: s for s in agents["full"].conn.session["seats"]}
+            owner = {s["agent_id"]: s for s in client.get_session(sid)["seats"]}
+            for seat in (whole, owner):
+                assert seat["other"]["view"]["services"] == names[2:4]
+                assert not seat["other"]["view_services_cut"]
+
+    await asyncio.to_thread(play)
+
+
 async def test_a_view_naming_a_service_the_scenario_lacks_is_refused_at_creation(server):
     def play() -> None:
         with SyncClient(server.address) as client:
@@ -185,7 +219,12 @@ async def test_every_tool_aimed_at_a_hidden_service_is_refused_without_a_tick(se
                     tried += 1
                     reply = call(tool.name, args)
                     assert not reply.ok and reply.error == "OUTSIDE_VIEW", (tool.name, reply)
-                    assert service in reply.text
+                    # The refusal names what the seat sent; the owner of a flag or queue it
+                    # named is what its view hides.
+                    sent = {k: str(args[k]) for k in tool.service_args if k in args}
+                    assert any(v in reply.text for v in sent.values()), (sent, reply.text)
+                    if "service" not in sent:
+                        assert service not in reply.text, (sent, reply.text)
             assert agents["a"].observation["steps_left"] == spec.step_budget
             assert agents["a"].observation["minute"] == 0
             assert not [e for e in client.get_trajectory(sid) if "applied" in e]

@@ -58,3 +58,27 @@ def test_describe_names_what_a_view_shows_and_hides():
     assert View().describe().startswith("full view")
     text = View(services=("a", "b"), deploys=False).describe()
     assert "a, b" in text and "deploys" in text and "code" not in text
+
+
+def test_every_grade_component_has_words_for_a_restricted_seat():
+    """A seat that does not see everything is told what each component measures (the grader's
+    `MEASURES`) with its score: a component the table lacks would be told by its bare name."""
+    from metasre.simulator import Episode, resolve
+    from metasre.simulator.grader import MEASURES, WEIGHTS
+
+    assert set(WEIGHTS) <= set(MEASURES)
+    scenario = "meta-sre/payment-bad-deploy-v2"
+    spec = resolve(scenario).spec(0)
+    solved = Episode.make(scenario, 0)
+    for step in spec.solution:
+        solved.apply("a", step.tool, dict(step.args))
+    # a hint, an operation the incident did not need, and a wrong report
+    wrong = Episode.make(scenario, 0)
+    other = next(s.name for s in spec.services if s.name != spec.ground_truth.service)
+    wrong.apply("a", "ask_hint", {})
+    wrong.apply("a", "restart_service", {"service": other})
+    report = dict(next(s.args for s in spec.solution if s.tool == "submit_report"))
+    wrong.apply("a", "submit_report", {**report, "root_cause_service": other})
+    names = {c.name for e in (solved, wrong) for c in e.grade().components}
+    assert {"hints", "unneeded_operations", "soak"} <= names
+    assert names <= set(MEASURES), names - set(MEASURES)

@@ -89,20 +89,22 @@ class SeatConfig(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
 
 class Seat(_message.Message):
-    __slots__ = ("agent_id", "role", "allowed_tools", "connected", "reward_total", "view")
+    __slots__ = ("agent_id", "role", "allowed_tools", "connected", "reward_total", "view", "view_services_cut")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_TOOLS_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     REWARD_TOTAL_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
+    VIEW_SERVICES_CUT_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     role: str
     allowed_tools: _containers.RepeatedScalarFieldContainer[str]
     connected: bool
     reward_total: float
     view: View
-    def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., connected: _Optional[bool] = ..., reward_total: _Optional[float] = ..., view: _Optional[_Union[View, _Mapping]] = ...) -> None: ...
+    view_services_cut: bool
+    def __init__(self, agent_id: _Optional[str] = ..., role: _Optional[str] = ..., allowed_tools: _Optional[_Iterable[str]] = ..., connected: _Optional[bool] = ..., reward_total: _Optional[float] = ..., view: _Optional[_Union[View, _Mapping]] = ..., view_services_cut: _Optional[bool] = ...) -> None: ...
 
 class SessionLimits(_message.Message):
     __slots__ = ("turn_timeout_seconds",)
@@ -403,15 +405,21 @@ class ScenarioSummary(_message.Message):
     def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., severity: _Optional[str] = ..., difficulty: _Optional[str] = ..., sla_minutes: _Optional[float] = ..., step_budget: _Optional[int] = ..., roles: _Optional[_Iterable[_Union[RoleInfo, _Mapping]]] = ..., part_of: _Optional[str] = ...) -> None: ...
 
 class ToolSpec(_message.Message):
-    __slots__ = ("name", "description", "input_schema", "kind", "minutes")
+    __slots__ = ("name", "description", "input_schema", "kind", "minutes", "needs", "service_args", "gives_hints")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MINUTES_FIELD_NUMBER: _ClassVar[int]
+    NEEDS_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_ARGS_FIELD_NUMBER: _ClassVar[int]
+    GIVES_HINTS_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     input_schema: _struct_pb2.Struct
     kind: str
     minutes: float
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., kind: _Optional[str] = ..., minutes: _Optional[float] = ...) -> None: ...
+    needs: _containers.RepeatedScalarFieldContainer[str]
+    service_args: _containers.RepeatedScalarFieldContainer[str]
+    gives_hints: bool
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., kind: _Optional[str] = ..., minutes: _Optional[float] = ..., needs: _Optional[_Iterable[str]] = ..., service_args: _Optional[_Iterable[str]] = ..., gives_hints: _Optional[bool] = ...) -> None: ...

@@ -158,8 +158,8 @@ Three unrelated things broke within the hour; all three
 must be put right within @SLA@ minutes, faster than one responder can do it alone. Roles, each
 seeing the edge (edge-proxy, api-gateway) and its own third with its releases:
 commerce-oncall (catalog, pricing, inventory, checkout, payments, search), media-oncall (media
-API, URL signer, transcoder, object store, CDN) and identity-oncall (auth, SSO, MFA, sessions,
-accounts, notifications, webhooks, scheduler, event bus, analytics).\"\"\"
+API, URL signer, transcoding, object store, CDN) and identity-oncall (auth, SSO, MFA, sessions,
+accounts, notifications, webhooks, job scheduling, event bus, analytics).\"\"\"
 sla_minutes = @SLA@
 step_budget = 50
 topology = "edge_platform"

@@ -175,7 +175,7 @@ Two unrelated things broke within the hour, in two halves of the platform
 owned by different on-call rotations; both must be put right. Roles: commerce-oncall owns the
 commerce services (catalog, pricing, inventory, checkout, payments, search) and their releases;
 platform-oncall owns identity, media and notifications; incident-commander sees only the edge
-(edge-proxy, api-gateway) and coordinates.\"\"\"
+and coordinates.\"\"\"
 sla_minutes = 30
 step_budget = 40
 topology = "edge_platform"
