@@ -53,6 +53,14 @@ PUBLIC = {
         "resolve",
         "scenario_ids",
     },
+    "metasre.conformance": {
+        "GRADING_BUDGET_MS",
+        "EpisodeCaller",
+        "ScenarioVerdict",
+        "check_shallow",
+        "play_steps",
+        "validate_scenario",
+    },
     "metasre.agents.bridges": {
         "API_VERSION",
         "BridgeError",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("simulator", "agents", "cli", "service")
+PACKAGES = ("simulator", "agents", "cli", "conformance", "service")
 
 
 def _tool(name: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from metasre.cli.validate import play_steps
+from metasre.conformance.validate import play_steps
 from metasre.simulator import Episode, Observation, StepResult, resolve, sandbox, scenario_ids
 from metasre.simulator import episode as episode_module
 from metasre.simulator import logs as logs_module
