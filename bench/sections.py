@@ -458,8 +458,8 @@ def rollouts(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
     from metasre.agents.policies import ExpertPolicy
     from metasre.agents.rollout import plan_episodes, run_rollout, solo_player
     from metasre.agents.sync import SyncClient
+    from metasre.agents.team_session import team_player
     from metasre.conformance import EpisodeCaller
-    from metasre.cli.rollout import team_player
     from metasre.simulator import Episode, resolve, scenario_ids
 
     ids = [resolve(s).id for s in sizes.rollout_scenarios] or scenario_ids()
