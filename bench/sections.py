@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import Row, ServerProcess, echo_connection, median, pct
+from bench.common import Row, ServerProcess, echo_connection
+from bench.stats import median, pct
 from metasre.agents.client import AgentConnection, MetasreClient
 from metasre.agents.errors import ClientError
 
