@@ -34,7 +34,6 @@ __all__ = [
     "HiddenCheckError",
     "HiddenChecks",
     "canonical",
-    "default_hidden_checks",
     "grading_cost",
     "guessable",
 ]
@@ -159,6 +158,13 @@ class HiddenChecks:
         """(scenario id, seed) -> the reference world's code with the probes, and its key:
         built once, for the shortcut and for the reference run alike."""
         self._observed: Lru[bytes, dict[str, str | None]] = Lru(_OBSERVATIONS_KEPT)
+
+    def clear(self) -> None:
+        """Forget every observation and reference kept (see `Catalog.reload`)."""
+        with self._lock:
+            self._references.clear()
+            self._worlds.clear()
+            self._observed.clear()
 
     @property
     def runner(self) -> ProbeRunner:
@@ -333,16 +339,3 @@ def grading_cost(
     empty = {**runtime, _BASELINE_MODULE: b""}
     baseline = min(runner.observe(empty, _BASELINE_MODULE, ()).cpu_seconds for _ in range(runs))
     return max(0.0, probes - len(by_file) * baseline)
-
-
-_shared: HiddenChecks | None = None
-_shared_lock = threading.Lock()
-
-
-def default_hidden_checks() -> HiddenChecks:
-    """Return the process-wide HiddenChecks over the shared grader runner."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = HiddenChecks()
-        return _shared

@@ -41,7 +41,6 @@ __all__ = [
     "Request",
     "Served",
     "TrafficCheck",
-    "default_traffic_check",
     "requests_of",
 ]
 
@@ -144,6 +143,11 @@ class TrafficCheck:
         self._observed: Lru[bytes, dict[str, str | None]] = Lru(_KEPT)
         self._references: Lru[tuple[str, int], dict[str, str | None]] = Lru(_KEPT)
 
+    def clear(self) -> None:
+        """Forget every response kept (see `Catalog.reload`)."""
+        self._observed.clear()
+        self._references.clear()
+
     @property
     def runner(self) -> ProbeRunner:
         """The runner traffic runs in."""
@@ -199,16 +203,3 @@ class TrafficCheck:
             # a timeout or a crash can depend on the machine's load: those are not kept
             self._observed.put(key, observed)
         return observed
-
-
-_shared: TrafficCheck | None = None
-_shared_lock = threading.Lock()
-
-
-def default_traffic_check() -> TrafficCheck:
-    """Return the process-wide TrafficCheck over the shared traffic runner."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = TrafficCheck()
-        return _shared
