@@ -16,7 +16,7 @@ import threading
 
 from metasre.simulator.hidden import HiddenChecks
 from metasre.simulator.sandbox import ProbeRunner, TestRunner, default_runner
-from metasre.simulator.scenarios import loader
+from metasre.simulator.scenarios import loader, mix, registry
 from metasre.simulator.traffic import TrafficCheck
 
 
@@ -60,11 +60,16 @@ class Catalog:
     def reload(self) -> None:
         """Forget what was derived from scenario files: renderings and the judges' memos.
 
-        For authoring tools that rewrite a family in a running process: the next episode
-        reads the files anew and runs the reference world again. A server never needs it
-        (families never change in place).
+        The list of families, the files read, every rendering (mixes' too), and this
+        catalogue's hidden checks' and traffic's memos. For authoring tools that rewrite a
+        family in a running process: the next episode reads the files anew and runs the
+        reference world again. A server never needs it (families never change in place).
+        The process's other module memos are keyed by content or are pure functions of their
+        arguments, so nothing in them goes stale (`tests/simulator/test_catalog.py` lists them).
         """
+        registry.reload()
         loader.reload()
+        mix.mixed_instance.cache_clear()
         self.hidden.clear()
         self.traffic.clear()
 
