@@ -3,49 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from metasre.agents.policies import ExpertPolicy
 from metasre.agents.rollout import EpisodeSpec, run_rollout, solo_player
 from metasre.agents.sync import SyncClient
 from metasre.service import Limits, ServerConfig, build_server
-from metasre.simulator.catalog import Catalog
-from metasre.simulator.sandbox import (
-    ProbeReport,
-    ProbeRunner,
-    SandboxLimits,
-    default_traffic_runner,
-)
 
 AD = "meta-sre/ad-ranking-crash-v2"
 
 
-@dataclass
-class Recording:
-    """A real runner that counts the runs it serves."""
-
-    inner: ProbeRunner
-    runs: list[str] = field(default_factory=list)
-
-    def observe(
-        self,
-        files: Mapping[str, bytes],
-        probe_file: str,
-        probes: Sequence[str],
-        *,
-        limits: SandboxLimits | None = None,
-    ) -> ProbeReport:
-        self.runs.append(probe_file)
-        return self.inner.observe(files, probe_file, probes, limits=limits)
-
-    def close(self) -> None:
-        """The shared runner is not ours to close."""
-
-
-async def test_a_server_makes_its_episodes_with_the_catalogue_it_was_given():
-    traffic = Recording(default_traffic_runner())
-    catalog = Catalog(traffic=traffic)
+async def test_a_server_makes_its_episodes_with_the_catalogue_it_was_given(recorded_catalog):
+    catalog, _, traffic = recorded_catalog()
     server = await build_server(
         ServerConfig(port=0, limits=Limits(turn_timeout_seconds=10.0), grace_seconds=1.0),
         catalog=catalog,

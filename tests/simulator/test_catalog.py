@@ -2,47 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-
 from metasre.simulator import Episode
 from metasre.simulator.catalog import Catalog, default_catalog
-from metasre.simulator.sandbox import (
-    ProbeReport,
-    ProbeRunner,
-    SandboxLimits,
-    default_grader_runner,
-    default_traffic_runner,
-)
 
 AD = "meta-sre/ad-ranking-crash-v2"
-
-
-@dataclass
-class Recording:
-    """A real runner that counts the runs it serves."""
-
-    inner: ProbeRunner
-    runs: list[str] = field(default_factory=list)
-
-    def observe(
-        self,
-        files: Mapping[str, bytes],
-        probe_file: str,
-        probes: Sequence[str],
-        *,
-        limits: SandboxLimits | None = None,
-    ) -> ProbeReport:
-        self.runs.append(probe_file)
-        return self.inner.observe(files, probe_file, probes, limits=limits)
-
-    def close(self) -> None:
-        """The shared runner is not ours to close."""
-
-
-def _catalog() -> tuple[Catalog, Recording, Recording]:
-    grader, traffic = Recording(default_grader_runner()), Recording(default_traffic_runner())
-    return Catalog(grader=grader, traffic=traffic), grader, traffic
 
 
 def _graded_off_the_reference(catalog: Catalog) -> None:
@@ -62,9 +25,9 @@ def _graded_off_the_reference(catalog: Catalog) -> None:
     assert episode.grade().resolved
 
 
-def test_two_catalogues_share_no_memo_and_reload_forgets_one():
-    first, first_grader, first_traffic = _catalog()
-    second, second_grader, _ = _catalog()
+def test_two_catalogues_share_no_memo_and_reload_forgets_one(recorded_catalog):
+    first, first_grader, first_traffic = recorded_catalog()
+    second, second_grader, _ = recorded_catalog()
     _graded_off_the_reference(first)
     assert first_grader.runs and first_traffic.runs
     ran = len(first_grader.runs)
