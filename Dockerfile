@@ -18,6 +18,7 @@ COPY simulator ./simulator
 COPY service ./service
 COPY agents ./agents
 COPY cli ./cli
+COPY conformance ./conformance
 COPY protos ./protos
 RUN pip wheel --no-cache-dir --no-deps --no-build-isolation --wheel-dir /app .
 

@@ -116,6 +116,34 @@ def role_player(
     return play
 
 
+def team_player(**session_options: Any) -> EpisodePlayer:
+    """Seats the scripted team (commander, investigator, fixer); only the commander reports.
+
+    `session_options`: more arguments of `create_session` (turn_policy, attribution, ...).
+    """
+    # The server's tools do not change during a rollout: asked for once per client, not per
+    # episode (a ListTools reply carries every tool's JSON Schema).
+    tools: dict[int, tuple[SyncClient, tuple[str, ...]]] = {}
+
+    def play(client: SyncClient, spec: EpisodeSpec) -> Played:
+        known = tools.get(id(client))
+        if known is None or known[0] is not client:
+            known = tools[id(client)] = (
+                client,
+                tuple(str(t["name"]) for t in client.list_tools()),
+            )
+        run = play_team_session(
+            client, spec.scenario_id, spec.seed, tools=known[1], **session_options
+        )
+        # The seat that saw the latest tick holds the episode's final step count.
+        return max(
+            (played(run.session_id, obs) for obs in run.observations.values()),
+            key=lambda p: (p.steps, p.minutes),
+        )
+
+    return play
+
+
 def role_seats(roles: Sequence[RoleSeat]) -> list[Seat]:
     """One seat per scenario role, its agent id and role the role's name."""
     return [(r.name, r.name) for r in roles]
@@ -228,5 +256,6 @@ __all__ = [
     "role_seats",
     "scenario_roles",
     "seat_view",
+    "team_player",
     "team_seats",
 ]

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.common import median, pct
+from bench.stats import median, pct
 
 LAG_PERIOD = 0.005
 """Seconds the lag sampler asks to sleep."""

@@ -35,7 +35,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from openenv import GenericEnvClient
 
-from bench.common import ROOT, ServerProcess, pct
+from bench.common import ROOT, ServerProcess
+from bench.stats import pct
 from metasre.agents.client import MetasreClient
 
 SCENARIO = "payment-bad-deploy"

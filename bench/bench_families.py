@@ -49,8 +49,7 @@ def _extract(rev: str, into: Path) -> list[Path]:
 
 
 def _cold(folder: Path, seed: int) -> float:
-    loader._BUILT.clear()
-    loader._spec.cache_clear()
+    loader.forget_renderings()
     start = time.perf_counter()
     load_instance(folder, seed)
     return (time.perf_counter() - start) * 1e3
@@ -101,13 +100,11 @@ def main() -> int:
                         per_family.setdefault(folder.name, []).append(ms)
         mem: dict[str, dict[str, float]] = {}
         for side, folders in (("base", base), ("families", families)):
-            loader._BUILT.clear()
-            loader._spec.cache_clear()
+            loader.forget_renderings()
             new = statistics.fmean(
                 _memory(lambda s, f=f: _idle(f, 2000 + s), args.sessions) for f in folders
             )
-            loader._BUILT.clear()
-            loader._spec.cache_clear()
+            loader.forget_renderings()
             for f in folders:  # render seeds 0-4 first, as a running server has
                 for s in range(5):
                     load_instance(f, s)

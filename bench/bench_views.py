@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from metasre.cli.inprocess import EpisodeCaller
+from metasre.conformance import EpisodeCaller
 from metasre.service.core.events import Applied, LogEntry
 from metasre.service.core.projection import teammate_call
 from metasre.service.wire import convert

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -175,18 +173,6 @@ def echo_connection(channel: Any, n: int, *, batch_events: bool = True) -> Agent
         "token",
         batch_events=batch_events,
     )
-
-
-def pct(values: Sequence[float], q: float) -> float:
-    """The q-quantile (0..1) by nearest rank; 0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
-
-
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else 0.0
 
 
 def machine() -> dict[str, Any]:

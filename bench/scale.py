@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench._fleet import Fleet, FleetResult
-from bench.common import Row, ServerProcess, median, pct
+from bench.common import Row, ServerProcess
 from bench.sections import CHEAP_SCENARIO, Sizes, call_loop, cheap_calls
+from bench.stats import median, pct
 from metasre.agents.client import MetasreClient
 
 

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import Row, ServerProcess, echo_connection, median, pct
+from bench.common import Row, ServerProcess, echo_connection
+from bench.stats import median, pct
 from metasre.agents.client import AgentConnection, MetasreClient
 from metasre.agents.errors import ClientError
 
@@ -458,8 +459,8 @@ def rollouts(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
     from metasre.agents.policies import ExpertPolicy
     from metasre.agents.rollout import plan_episodes, run_rollout, solo_player
     from metasre.agents.sync import SyncClient
-    from metasre.cli.inprocess import EpisodeCaller
-    from metasre.cli.rollout import team_player
+    from metasre.agents.team_session import team_player
+    from metasre.conformance import EpisodeCaller
     from metasre.simulator import Episode, resolve, scenario_ids
 
     ids = [resolve(s).id for s in sizes.rollout_scenarios] or scenario_ids()

@@ -16,11 +16,21 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from types import FrameType, TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from metasre.cli.errors import ExitCode
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from metasre.agents.ledger import SessionLedger
+    from metasre.agents.sync import SyncClient
+    from metasre.cli.connection import Connection
+
+T = TypeVar("T")
 
 
 class Interrupt:
@@ -75,3 +85,72 @@ class Interrupt:
         tb: TracebackType | None,
     ) -> None:
         signal.signal(signal.SIGINT, self._previous)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgeredRun:
+    """What a command that plays sessions runs in: Ctrl-C closes every session it opened."""
+
+    interrupt: Interrupt
+    ledger: SessionLedger
+    client: SyncClient
+    """A client whose sessions `ledger` keeps."""
+    address: str
+    """The server's: `--target`, or one started in process for the command."""
+
+
+@contextlib.contextmanager
+def ledgered_run(
+    connection: Connection,
+    what: str,
+    *,
+    store: Path | None,
+    max_sessions: int = 256,
+    **client_options: Any,
+) -> Iterator[LedgeredRun]:
+    """Ctrl-C handling, a server (in process unless --target) and a client, for one command.
+
+    The first Ctrl-C says `what` happens now and closes the sessions the client opened (the
+    command starts nothing new once `interrupt.requested`). `client_options`: more arguments
+    of the client (reward_mode, ...).
+    """
+    from metasre.agents.ledger import SessionLedger, ledger_client
+    from metasre.cli.serving import in_process
+
+    ledger = SessionLedger()
+    with (
+        Interrupt(what) as interrupt,
+        in_process(connection.target, store=store, max_sessions=max_sessions) as address,
+        connection.sync_client(address, factory=ledger_client(ledger), **client_options) as client,
+    ):
+        interrupt.on_interrupt(ledger.close_all_soon)
+        yield LedgeredRun(interrupt, ledger, client, address)
+        ledger.wait_closed()
+
+
+def on_a_thread(play: Callable[[], T], interrupt: Interrupt) -> T | None:
+    """`play()` on a thread of its own: its result, or None once Ctrl-C came.
+
+    A chat request can block for minutes, and Ctrl-C must not wait for it (the sessions it
+    plays in are closed by the run's ledger). What `play` raised is raised here.
+    """
+    finished = threading.Event()
+    outcome: list[T | BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(play())
+        except BaseException as exc:  # handed to the main thread, raised there
+            outcome.append(exc)
+        finally:
+            finished.set()
+
+    interrupt.on_interrupt(finished.set)
+    threading.Thread(target=run, name="llm-episode", daemon=True).start()
+    finished.wait()
+    if interrupt.requested:
+        return None
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result

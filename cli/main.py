@@ -151,7 +151,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from metasre.agents.policies import HINTED, PROBES, SHOTGUNS
     from metasre.cli.interrupt import Interrupt
-    from metasre.cli.validate import GRADING_BUDGET_MS, validate_scenario
+    from metasre.conformance import GRADING_BUDGET_MS, validate_scenario
     from metasre.simulator import resolve, scenario_ids
     from metasre.simulator.scenarios.splits import in_split
 

@@ -13,10 +13,10 @@ import json
 import re
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from metasre.agents.players import AGENTS, make_player
 from metasre.cli.arguments import (
     add_command,
     add_store_flags,
@@ -27,16 +27,15 @@ from metasre.cli.arguments import (
 )
 from metasre.cli.connection import Connection, add_connection_flags
 from metasre.cli.errors import ExitCode, UsageError
-from metasre.cli.interrupt import Interrupt
+from metasre.cli.interrupt import LedgeredRun, ledgered_run, on_a_thread
+from metasre.cli.progress import progress
 from metasre.cli.seat_exports import llm_transcripts_path, save_transcripts
-from metasre.cli.serving import in_process, local_store
+from metasre.cli.serving import local_store
 
 if TYPE_CHECKING:
     from metasre.agents.llm import LLMConfig
-    from metasre.agents.rollout import EpisodePlayer, EpisodeSpec, Played, RolloutReport
+    from metasre.agents.rollout import EpisodeSpec, RolloutReport
     from metasre.agents.sync import SyncClient
-
-AGENTS = ("expert", "random", "team", "llm")
 
 
 def add_parsers(sub: Any) -> None:
@@ -195,8 +194,7 @@ def _llm_config(args: argparse.Namespace) -> LLMConfig:
 
 def list_scenario_ids(client: SyncClient) -> list[str]:
     """The ids of the scenarios the server offers."""
-    # SyncClient has no list_scenarios twin yet; run the async call on its loop.
-    return [s["id"] for s in client._loop.run(client.client.list_scenarios())]
+    return [s["id"] for s in client.list_scenarios()]
 
 
 def resolve_scenarios(wanted: Sequence[str] | None, offered: Sequence[str]) -> list[str]:
@@ -223,145 +221,6 @@ def resolve_scenarios(wanted: Sequence[str] | None, offered: Sequence[str]) -> l
             )
         out += [m for m in match if m not in out]
     return out
-
-
-def make_player(
-    agent: str,
-    client: SyncClient,
-    args: argparse.Namespace | None = None,
-    **session_options: Any,
-) -> EpisodePlayer:
-    """The episode player for `--agent` (`args` only for llm's endpoint flags).
-
-    `session_options`: more arguments of `create_session` (turn_policy, attribution, ...).
-    """
-    from metasre.agents.policies import ExpertPolicy, RandomPolicy
-    from metasre.agents.rollout import solo_player
-
-    if agent == "expert":
-        return solo_player(lambda seed: ExpertPolicy(), "expert", **session_options)
-    if agent == "random":
-        return solo_player(RandomPolicy, "random", **session_options)
-    if agent == "llm" and args is not None:
-        from metasre.agents.llm import LLMPolicy
-
-        config = _llm_config(args)
-        tools = client.list_tools()
-        return solo_player(lambda seed: LLMPolicy(config, tools), "llm", **session_options)
-    if agent == "team":
-        return team_player(**session_options)
-    raise ValueError(f"unknown agent {agent!r}; choose from {', '.join(AGENTS)}")
-
-
-def team_player(**session_options: Any) -> EpisodePlayer:
-    """Seats the scripted team (commander, investigator, fixer); only the commander reports.
-
-    `session_options`: more arguments of `create_session` (turn_policy, attribution, ...).
-    """
-    from metasre.agents.rollout import played
-    from metasre.agents.team_session import play_team_session
-
-    # The server's tools do not change during a rollout: asked for once per client, not per
-    # episode (a ListTools reply carries every tool's JSON Schema).
-    tools: dict[int, tuple[SyncClient, tuple[str, ...]]] = {}
-
-    def play(client: SyncClient, spec: EpisodeSpec) -> Played:
-        known = tools.get(id(client))
-        if known is None or known[0] is not client:
-            known = tools[id(client)] = (
-                client,
-                tuple(str(t["name"]) for t in client.list_tools()),
-            )
-        run = play_team_session(
-            client, spec.scenario_id, spec.seed, tools=known[1], **session_options
-        )
-        # The seat that saw the latest tick holds the episode's final step count.
-        return max(
-            (played(run.session_id, obs) for obs in run.observations.values()),
-            key=lambda p: (p.steps, p.minutes),
-        )
-
-    return play
-
-
-class SessionLedger:
-    """The sessions a command has open on the server, so that Ctrl-C can close them all.
-
-    `close_all_soon` is safe in a signal handler: the closing happens on a thread of its own;
-    a session created after it is closed at once and its creator told (InterruptedError).
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._open: dict[str, Callable[[str], None]] = {}
-        self.closed: set[str] = set()
-        """Sessions closed by Ctrl-C, under way at the time."""
-        self._closing = False
-        self._closer: threading.Thread | None = None
-
-    def opened(self, session_id: str, close: Callable[[str], None]) -> None:
-        """`session_id` was created; `close` closes it, quietly.
-
-        Raises:
-            InterruptedError: Ctrl-C came meanwhile; the session is closed again.
-        """
-        with self._lock:
-            late = self._closing
-            if late:
-                self.closed.add(session_id)
-            else:
-                self._open[session_id] = close
-        if late:
-            close(session_id)
-            raise InterruptedError("interrupted before the episode began")
-
-    def released(self, session_id: str) -> None:
-        """The session was closed by its player."""
-        with self._lock:
-            self._open.pop(session_id, None)
-
-    def close_all_soon(self) -> None:
-        """Close every open session, on a thread (callable from a signal handler)."""
-        with self._lock:
-            self._closing = True
-            doomed = dict(self._open)
-            self._open.clear()
-            self.closed |= set(doomed)
-
-        def close_them() -> None:
-            for session_id, close in doomed.items():
-                close(session_id)
-
-        self._closer = threading.Thread(target=close_them, name="close-sessions", daemon=True)
-        self._closer.start()
-
-    def wait_closed(self) -> None:
-        """Return once the sessions Ctrl-C closes are closed."""
-        if self._closer is not None:
-            self._closer.join(30)
-
-
-def ledger_client(ledger: SessionLedger) -> type[SyncClient]:
-    """A `SyncClient` class whose sessions are entered in `ledger`."""
-    from metasre.agents.client import SessionHandle
-    from metasre.agents.sync import SyncClient
-
-    class LedgerClient(SyncClient):
-        def create_session(self, scenario_id: str, **kwargs: Any) -> SessionHandle:
-            handle = super().create_session(scenario_id, **kwargs)
-            ledger.opened(handle.id, self.close_quietly)
-            return handle
-
-        def close_session(self, session_id: str) -> None:
-            ledger.released(session_id)
-            super().close_session(session_id)
-
-        def close_quietly(self, session_id: str) -> None:
-            # Already closed, or the server is gone: nothing left to free.
-            with contextlib.suppress(Exception):
-                self._loop.run(self.client.close_session(session_id), timeout=10)
-
-    return LedgerClient
 
 
 def seeds_in_split(scenario: str, seeds: list[int], split: str | None) -> list[int]:
@@ -409,22 +268,19 @@ def rollout_command(args: argparse.Namespace) -> int:
     if args.agent == "llm":
         _llm_config(args)  # fail before starting anything
     store = local_store(args, connection)
-    ledger = SessionLedger()
-    with (
-        Interrupt("no new episode starts; closing the sessions under way") as interrupt,
-        in_process(
-            connection.target, store=store, max_sessions=max(256, 4 * args.parallel)
-        ) as address,
-        connection.sync_client(
-            address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
-        ) as client,
-    ):
-        interrupt.on_interrupt(ledger.close_all_soon)
+    with ledgered_run(
+        connection,
+        "no new episode starts; closing the sessions under way",
+        store=store,
+        max_sessions=max(256, 4 * args.parallel),
+        reward_mode=args.reward_mode,
+    ) as run:
+        interrupt, client, address = run.interrupt, run.client, run.address
         try:
             scenarios = resolve_scenarios(args.scenarios, list_scenario_ids(client))
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
-        player = make_player(args.agent, client, args)
+        player = make_player(args.agent, client, _llm_config(args) if args.agent == "llm" else None)
         try:
             plan = split_plan(scenarios, args.seeds, args.split, args.episodes)
         except ValueError as exc:  # nothing to play (a server offering no scenario)
@@ -437,7 +293,7 @@ def rollout_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        with _progress(len(plan), args.agent, enabled=not args.no_progress) as tick:
+        with progress(len(plan), args.agent, enabled=not args.no_progress) as tick:
             report = run_rollout(
                 client,
                 player,
@@ -447,16 +303,8 @@ def rollout_command(args: argparse.Namespace) -> int:
                 on_result=tick,
                 stop=lambda: interrupt.requested,
             )
-        ledger.wait_closed()
-    cut = [
-        r
-        for r in report.results
-        if interrupt.requested
-        and not r.graded
-        and (r.session_id in ledger.closed or not r.session_id)
-    ]
-    if cut:
-        report = _without(report, {r.index for r in cut})
+        run.ledger.wait_closed()
+    report, cut = run.ledger.cut_short(report)
     if args.json:
         out = dict(report.to_dict(), target=connection.target or address)
         out["store"] = str(store) if store else None
@@ -487,70 +335,6 @@ def rollout_command(args: argparse.Namespace) -> int:
         )
         return ExitCode.INTERRUPTED
     return ExitCode.FAILED if failed else ExitCode.OK
-
-
-def _without(report: RolloutReport, indices: set[int]) -> RolloutReport:
-    """`report` without the episodes `indices` (cut short by Ctrl-C), summaries redone."""
-    from metasre.agents.rollout import RolloutReport, summarise
-
-    kept = [r for r in report.results if r.index not in indices]
-    order = [s.scenario_id for s in report.summaries[:-1]]
-    summaries = [summarise(sid, [r for r in kept if r.scenario_id == sid]) for sid in order]
-    summaries = [s for s in summaries if s.episodes]
-    summaries.append(summarise("TOTAL", kept, report.wall_seconds))
-    return RolloutReport(report.agent, report.parallel, report.wall_seconds, kept, summaries)
-
-
-@contextlib.contextmanager
-def _progress(total: int, agent: str, *, enabled: bool) -> Iterator[Callable[[Any], None]]:
-    """Progress on stderr (stdout stays for the table and --json).
-
-    A bar on a terminal; elsewhere (CI logs, a pipe) a line at the first episode and at each
-    tenth of the run, so that a long run shows it is alive without flooding the log.
-    """
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    console = Console(stderr=True)
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[resolved]} resolved"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not enabled or not console.is_terminal,
-        transient=True,
-    )
-    task = progress.add_task(f"rollout ({agent})", total=total, resolved=0)
-    lines = enabled and not console.is_terminal
-    step = max(1, total // 10)
-    done = resolved = 0
-    started = time.perf_counter()
-
-    def tick(result: Any) -> None:
-        nonlocal done, resolved
-        done += 1
-        resolved += bool(result.resolved)
-        progress.update(task, advance=1, resolved=resolved)
-        if lines and (done == 1 or done % step == 0 or done == total):
-            print(
-                f"progress: {done}/{total} episodes, {resolved} resolved, "
-                f"{time.perf_counter() - started:.1f} s",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    with progress:
-        yield tick
 
 
 def print_table(report: RolloutReport) -> None:
@@ -630,18 +414,17 @@ def llm_command(args: argparse.Namespace) -> int:
     if args.team:
         return _llm_team_command(args, _role_configs(args, config))
     transcript = _Transcript(quiet=args.json)
-    ledger = SessionLedger()
-    with _llm_client(args, ledger) as (interrupt, client, scenario):
+    with _llm_client(args) as (run, scenario):
+        client = run.client
         policy = LLMPolicy(config, client.list_tools(), on_message=transcript.show)
-        done = _on_a_thread(
+        done = on_a_thread(
             lambda: solo_player(lambda seed: policy, "llm")(
                 client, EpisodeSpec(0, scenario, args.seed)
             ),
-            interrupt,
-            ledger,
+            run.interrupt,
         )
         if done is None:
-            ledger.wait_closed()
+            run.ledger.wait_closed()
             print(
                 f"interrupted: the session is closed after {policy.stats.requests} chat "
                 "requests; no grade",
@@ -685,28 +468,18 @@ def llm_command(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _llm_client(
-    args: argparse.Namespace, ledger: SessionLedger
-) -> Iterator[tuple[Interrupt, SyncClient, str]]:
-    """What `metasre llm` and `llm --team` play in, and the scenario resolved.
-
-    Ctrl-C handling, a server (in process unless --target) and a client whose sessions
-    `ledger` keeps.
-    """
+def _llm_client(args: argparse.Namespace) -> Iterator[tuple[LedgeredRun, str]]:
+    """What `metasre llm` and `llm --team` play in, and the scenario resolved."""
     connection = Connection.from_args(args)
     store = local_store(args, connection)
-    with (
-        Interrupt("closing the session") as interrupt,
-        in_process(connection.target, store=store) as address,
-        connection.sync_client(
-            address, reward_mode=args.reward_mode, factory=ledger_client(ledger)
-        ) as client,
-    ):
+    with ledgered_run(
+        connection, "closing the session", store=store, reward_mode=args.reward_mode
+    ) as run:
         try:
-            (scenario,) = resolve_scenarios([args.scenario], list_scenario_ids(client))
+            (scenario,) = resolve_scenarios([args.scenario], list_scenario_ids(run.client))
         except LookupError as exc:
             raise UsageError(str(exc.args[0])) from None
-        yield interrupt, client, scenario
+        yield run, scenario
     if store is not None:  # as rollout and demo say it
         print(
             f"trajectory stored in {store}: `metasre export --store {store} --out FILE` writes "
@@ -726,17 +499,16 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
         with lock:  # three threads print: one message at a time, each with its role
             transcripts.setdefault(role, _Transcript(quiet=args.json, label=role)).show(message)
 
-    ledger = SessionLedger()
-    with _llm_client(args, ledger) as (interrupt, client, scenario):
-        run = _on_a_thread(
+    with _llm_client(args) as (played, scenario):
+        client = played.client
+        run = on_a_thread(
             lambda: play_llm_team(
                 client, scenario, args.seed, configs, turn_policy=args.turn_policy, on_message=show
             ),
-            interrupt,
-            ledger,
+            played.interrupt,
         )
         if run is None:
-            ledger.wait_closed()
+            played.ledger.wait_closed()
             print("interrupted: the session is closed; no grade", file=sys.stderr)
             return ExitCode.INTERRUPTED
         answer = client.get_grade(run.session_id)
@@ -778,38 +550,6 @@ def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]
             )
         _print_grade(grade)
     return ExitCode.OK if grade.get("final") else ExitCode.FAILED
-
-
-T = TypeVar("T")
-
-
-def _on_a_thread(play: Callable[[], T], interrupt: Interrupt, ledger: SessionLedger) -> T | None:
-    """`play()` on a thread of its own: its result, or None once Ctrl-C closed its sessions.
-
-    A chat request can block for minutes, and Ctrl-C must not wait for it. What `play` raised
-    is raised here.
-    """
-    finished = threading.Event()
-    outcome: list[T | BaseException] = []
-
-    def run() -> None:
-        try:
-            outcome.append(play())
-        except BaseException as exc:  # handed to the main thread, raised there
-            outcome.append(exc)
-        finally:
-            finished.set()
-
-    interrupt.on_interrupt(ledger.close_all_soon)
-    interrupt.on_interrupt(finished.set)
-    threading.Thread(target=run, name="llm-episode", daemon=True).start()
-    finished.wait()
-    if interrupt.requested:
-        return None
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    return result
 
 
 def _print_grade(grade: Mapping[str, Any]) -> None:

@@ -48,7 +48,7 @@ from metasre.service.store.codec import StoreRecorder, entry_of
 from metasre.service.store.contract import SessionRow, Store
 from metasre.service.store.recovery import RecoveryError, rebuild
 from metasre.simulator import Episode, EpisodePhase, resolve
-from metasre.simulator.sandbox import TestRunner
+from metasre.simulator.catalog import Catalog
 
 log = structlog.get_logger("metasre.service.registry")
 
@@ -83,18 +83,18 @@ class Registry:
 
     Args:
         limits: The server's limits.
-        runner: The sandbox runner every episode uses (the shared fork server by default).
+        catalog: The runners and judges every episode is made with (the process's by default).
         store: Where sessions and their logs are recorded; None keeps them in memory only.
     """
 
     def __init__(
         self,
         limits: Limits,
-        runner: TestRunner | None = None,
+        catalog: Catalog | None = None,
         store: Store | None = None,
     ) -> None:
         self.limits = limits
-        self.runner = runner
+        self.catalog = catalog
         self.store = store
         self.draining = False
         self.handing_over: str | None = None
@@ -212,7 +212,7 @@ class Registry:
         try:
             scenario_id = resolve(spec.scenario_id).id
             async with self._rendering:
-                episode = await make_episode(scenario_id, spec.seed, self.runner)
+                episode = await make_episode(scenario_id, spec.seed, self.catalog)
         finally:
             # From here on it counts as a session (nothing awaits before it is one), or not at all.
             self._creating -= 1
@@ -229,7 +229,7 @@ class Registry:
         session.owner_digest = owner_digest
         if request is not None:
             session.request = (request.key, request.fingerprint)
-        coordinator = Coordinator(session, self.runner, self._failed)
+        coordinator = Coordinator(session, self.catalog, self._failed)
         self._sessions[session_id] = (session, coordinator)
         coordinator.start()
         try:
@@ -351,7 +351,7 @@ class Registry:
             events = await asyncio.to_thread(store.events, row.session_id)
             try:
                 session, coordinator = await rebuild(
-                    row, events, self._recorder, self.runner, self._failed
+                    row, events, self._recorder, self.catalog, self._failed
                 )
             except (RecoveryError, StoreUnavailableError) as exc:
                 log.error("session_not_recovered", session_id=row.session_id, error=str(exc))

@@ -30,6 +30,7 @@ from metasre.service.store.opening import describe_store, hold_store, open_store
 from metasre.service.wire import AgentServicer, ControlServicer, WatchServicer
 from metasre.service.wire.agent import add_agent_service
 from metasre.service.wire.undecodable import RECEIVE_SLACK, RejectUndecodable
+from metasre.simulator.catalog import Catalog, default_catalog
 from metasre.simulator.probe_calls import PROBE_PATH
 from metasre.simulator.sandbox import (
     TestRunner,
@@ -281,8 +282,13 @@ def _register(add: object) -> Callable[[object, grpc.aio.Server], None]:
     return cast(Callable[[object, grpc.aio.Server], None], add)
 
 
-async def build_server(config: ServerConfig, runner: TestRunner | None = None) -> MetasreServer:
+async def build_server(
+    config: ServerConfig, runner: TestRunner | None = None, *, catalog: Catalog | None = None
+) -> MetasreServer:
     """A server for `config`, bound but not started (call from a running event loop).
+
+    `catalog`: the runners and judges its episodes are made with (the process's by default);
+    `runner`, when given, replaces the catalogue's visible runner.
 
     Raises:
         StoreError: the trajectory store (`config.store`) cannot be opened.
@@ -320,7 +326,7 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
             raise
     interceptors = [RejectUndecodable(limits.max_message_bytes)]
     server = grpc.aio.server(options=options, interceptors=interceptors)
-    registry = Registry(limits, runner, store)
+    registry = Registry(limits, (catalog or default_catalog()).with_runner(runner), store)
     _register(control_pb2_grpc.add_ControlServiceServicer_to_server)(
         ControlServicer(registry, config), server
     )
@@ -356,15 +362,17 @@ async def serve(
     ready: Callable[[MetasreServer], None] | None = None,
     *,
     runner: TestRunner | None = None,
+    catalog: Catalog | None = None,
 ) -> None:
     """Run a server until SIGTERM or SIGINT, then drain and stop.
 
     Args:
         config: The server's configuration.
         ready: Called once the server serves.
-        runner: The sandbox runner (`prepare_sandbox`'s); None: the process's default one.
+        runner: The sandbox runner (`prepare_sandbox`'s); None: the catalogue's.
+        catalog: The runners and judges episodes are made with; None: the process's own.
     """
-    server = await build_server(config, runner)
+    server = await build_server(config, runner, catalog=catalog)
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

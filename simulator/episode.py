@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from metasre.simulator.alerts import AlertRules
+from metasre.simulator.catalog import Catalog, default_catalog
 from metasre.simulator.clock import incident_start
 from metasre.simulator.errors import EpisodeOverError
 from metasre.simulator.faults import Fault
@@ -20,7 +21,7 @@ from metasre.simulator.grader import (
     grade,
     provisional,
 )
-from metasre.simulator.hidden import HiddenChecks, default_hidden_checks, grading_cost
+from metasre.simulator.hidden import HiddenChecks, grading_cost
 from metasre.simulator.logs import LogRenderer, ServedLine
 from metasre.simulator.observation import AlertView, Observation, ServiceRow
 from metasre.simulator.paths import is_within
@@ -32,14 +33,14 @@ from metasre.simulator.rewards import (
     Shaper,
     hint_price,
 )
-from metasre.simulator.sandbox import ProbeRunner, RunReport, TestRunner, default_runner
+from metasre.simulator.sandbox import ProbeRunner, RunReport, TestRunner
 from metasre.simulator.scenarios.loader import ScenarioInstance
 from metasre.simulator.scenarios.registry import resolve
 from metasre.simulator.scenarios.spec import SolutionStep
 from metasre.simulator.telemetry import Telemetry
 from metasre.simulator.tools import get_tool, validate_args
 from metasre.simulator.tools.base import Tool, ToolOutput
-from metasre.simulator.traffic import TrafficCheck, default_traffic_check
+from metasre.simulator.traffic import TrafficCheck
 from metasre.simulator.vfs import Workspace
 from metasre.simulator.views import FULL, View
 from metasre.simulator.world import World
@@ -153,6 +154,8 @@ class Episode:
         runner: TestRunner | None = None,
         hidden: HiddenChecks | None = None,
         traffic: TrafficCheck | None = None,
+        *,
+        catalog: Catalog | None = None,
     ) -> None:
         """Start an episode at the page.
 
@@ -165,12 +168,15 @@ class Episode:
             traffic: Replays the production traffic on the code after each change, in a
                 traffic runner of its own: the world's reaction to a code change. The shared
                 one if None. No two of the three share a process.
+            catalog: Where the runner, hidden and traffic not given come from; the
+                process's own (`default_catalog`) if None.
         """
         spec = instance.spec
         self._instance = instance
-        self._runner = runner if runner is not None else default_runner()
-        self._hidden = hidden if hidden is not None else default_hidden_checks()
-        self._traffic = traffic if traffic is not None else default_traffic_check()
+        catalog = catalog if catalog is not None else default_catalog()
+        self._runner = runner if runner is not None else catalog.runner
+        self._hidden = hidden if hidden is not None else catalog.hidden
+        self._traffic = traffic if traffic is not None else catalog.traffic
         self._served: list[ServedLine] = []
         self._reference = False
         self._workspace = Workspace(instance.tree)
@@ -217,9 +223,11 @@ class Episode:
         runner: TestRunner | None = None,
         hidden: HiddenChecks | None = None,
         traffic: TrafficCheck | None = None,
+        *,
+        catalog: Catalog | None = None,
     ) -> Episode:
         """Start an episode of a registered scenario (by id, or name for the newest version)."""
-        return cls(resolve(scenario_id).instance(seed), runner, hidden, traffic)
+        return cls(resolve(scenario_id).instance(seed), runner, hidden, traffic, catalog=catalog)
 
     def play_steps(
         self, steps: Sequence[SolutionStep], agent_id: str = "reference"
@@ -590,7 +598,7 @@ class Episode:
 
     def _reference_files(self) -> dict[str, bytes]:
         """The code of the reference world: this scenario and seed with its solution applied."""
-        reference = Episode(self._instance, self._runner, self._hidden)
+        reference = Episode(self._instance, self._runner, self._hidden, self._traffic)
         reference._reference = True  # its own grading would ask for the reference again
         reference.play_steps(
             [s for s in self._instance.spec.solution if not get_tool(s.tool).ends_episode]

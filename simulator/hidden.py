@@ -21,10 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
 from metasre.simulator.errors import SimulatorError
+from metasre.simulator.lru import Lru
 from metasre.simulator.probe_calls import PROBE_PATH, probe_functions, shipped_source
 from metasre.simulator.sandbox import ProbeReport, ProbeRunner, default_grader_runner
 from metasre.simulator.scenarios.loader import ScenarioInstance
@@ -34,7 +34,6 @@ __all__ = [
     "HiddenCheckError",
     "HiddenChecks",
     "canonical",
-    "default_hidden_checks",
     "grading_cost",
     "guessable",
 ]
@@ -152,13 +151,20 @@ class HiddenChecks:
     def __init__(self, runner: ProbeRunner | None = None) -> None:
         self._runner = runner
         self._lock = threading.Lock()
-        self._references: OrderedDict[tuple[str, int], dict[str, str]] = OrderedDict()
+        self._references: Lru[tuple[str, int], dict[str, str]] = Lru(_REFERENCES_KEPT)
         """(scenario id, seed) -> the reference world's observation of every probe."""
         self._reference_locks: dict[tuple[str, int], threading.Lock] = {}
-        self._worlds: OrderedDict[tuple[str, int], tuple[bytes, dict[str, bytes]]] = OrderedDict()
+        self._worlds: Lru[tuple[str, int], tuple[bytes, dict[str, bytes]]] = Lru(_REFERENCES_KEPT)
         """(scenario id, seed) -> the reference world's code with the probes, and its key:
         built once, for the shortcut and for the reference run alike."""
-        self._observed: OrderedDict[bytes, dict[str, str | None]] = OrderedDict()
+        self._observed: Lru[bytes, dict[str, str | None]] = Lru(_OBSERVATIONS_KEPT)
+
+    def clear(self) -> None:
+        """Forget every observation and reference kept (see `Catalog.reload`)."""
+        with self._lock:
+            self._references.clear()
+            self._worlds.clear()
+            self._observed.clear()
 
     @property
     def runner(self) -> ProbeRunner:
@@ -184,11 +190,9 @@ class HiddenChecks:
         self, instance: ScenarioInstance, runtime: Mapping[str, bytes], key: bytes
     ) -> dict[str, str | None]:
         ids = self._ids(instance)
-        with self._lock:
-            found = self._observed.get(key)
-            if found is not None:
-                self._observed.move_to_end(key)
-                return dict(found)
+        found = self._observed.get(key)
+        if found is not None:
+            return dict(found)
         observed: dict[str, str | None] = {}
         complete = True
         for path, names in _probes_by_file(ids).items():
@@ -206,10 +210,7 @@ class HiddenChecks:
                 observed[f"{path}::{name}"] = canonical(text)
         if complete:
             # a timeout or a crash can depend on the machine's load: those are not kept
-            with self._lock:
-                self._observed[key] = observed
-                while len(self._observed) > _OBSERVATIONS_KEPT:
-                    self._observed.popitem(last=False)
+            self._observed.put(key, observed)
         return observed
 
     def expected(
@@ -230,12 +231,10 @@ class HiddenChecks:
         with self._lock:
             found = self._references.get(key)
             if found is not None:
-                self._references.move_to_end(key)
                 return found
             lock = self._reference_locks.setdefault(key, threading.Lock())
         with lock:  # one reference run per instance, however many episodes ask at once
-            with self._lock:
-                found = self._references.get(key)
+            found = self._references.peek(key)
             if found is not None:
                 return found
             world_key, world = self._reference_world(instance, reference_files)
@@ -252,10 +251,8 @@ class HiddenChecks:
                 )
             reference = {check: value for check, value in observed.items() if value is not None}
             with self._lock:
-                self._references[key] = reference
+                self._references.put(key, reference)
                 self._reference_locks.pop(key, None)
-                while len(self._references) > _REFERENCES_KEPT:
-                    self._references.popitem(last=False)
             return reference
 
     def verdict(
@@ -294,17 +291,12 @@ class HiddenChecks:
         self, instance: ScenarioInstance, reference_files: Callable[[], Mapping[str, bytes]]
     ) -> tuple[bytes, dict[str, bytes]]:
         memo = (instance.spec.id, instance.seed)
-        with self._lock:
-            found = self._worlds.get(memo)
-            if found is not None:
-                self._worlds.move_to_end(memo)
-                return found
+        found = self._worlds.get(memo)
+        if found is not None:
+            return found
         world = _with_probes(instance, reference_files())
         found = (_content_key(world, self._ids(instance)), world)
-        with self._lock:
-            self._worlds[memo] = found
-            while len(self._worlds) > _REFERENCES_KEPT:
-                self._worlds.popitem(last=False)
+        self._worlds.put(memo, found)
         return found
 
     def guessable_checks(
@@ -347,16 +339,3 @@ def grading_cost(
     empty = {**runtime, _BASELINE_MODULE: b""}
     baseline = min(runner.observe(empty, _BASELINE_MODULE, ()).cpu_seconds for _ in range(runs))
     return max(0.0, probes - len(by_file) * baseline)
-
-
-_shared: HiddenChecks | None = None
-_shared_lock = threading.Lock()
-
-
-def default_hidden_checks() -> HiddenChecks:
-    """Return the process-wide HiddenChecks over the shared grader runner."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = HiddenChecks()
-        return _shared

@@ -9,15 +9,14 @@ import json
 import math
 import os
 import re
-import threading
 import tomllib
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
 from .errors import HistoryError, PathOutsideTreeError
+from .lru import Lru
 from .paths import normalize_path
 from .scenarios.render import truthy
 
@@ -428,8 +427,7 @@ def _scan_folder(folder: Path, where: str) -> list[tuple[str, str]]:
     file's text is read again, see `_read_text`).
     """
     root = str(folder)
-    with _TEXTS_LOCK:
-        listing = _SCANS.get(root)
+    listing = _SCANS.peek(root)
     if listing is None:
         found: list[tuple[str, str]] = []
         for directory, subdirs, files in os.walk(root):
@@ -445,10 +443,7 @@ def _scan_folder(folder: Path, where: str) -> list[tuple[str, str]]:
                     )
                 found.append((relative, full))
         listing = tuple(found)
-        with _TEXTS_LOCK:
-            _SCANS[root] = listing
-            if len(_SCANS) > _SCANS_LIMIT:
-                _SCANS.popitem(last=False)
+        _SCANS.put(root, listing)
     scanned = []
     for relative, full in listing:
         try:
@@ -459,10 +454,8 @@ def _scan_folder(folder: Path, where: str) -> list[tuple[str, str]]:
     return scanned
 
 
-_SCANS: OrderedDict[str, tuple[tuple[str, str], ...]] = OrderedDict()
-_SCANS_LIMIT = 2048
-_COMMITS: OrderedDict[tuple[object, ...], Commit] = OrderedDict()
-_COMMITS_LIMIT = 4096
+_SCANS: Lru[str, tuple[tuple[str, str], ...]] = Lru(2048)
+_COMMITS: Lru[tuple[object, ...], Commit] = Lru(4096)
 
 
 def _remembered_commit(
@@ -478,22 +471,15 @@ def _remembered_commit(
     a text without templates unchanged), so they share its commits and skip hashing them again.
     """
     key = (parent, author, message, minutes_ago, tuple(sorted(changes.items())))
-    with _TEXTS_LOCK:
-        known = _COMMITS.get(key)
-        if known is not None:
-            _COMMITS.move_to_end(key)
-            return known
+    known = _COMMITS.get(key)
+    if known is not None:
+        return known
     commit = make_commit(parent, author, message, minutes_ago, changes)
-    with _TEXTS_LOCK:
-        _COMMITS[key] = commit
-        if len(_COMMITS) > _COMMITS_LIMIT:
-            _COMMITS.popitem(last=False)
+    _COMMITS.put(key, commit)
     return commit
 
 
-_TEXTS: OrderedDict[tuple[str, int, int], str] = OrderedDict()
-_TEXTS_LIMIT = 8192
-_TEXTS_LOCK = threading.Lock()
+_TEXTS: Lru[tuple[str, int, int], str] = Lru(8192)
 
 
 def _read_text(file: Path) -> str:
@@ -506,16 +492,11 @@ def _read_text(file: Path) -> str:
     """
     stat = file.stat()
     key = (str(file), stat.st_mtime_ns, stat.st_size)
-    with _TEXTS_LOCK:
-        text = _TEXTS.get(key)
-        if text is not None:
-            _TEXTS.move_to_end(key)
-            return text
+    text = _TEXTS.get(key)
+    if text is not None:
+        return text
     text = file.read_bytes().decode("utf-8")
-    with _TEXTS_LOCK:
-        _TEXTS[key] = text
-        if len(_TEXTS) > _TEXTS_LIMIT:
-            _TEXTS.popitem(last=False)
+    _TEXTS.put(key, text)
     return text
 
 

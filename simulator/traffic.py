@@ -27,11 +27,11 @@ import ast
 import hashlib
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from metasre.simulator.hidden import canonical
+from metasre.simulator.lru import Lru
 from metasre.simulator.probe_calls import PROBE_PATH, parse_module, shipped_source
 from metasre.simulator.sandbox import ProbeRunner, default_traffic_runner
 from metasre.simulator.scenarios.loader import ScenarioInstance
@@ -41,7 +41,6 @@ __all__ = [
     "Request",
     "Served",
     "TrafficCheck",
-    "default_traffic_check",
     "requests_of",
 ]
 
@@ -141,8 +140,13 @@ class TrafficCheck:
     def __init__(self, runner: ProbeRunner | None = None) -> None:
         self._runner = runner
         self._lock = threading.Lock()
-        self._observed: OrderedDict[bytes, dict[str, str | None]] = OrderedDict()
-        self._references: OrderedDict[tuple[str, int], dict[str, str | None]] = OrderedDict()
+        self._observed: Lru[bytes, dict[str, str | None]] = Lru(_KEPT)
+        self._references: Lru[tuple[str, int], dict[str, str | None]] = Lru(_KEPT)
+
+    def clear(self) -> None:
+        """Forget every response kept (see `Catalog.reload`)."""
+        self._observed.clear()
+        self._references.clear()
 
     @property
     def runner(self) -> ProbeRunner:
@@ -162,16 +166,12 @@ class TrafficCheck:
         if not requests:
             return ()
         memo = (instance.spec.id, instance.seed)
-        with self._lock:
-            expected = self._references.get(memo)
+        expected = self._references.peek(memo)
         if expected is None:
             # not memoised by content: code that equals the reference's would otherwise be
             # served from the memo, and answer faster than other code (a timing of the answer)
             expected = self._observe(instance, reference_files(), requests, keep=False)
-            with self._lock:
-                self._references[memo] = expected
-                while len(self._references) > _KEPT:
-                    self._references.popitem(last=False)
+            self._references.put(memo, expected)
         observed = self._observe(instance, files, requests)
         out = []
         for request in requests:
@@ -191,11 +191,9 @@ class TrafficCheck:
         run = dict(files)
         run[PROBE_PATH] = shipped_source(instance.hidden_files[TRAFFIC_FILE])
         key = _key(run)
-        with self._lock:
-            found = self._observed.get(key)
-            if found is not None:
-                self._observed.move_to_end(key)
-                return found
+        found = self._observed.get(key)
+        if found is not None:
+            return found
         report = self.runner.observe(run, PROBE_PATH, [r.name for r in requests])
         trusted = report.status == "completed"
         observed = {
@@ -203,21 +201,5 @@ class TrafficCheck:
         }
         if keep and report.status in ("completed", "sandbox_violation"):
             # a timeout or a crash can depend on the machine's load: those are not kept
-            with self._lock:
-                self._observed[key] = observed
-                while len(self._observed) > _KEPT:
-                    self._observed.popitem(last=False)
+            self._observed.put(key, observed)
         return observed
-
-
-_shared: TrafficCheck | None = None
-_shared_lock = threading.Lock()
-
-
-def default_traffic_check() -> TrafficCheck:
-    """Return the process-wide TrafficCheck over the shared traffic runner."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = TrafficCheck()
-        return _shared

@@ -63,6 +63,7 @@ LAYERS = {
     "service": "service",
     "agents": "agents",
     "cli": "cli",
+    "conformance": "conformance",
     "v1": "protos/metasre/v1",
 }
 """Each top-level package of `metasre` and its folder."""
@@ -88,8 +89,10 @@ ALLOWED = {
         "simulator",
         "v1",
     },
+    "conformance": {"conformance", "simulator", "agents"},
     "cli": {
         "cli",
+        "conformance",
         "service-top",
         "service-wire",
         "service-store",
@@ -100,7 +103,8 @@ ALLOWED = {
     },
 }
 """Which layers each layer may import (DESIGN.md: simulator <- service <- cli; agents see only
-the wire). In the service: the core (sessions, sequencer, turn policies, attribution, errors)
+the wire; the conformance suite plays the agents' pure policies on the simulator, beside the
+service). In the service: the core (sessions, sequencer, turn policies, attribution, errors)
 <- the store (SQLite, codec, recovery, export) <- the registry and the server's assembly
 <- the wire (servicers, protobuf conversion), which alone speaks gRPC with the server."""
 TOP_LEAVES = {"config", "version", "gc_freeze"}

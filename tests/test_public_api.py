@@ -53,6 +53,14 @@ PUBLIC = {
         "resolve",
         "scenario_ids",
     },
+    "metasre.conformance": {
+        "GRADING_BUDGET_MS",
+        "EpisodeCaller",
+        "ScenarioVerdict",
+        "check_shallow",
+        "play_steps",
+        "validate_scenario",
+    },
     "metasre.agents.bridges": {
         "API_VERSION",
         "BridgeError",
@@ -90,17 +98,24 @@ def test_a_package_offers_exactly_its_pinned_names(package: str) -> None:
 
 
 def _cli_imports() -> list[tuple[str, str, list[str]]]:
-    """(file, module, names) of every `from metasre.<not cli> ... import` in the CLI."""
+    """(file, module, names) of every `from metasre.<not cli> ... import` in the CLI.
+
+    Relative imports (`from ..simulator import resolve`) count as the module they name.
+    """
     found = []
     for path in sorted((ROOT / "cli").rglob("*.py")):
+        package = ["metasre", *path.relative_to(ROOT).parent.parts]
         for node in ast.walk(ast.parse(path.read_text())):
-            if (
-                isinstance(node, ast.ImportFrom)
-                and node.module
-                and node.module.startswith("metasre.")
-                and not node.module.startswith(("metasre.cli", "metasre.v1"))
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            module = node.module or ""
+            if node.level:
+                anchor = package[: len(package) - node.level + 1]
+                module = ".".join([*anchor, module] if module else anchor)
+            if module.startswith("metasre.") and not module.startswith(
+                ("metasre.cli", "metasre.v1")
             ):
-                found.append((path.name, node.module, [a.name for a in node.names]))
+                found.append((path.name, module, [a.name for a in node.names]))
     return found
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from metasre.agents.policies.shallow import revert
-from metasre.cli.inprocess import EpisodeCaller
-from metasre.cli.validate import ScenarioVerdict, check_shallow
+from metasre.conformance import EpisodeCaller
+from metasre.conformance.validate import ScenarioVerdict, check_shallow
 from metasre.simulator import Episode, resolve, scenario_ids
 from metasre.simulator.scenarios.loader import load_spec, split_axis, structure
 from metasre.simulator.scenarios.mix import cause_of

@@ -3,8 +3,8 @@ resolve the incident, and the full-view expert's SLA record is reported."""
 
 from __future__ import annotations
 
-from metasre.cli.inprocess import EpisodeCaller
-from metasre.cli.validate import validate_scenario
+from metasre.conformance import EpisodeCaller
+from metasre.conformance.validate import validate_scenario
 from metasre.simulator import Episode, resolve
 from metasre.simulator.views import View
 

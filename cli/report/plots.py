@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from metasre.cli.experiment import Estimate
+from metasre.agents.experiment import Estimate
 from metasre.cli.report.episodes import EpisodeRow
 from metasre.cli.report.summary import Cell, ConfigSummary
 

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from metasre.cli.experiment import CONFIDENCE, Estimate
+from metasre.agents.experiment import CONFIDENCE, Estimate
 from metasre.cli.report.episodes import EpisodeRow
 
 RESAMPLES = 1000

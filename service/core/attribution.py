@@ -31,8 +31,8 @@ import enum
 from collections.abc import Mapping, Sequence
 
 from metasre.simulator import Episode, Grade
+from metasre.simulator.catalog import Catalog
 from metasre.simulator.replay import RecordedCall, replay
-from metasre.simulator.sandbox import TestRunner
 
 
 class RewardMode(enum.Enum):
@@ -127,7 +127,7 @@ def credit(
     agents: Sequence[str],
     played: Grade,
     costs: Mapping[str, float],
-    runner: TestRunner | None = None,
+    catalog: Catalog | None = None,
 ) -> dict[str, dict[str, float]]:
     """INDIVIDUAL's or DIFFERENCE's end-of-episode components of each agent (module docstring).
 
@@ -142,13 +142,13 @@ def credit(
         agents: Every seat's agent id.
         played: The grade of the episode as played.
         costs: Each agent's own costs in the grade (`Episode.costs`).
-        runner: The sandbox runner of the replays.
+        catalog: What the replays are made with (the process's by default).
     """
     n = len(agents)
     out: dict[str, dict[str, float]] = {}
     for agent in agents:
         mine = [c for c in calls if c.agent_id == agent or not c.costly]
-        grade = played if len(mine) == len(calls) else _graded(scenario_id, seed, mine, runner)
+        grade = played if len(mine) == len(calls) else _graded(scenario_id, seed, mine, catalog)
         if mode is Attribution.INDIVIDUAL:
             out[agent] = {"grade": round(before_costs(grade) / n, 9)}
             if costs.get(agent):
@@ -157,7 +157,7 @@ def credit(
         if not any(c.agent_id == agent for c in calls):
             out[agent] = {"team_grade": unclamped(grade), "counterfactual_grade": -unclamped(grade)}
             continue
-        without = _graded(scenario_id, seed, mine, runner, without=agent)
+        without = _graded(scenario_id, seed, mine, catalog, without=agent)
         out[agent] = {"team_grade": unclamped(grade), "counterfactual_grade": -unclamped(without)}
     return out
 
@@ -166,10 +166,10 @@ def _graded(
     scenario_id: str,
     seed: int,
     calls: Sequence[RecordedCall],
-    runner: TestRunner | None,
+    catalog: Catalog | None,
     without: str | None = None,
 ) -> Grade:
     """The grade of a new episode of the scenario that `calls` were replayed on."""
-    episode = Episode.make(scenario_id, seed, runner)
+    episode = Episode.make(scenario_id, seed, catalog=catalog)
     replay(episode, calls, without=without)
     return episode.grade()

@@ -42,9 +42,9 @@ from metasre.service.core.events import Applied, Ended, LogEntry, Message, Rewar
 from metasre.service.core.session import REWARD_DIGITS, Seat, Session
 from metasre.service.core.turns import TIMED_OUT, TimedOut, turns_for
 from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve, views
+from metasre.simulator.catalog import Catalog
 from metasre.simulator.errors import InvalidToolCallError
 from metasre.simulator.replay import RecordedCall, patch_of
-from metasre.simulator.sandbox import TestRunner
 from metasre.simulator.tools import Tool, get_tool, validate_args
 from metasre.simulator.views import View
 
@@ -102,18 +102,18 @@ class Coordinator:
 
     Args:
         session: The session whose episode it drives.
-        runner: The sandbox runner for episodes it makes (reset, counterfactual replays).
+        catalog: What the episodes it makes (reset, counterfactual replays) are made with.
         on_failed: Called once if the store cannot record the session (to close it).
     """
 
     def __init__(
         self,
         session: Session,
-        runner: TestRunner | None = None,
+        catalog: Catalog | None = None,
         on_failed: Callable[[Session], None] | None = None,
     ) -> None:
         self.session = session
-        self._runner = runner
+        self._catalog = catalog
         self._on_failed = on_failed
         self._queue: asyncio.Queue[Pending | None] = asyncio.Queue()
         self._waiting: set[str] = set()
@@ -198,7 +198,7 @@ class Coordinator:
             raise
         s.forget_past()
         async with s.lock:
-            episode = await make_episode(s.spec.scenario_id, seed, self._runner)
+            episode = await make_episode(s.spec.scenario_id, seed, self._catalog)
         s.episode, s.seed = episode, seed
         s.episode_no += 1
         s.calls.clear()
@@ -489,7 +489,7 @@ class Coordinator:
                 s.agent_ids,
                 grade,
                 episode.costs(),
-                self._runner,
+                self._catalog,
             )
         tick = episode.tick
         for agent, comps in final_rewards(
@@ -528,7 +528,7 @@ class Coordinator:
             pending.future.set_exception(error)
 
 
-async def make_episode(scenario_id: str, seed: int, runner: TestRunner | None) -> Episode:
+async def make_episode(scenario_id: str, seed: int, catalog: Catalog | None) -> Episode:
     """A new episode; rendered in a worker thread only when its seed has not been rendered yet.
 
     Rendering a scenario for a new seed takes about 10 ms; an episode of a rendered one about
@@ -536,8 +536,8 @@ async def make_episode(scenario_id: str, seed: int, runner: TestRunner | None) -
     """
     instance = resolve(scenario_id).rendered_instance(seed)
     if instance is not None:
-        return Episode(instance, runner)
-    return await asyncio.to_thread(Episode.make, scenario_id, seed, runner)
+        return Episode(instance, catalog=catalog)
+    return await asyncio.to_thread(Episode.make, scenario_id, seed, catalog=catalog)
 
 
 Call = tuple[str, str, Mapping[str, Any], View]

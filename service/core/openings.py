@@ -7,12 +7,11 @@ before the first call. Its derived forms (its stored record, its wire bytes) are
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from metasre.simulator import Observation
+from metasre.simulator.lru import Lru
 
 V = TypeVar("V")
 
@@ -28,25 +27,18 @@ class OpeningForms(Generic[V]):
     def __init__(self, size: int, make: Callable[[Observation], V]) -> None:
         self.size = size
         self._make = make
-        self._entries: OrderedDict[Observation, V] = OrderedDict()
-        self._lock = threading.Lock()  # the store's writer thread and the event loop share it
+        # the store's writer thread and the event loop share it: an Lru is thread-safe
+        self._entries: Lru[Observation, V] = Lru(size)
 
     def get(self, opening: Observation) -> V:
         """The form of `opening`, made now if it is not kept."""
-        with self._lock:
-            found = self._entries.get(opening)
-            if found is not None:
-                self._entries.move_to_end(opening)
-                return found
+        found = self._entries.get(opening)
+        if found is not None:
+            return found
         value = self._make(opening)
-        with self._lock:
-            self._entries[opening] = value
-            self._entries.move_to_end(opening)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+        self._entries.put(opening, value)
         return value
 
     def kept(self) -> list[Observation]:
         """The openings kept, least recently used first."""
-        with self._lock:
-            return list(self._entries)
+        return self._entries.keys()

@@ -37,8 +37,8 @@ from metasre.service.store.codec import (
 )
 from metasre.service.store.contract import EventRow, SessionRow
 from metasre.simulator import Episode, EpisodePhase, StepResult
+from metasre.simulator.catalog import Catalog
 from metasre.simulator.replay import RecordedCall, patch_of, replay
-from metasre.simulator.sandbox import TestRunner
 
 
 class RecoveryError(Exception):
@@ -49,7 +49,7 @@ async def rebuild(
     row: SessionRow,
     rows: Sequence[EventRow],
     recorder: Recorder | None,
-    runner: TestRunner | None,
+    catalog: Catalog | None,
     on_failed: Callable[[Session], None] | None,
 ) -> tuple[Session, Coordinator]:
     """The session `row` and its stored events describe, rebuilt and sequencing again.
@@ -72,7 +72,7 @@ async def rebuild(
     started = current[0].event
     if not isinstance(started, Started) or started.episode != number:
         raise RecoveryError(f"episode {number} has no start")
-    episode = await make_episode(spec.scenario_id, started.seed, runner)
+    episode = await make_episode(spec.scenario_id, started.seed, catalog)
     applied = [e.event for e in current if isinstance(e.event, Applied)]
     costly = iter(await asyncio.to_thread(_replay, episode, applied))
     ended = any(isinstance(e.event, Ended) for e in current)
@@ -107,7 +107,7 @@ async def rebuild(
             if event.agent_id:
                 turn = session.agent_ids.index(event.agent_id)
             round_no, passed = event.round, False
-    coordinator = Coordinator(session, runner, on_failed)
+    coordinator = Coordinator(session, catalog, on_failed)
     coordinator.resume(turn, round_no, pass_turn=passed)
     await session.flush()  # a turn passed now
     return session, coordinator

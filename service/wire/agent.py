@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -33,6 +32,7 @@ from metasre.service.registry import Registry
 from metasre.service.wire import convert
 from metasre.service.wire.status import abort, guarded, status_of
 from metasre.service.wire.undecodable import Refused
+from metasre.simulator.lru import Lru
 from metasre.v1 import agent_pb2
 
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -159,16 +159,13 @@ class SharedViews:
         # Followers send an entry within moments of its append, so a few hundred recent entries
         # share nearly everything; a bigger cache only keeps closed sessions' entries (each with
         # its observation and data) alive: 4096 held ~60 MB after a load test's sessions closed.
-        self._size = size
-        self._views: OrderedDict[int, tuple[LogEntry, bytes, bytes | None]] = OrderedDict()
+        self._views: Lru[int, tuple[LogEntry, bytes, bytes | None]] = Lru(size)
 
     def _get(self, entry: LogEntry, event: Applied) -> tuple[LogEntry, bytes, bytes | None]:
-        found = self._views.get(id(entry))
+        found = self._views.peek(id(entry))
         if found is None or found[0] is not entry:
             found = (entry, convert.data_bytes(event), None)
-            self._views[id(entry)] = found
-            if len(self._views) > self._size:
-                self._views.popitem(last=False)
+            self._views.put(id(entry), found)
         return found
 
     def result(self, entry: LogEntry, event: Applied) -> bytes:
@@ -185,7 +182,7 @@ class SharedViews:
                 found[1],
                 convert.applied_response_bytes(event, entry.sequence, found[1]),
             )
-            self._views[id(entry)] = found
+            self._views.put(id(entry), found)
         assert found[2] is not None
         return found[2]
 

@@ -17,20 +17,19 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import marshal
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from ..lru import Lru
 
 __all__ = ["Compiled", "compile_files", "file_key", "with_bytecode"]
 
 _FLAGS_UNCHECKED_HASH = (0b01).to_bytes(4, "little")
 _MAX_ENTRIES = 4096
-_lock = threading.Lock()
 # Keyed by the content itself, not a digest of it: a dict compares keys on a hash match, so
 # no collision can hand one source another's code, and the hash of a bytes object is
 # computed once per object (an episode hands over the same objects run after run).
-_cache: OrderedDict[tuple[str, bytes], tuple[str, bytes | None, bytes]] = OrderedDict()
+_cache: Lru[tuple[str, bytes], tuple[str, bytes | None, bytes]] = Lru(_MAX_ENTRIES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,20 +66,15 @@ def _compile(path: str, content: bytes) -> bytes | None:
 
 def _entry(path: str, content: bytes) -> tuple[str, bytes | None, bytes]:
     cache_key = (path, content)
-    with _lock:
-        hit = _cache.get(cache_key)
-        if hit is not None:
-            _cache.move_to_end(cache_key)
-            return hit
+    hit = _cache.get(cache_key)
+    if hit is not None:
+        return hit
     entry = (
         importlib.util.cache_from_source(path),
         _compile(path, content),
         file_key(path, content),
     )
-    with _lock:
-        _cache[cache_key] = entry
-        while len(_cache) > _MAX_ENTRIES:
-            _cache.popitem(last=False)
+    _cache.put(cache_key, entry)
     return entry
 
 

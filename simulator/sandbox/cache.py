@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future
 from types import TracebackType
 
+from ..lru import Lru
 from ._caller import check_request
 from .contract import TestRunner
 from .limits import SandboxLimits
@@ -61,7 +61,7 @@ class CachingRunner:
         self._max_entries = max_entries
         self._lock = threading.Lock()
         # reports are frozen, so the cached=True copy is built once and shared
-        self._reports: OrderedDict[bytes, RunReport] = OrderedDict()
+        self._reports: Lru[bytes, RunReport] = Lru(max_entries)
         self._in_flight: dict[bytes, Future[RunReport]] = {}
         self._hits = 0
         self._misses = 0
@@ -128,7 +128,6 @@ class CachingRunner:
             report = self._reports.get(key)
             if report is not None:
                 # a hit was validated when it first ran: the key covers every input
-                self._reports.move_to_end(key)
                 self._hits += 1
                 return report
             waiting = self._in_flight.get(key)
@@ -151,9 +150,7 @@ class CachingRunner:
         with self._lock:
             del self._in_flight[key]
             if report.status in _CACHEABLE:
-                self._reports[key] = dataclasses.replace(report, cached=True)
-                while len(self._reports) > self._max_entries:
-                    self._reports.popitem(last=False)
+                self._reports.put(key, dataclasses.replace(report, cached=True))
         future.set_result(report)
         return report
 

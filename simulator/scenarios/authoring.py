@@ -290,9 +290,7 @@ def engine_checks(family: str, structures: int) -> dict[str, list[str]]:
     from metasre.simulator import Episode
     from metasre.simulator.scenarios import loader
 
-    loader._raw.cache_clear()
-    loader._spec.cache_clear()
-    loader._BUILT.clear()
+    loader.reload()
     found: dict[str, list[str]] = {}
     seed = 0
     while len(found) < structures:

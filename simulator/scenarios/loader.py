@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import threading
 import tomllib
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from metasre.simulator.errors import HistoryError
 from metasre.simulator.history import Commit, load_history_dir
+from metasre.simulator.lru import Lru
 from metasre.simulator.observation import Opening
 from metasre.simulator.scenarios.errors import InvalidScenarioError
 from metasre.simulator.scenarios.render import Renderer, draw_values, draw_variants, drop_unwanted
@@ -195,10 +195,7 @@ def load_instance(folder: Path, seed: int) -> ScenarioInstance:
     built = _cached(folder, key)
     if built is None:
         made = _build(folder, key)
-        with _BUILT_LOCK:
-            built = _BUILT.setdefault((folder, key), _Built(*made))
-            if len(_BUILT) > _BUILT_LIMIT:
-                _BUILT.popitem(last=False)
+        built = _BUILT.setdefault((folder, key), _Built(*made))
     return built.instance(seed, values)
 
 
@@ -212,11 +209,7 @@ def rendered_instance(folder: Path, seed: int) -> ScenarioInstance | None:
 
 
 def _cached(folder: Path, key: _Key) -> _Built | None:
-    with _BUILT_LOCK:
-        built = _BUILT.get((folder, key))
-        if built is not None:
-            _BUILT.move_to_end((folder, key))
-        return built
+    return _BUILT.get((folder, key))
 
 
 _Key = tuple[tuple[str, int], ...]
@@ -232,31 +225,43 @@ class _Built:
     spec: ScenarioSpec
     tree: BaseTree
     hidden: MappingProxyType[str, bytes]
-    instances: OrderedDict[int, ScenarioInstance] = field(default_factory=OrderedDict)
-    """By seed, the most recently used last: kept with the rendering, not beyond it."""
+    instances: Lru[int, ScenarioInstance] = field(default_factory=lambda: Lru(_SEEDS_PER_RENDERING))
+    """By seed: kept with the rendering, not beyond it."""
 
     def instance(self, seed: int, values: dict[str, Any]) -> ScenarioInstance:
-        with _BUILT_LOCK:
+        with _BUILT_LOCK:  # two threads asking for one seed get one instance
             found = self.instances.get(seed)
             if found is None:
                 found = ScenarioInstance(
                     self.spec, seed, MappingProxyType(values), self.tree, self.hidden
                 )
-                self.instances[seed] = found
-                if len(self.instances) > _SEEDS_PER_RENDERING:
-                    self.instances.popitem(last=False)
-            else:
-                self.instances.move_to_end(seed)
+                self.instances.put(seed, found)
             return found
 
 
 # Renderings by the values their seed drew; an explicit cache (not lru_cache) so that a caller
 # can take a rendered instance without rendering: the service renders in a worker thread only
 # when it must. Nearly every seed draws values of its own, so this bounds the instances too.
-_BUILT: OrderedDict[tuple[Path, _Key], _Built] = OrderedDict()
-_BUILT_LIMIT = 256
 _SEEDS_PER_RENDERING = 64
+_BUILT: Lru[tuple[Path, _Key], _Built] = Lru(256)
 _BUILT_LOCK = threading.Lock()
+
+
+def reload() -> None:
+    """Forget every scenario file read and rendering made: files just written are read anew.
+
+    For authoring tools that rewrite a family in a running process; a server never needs it
+    (families never change in place). The pool of shared spec entries stays: it is keyed by
+    value.
+    """
+    _raw.cache_clear()
+    forget_renderings()
+
+
+def forget_renderings() -> None:
+    """Forget every rendering made (the files read stay): the next instance renders cold."""
+    _spec.cache_clear()
+    _BUILT.clear()
 
 
 def _drawn(folder: Path, seed: int) -> tuple[dict[str, Any], _Key]:
@@ -324,8 +329,7 @@ _SHARED_TABLES = (
     "certificates",
     "queues",
 )
-_POOL: OrderedDict[tuple[str, str], BaseModel] = OrderedDict()
-_POOL_LIMIT = 65536
+_POOL: Lru[tuple[str, str], BaseModel] = Lru(65536)
 
 
 def _shared(spec: ScenarioSpec) -> ScenarioSpec:
@@ -342,11 +346,10 @@ def _shared(spec: ScenarioSpec) -> ScenarioSpec:
             shared = []
             for entry in entries:
                 key = (type(entry).__name__, entry.model_dump_json())
-                known = _POOL.get(key)
+                known = _POOL.peek(key)
                 if known is None:
-                    _POOL[key] = known = entry
-                    if len(_POOL) > _POOL_LIMIT:
-                        _POOL.popitem(last=False)
+                    _POOL.put(key, entry)
+                    known = entry
                 shared.append(known)
             update[table] = tuple(shared)
     return spec.model_copy(update=update)

@@ -95,6 +95,12 @@ def _retired() -> dict[str, str]:
     return {old: sid for sid, e in _entries().items() for old in read_retired_ids(e.folder)}
 
 
+def reload() -> None:
+    """Forget the list of families read from disk (see `Catalog.reload`)."""
+    _entries.cache_clear()
+    _retired.cache_clear()
+
+
 def scenario_ids() -> list[str]:
     """Every family in the catalogue, sorted, the parts of symptom-first families included.
 

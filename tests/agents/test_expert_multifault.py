@@ -18,7 +18,7 @@ from metasre.agents import ClientError, ConnectionLostError, EpisodeOverError
 from metasre.agents.policies import ExpertPolicy, ToolReply
 from metasre.agents.policies.expert import tolerant
 from metasre.agents.sync import SyncClient
-from metasre.cli.inprocess import EpisodeCaller
+from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode
 from metasre.simulator.tools import get_tool
 from metasre.simulator.views import View, owners_of, refusal

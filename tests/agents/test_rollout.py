@@ -126,7 +126,7 @@ def test_the_command_refuses_bad_input_with_exit_code_2():
 
 
 async def test_the_team_rolls_out_with_three_seats_per_episode(server):
-    from metasre.cli.rollout import team_player
+    from metasre.agents.team_session import team_player
 
     plan = plan_episodes(["meta-sre/payment-bad-deploy-v2", "meta-sre/user-service-oom-v2"], [3])
 

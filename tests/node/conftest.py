@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from metasre.agents.policies import ExpertPolicy
-from metasre.cli.inprocess import EpisodeCaller
+from metasre.conformance import EpisodeCaller
 from metasre.service.server import prepare_sandbox
 from metasre.simulator import Episode
 

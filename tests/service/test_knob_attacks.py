@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from metasre.agents.sync import SyncClient, WireCaller
-from metasre.cli.validate import SHOTGUN_MAX
+from metasre.conformance.validate import SHOTGUN_MAX
 from metasre.simulator import resolve
 
 KNOB_FAMILIES = (

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from metasre.agents.sync import SyncClient, WireCaller
-from metasre.cli.validate import SHOTGUN_MAX
+from metasre.conformance.validate import SHOTGUN_MAX
 from metasre.simulator import resolve
 
 from .test_knob_attacks import _settings_ops

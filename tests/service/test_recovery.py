@@ -29,7 +29,7 @@ import pytest
 
 from metasre.agents.client import AgentConnection, MetasreClient
 from metasre.agents.errors import ClientError
-from metasre.cli.validate import play_steps
+from metasre.conformance.validate import play_steps
 from metasre.service.store.sqlite import TrajectoryStore
 from metasre.simulator import Episode, resolve
 from metasre.v1 import control_pb2, control_pb2_grpc

@@ -8,20 +8,20 @@ the world or a fault changes).
 """
 
 import random
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from metasre.cli.validate import play_steps
+from metasre.conformance.validate import play_steps
 from metasre.simulator import Episode, Observation, StepResult, resolve, sandbox, scenario_ids
 from metasre.simulator import episode as episode_module
 from metasre.simulator import logs as logs_module
 from metasre.simulator import telemetry as telemetry_module
 from metasre.simulator.alerts import AlertRules
 from metasre.simulator.logs import LEVELS, LogLine
+from metasre.simulator.lru import Lru
 from metasre.simulator.observation import Opening
 from metasre.simulator.report import normalize_location
 from metasre.simulator.sandbox import RunReport, SandboxLimits, default_runner
@@ -242,8 +242,7 @@ def test_the_opening_is_rendered_once_per_seed_and_shared_as_a_value(monkeypatch
 
 
 def test_an_opening_is_kept_with_its_rendering_and_goes_with_it(monkeypatch):
-    monkeypatch.setattr(loader, "_BUILT", OrderedDict())
-    monkeypatch.setattr(loader, "_BUILT_LIMIT", 1)
+    monkeypatch.setattr(loader, "_BUILT", Lru(1))
     # A plain family: a mix's folder holds no variants of its own (its causes' folders do).
     entry = next(e for e in map(resolve, scenario_ids()) if e.mix is None)
     assert loader._drawn(entry.folder, 1)[1] != loader._drawn(entry.folder, 2)[1]

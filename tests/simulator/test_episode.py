@@ -207,7 +207,7 @@ def test_a_syntax_error_is_penalised_and_reported(ad):
 
 def _trace(scenario: str, seed: int) -> list[tuple]:
     from metasre.agents.policies import ExpertPolicy
-    from metasre.cli.inprocess import EpisodeCaller
+    from metasre.conformance import EpisodeCaller
 
     ep = Episode.make(scenario, seed)
     log: list[tuple] = []

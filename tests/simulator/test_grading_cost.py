@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from metasre.cli import validate
+from metasre.conformance import validate
 from metasre.simulator import Episode, resolve, sandbox
 
 BURN = b"""

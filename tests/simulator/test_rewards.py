@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metasre.agents.policies import HINTED, SHOTGUNS, ExpertPolicy
-from metasre.cli.inprocess import EpisodeCaller
+from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode, resolve, scenario_ids
 from metasre.simulator.report import normalize_location
 from metasre.simulator.rewards import FAULT_CURED, HINT_PRICES, UNNEEDED_OPERATION

@@ -5,7 +5,7 @@ A new scenario folder is tested here as soon as it exists.
 
 import pytest
 
-from metasre.cli.validate import validate_scenario
+from metasre.conformance.validate import validate_scenario
 from metasre.simulator import resolve, scenario_ids
 from metasre.simulator.report import normalize_location
 from metasre.simulator.scenarios.family import MIN_GROUND_TRUTHS

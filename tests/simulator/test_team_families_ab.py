@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from metasre.agents.policies import ExpertPolicy
-from metasre.cli.inprocess import EpisodeCaller
+from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode
 from metasre.simulator.scenarios.loader import SCENARIOS_DIR
 from metasre.simulator.scenarios.spec import FurtherFault, GroundTruth, ScenarioSpec

@@ -22,7 +22,7 @@ import pytest
 
 from metasre.agents.policies import ExpertPolicy
 from metasre.agents.policies.base import ToolReply
-from metasre.cli.inprocess import EpisodeCaller
+from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode, resolve
 from metasre.simulator.scenarios.loader import SCENARIOS_DIR
 from metasre.simulator.scenarios.spec import RoleSpec, ScenarioSpec

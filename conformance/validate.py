@@ -1,4 +1,4 @@
-"""`metasre validate`: proves each scenario is a fair incident, seed by seed."""
+"""Family conformance (`metasre validate`): each scenario proved a fair incident, seed by seed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from metasre.agents.policies import HINTED, PROBES, SHOTGUNS, ExpertPolicy, RandomPolicy
 from metasre.agents.policies.shallow import ShallowLearner, example, glance, scripts
-from metasre.cli.inprocess import EpisodeCaller
+from metasre.conformance.caller import EpisodeCaller
 from metasre.simulator import Episode, Grade, resolve
 from metasre.simulator.episode import StepTarget
 from metasre.simulator.episode import play_steps as _play_steps
@@ -366,3 +366,25 @@ def validate_scenario(
             f"random agent mean {statistics.fmean(verdict.random):.3f} > {RANDOM_MAX_MEAN}"
         )
     return verdict
+
+
+__all__ = [
+    "ALONE_MAX_SHARE",
+    "EXPERT_MIN",
+    "GRADING_BUDGET_MS",
+    "HINTED_MAX",
+    "PROBE_MAX",
+    "RANDOM_MAX_MEAN",
+    "REPLAY_MAX_SHARE",
+    "SHALLOW_MAX",
+    "SHALLOW_TRAIN_SEEDS",
+    "SHOTGUN_MAX",
+    "WRONG_FIX_MARGIN",
+    "ScenarioVerdict",
+    "check_grading_cost",
+    "check_shallow",
+    "check_start",
+    "play_steps",
+    "sla_met",
+    "validate_scenario",
+]
