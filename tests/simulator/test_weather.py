@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from metasre.cli.inprocess import EpisodeCaller
+from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode
 from metasre.simulator.episode import Episode as _Episode
 from metasre.simulator.scenarios.herrings import Herrings, add_herrings
