@@ -497,10 +497,10 @@ class ExpertPolicy:
         read each and weigh what it changed against what the logs say (the newest wins ties).
         """
         said = set(IDENTIFIER.findall(" ".join([d.cue, *d.evidence]).lower()))
-        # Its message says what it meant to change, in the words logs use ("millisecond
+        # A commit's message says what it meant to change, in the words logs use ("millisecond
         # senders" beside "send milliseconds"): compared by their stems, as a reader would.
         said_stems = _stems(" ".join([d.cue, *d.evidence]))
-        best, best_score = str(commits[0]["sha"]), -1
+        best, best_score = str(commits[0]["sha"]), (-1, -1)
         for commit in commits:
             shown = call("git_show", {"commit": commit["sha"]})
             changed = {
@@ -513,7 +513,8 @@ class ExpertPolicy:
             }
             subject = str(commit.get("message", commit.get("subject", "")))
             meant = _stems(subject)
-            score = len(changed & said) + len(meant & said_stems)
+            # What it changed decides; what it meant to change breaks the ties.
+            score = (len(changed & said), len(meant & said_stems))
             if score > best_score:
                 best, best_score = str(commit["sha"]), score
         return best

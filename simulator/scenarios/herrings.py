@@ -288,13 +288,24 @@ def _add_weather(
     return rows
 
 
-def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> dict[str, Any]:
-    """The spec fields that change when `herrings` are added to `spec` (for model_copy)."""
+def add_herrings(
+    spec: ScenarioSpec,
+    herrings: Herrings,
+    rng: random.Random,
+    paging: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """The spec fields that change when `herrings` are added to `spec` (for model_copy).
+
+    `paging`: the services whose alerts page, when the family names them; every other service
+    is an inner row. By default the inner rows are those something calls.
+    """
     onset = max((f.onset_minutes_ago for f in spec.faults), default=0.0)
     sick, rest = _pools(spec)
     services = {s.name: s for s in spec.services}
     update: dict[str, Any] = {}
     called = {d for s in spec.services for d in s.depends_on}
+    if paging:  # a consumer nothing calls is an inner row where only the storefront pages
+        called = {s.name for s in spec.services} - paging
     inner_sick = [s for s in sick if s in called]
     weather_rows: list[str] = []
     # These two draw from `rng` only where a family asks for them: the families that do not
@@ -393,9 +404,9 @@ def add_herrings(spec: ScenarioSpec, herrings: Herrings, rng: random.Random) -> 
         )
         # And one on the paging edge: a root at the edge is where the alerts are, so "undo the
         # alerted service's push" must meet a harmless one there too.
-        paging = [s for s in sick if s not in called]
-        if paging:
-            targets.append(rng.choice(paging))
+        pagers = [s for s in sick if s not in called]
+        if pagers:
+            targets.append(rng.choice(pagers))
         for service in targets:
             free = [h for h in herrings.config_pushes if h[0] not in services[service].config]
             if not free:

@@ -65,6 +65,9 @@ class Mix:
     """Every seed's step budget, for the same reason."""
     herrings: Herrings = field(default_factory=Herrings)
     """What every seed adds to its cause's world (see scenarios.herrings)."""
+    paging: frozenset[str] = frozenset()
+    """The services whose alerts page, where the platform's entry points are not simply the
+    services nothing calls (a queue consumer is called by no one and pages no one)."""
     same_size: bool = False
     """Whether every seed runs about as many services, whatever its cause (see `_padded`)."""
 
@@ -93,6 +96,7 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             cause_ids=tuple(read_scenario_id(p) for p in paths),
             alert_metrics=frozenset(raw.get("alert_metrics", ["error_rate", "p99_ms"])),
             edge_only=bool(raw.get("edge_only", True)),
+            paging=frozenset(str(p) for p in raw.get("paging", ())),
             seed_varies=tuple(raw.get("seed_varies", ())),
             sla_minutes=float(raw["sla_minutes"]),
             step_budget=int(raw["step_budget"]),
@@ -176,7 +180,7 @@ def _padded(mix: Mix, spec: ScenarioSpec, seed: int) -> tuple[ServiceSpec, ...]:
     missing = sorted(set(seen) - set(services))
     rng.shuffle(missing)
     add = missing[: max(0, most + rng.randint(0, 2) - len(services))]
-    edges = sorted(_edges(spec))
+    edges = sorted(set(mix.paging) or _edges(spec))
     for name in add:
         services[name] = seen[name].model_copy(update={"code_dir": None, "depends_on": ()})
     for name in add:
@@ -197,7 +201,7 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     onset = max((f.onset_minutes_ago for f in spec.faults), default=0.0)
     found = _MINUTES.search(spec.description)
     minutes = int(found.group(1)) if found else round(onset)
-    edges = _edges(spec)
+    edges = set(mix.paging) or _edges(spec)
     alerts = tuple(
         a.model_copy(update={"summary": _summary(a)})
         for a in spec.alerts
@@ -216,7 +220,7 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
             "step_budget": mix.step_budget,
             "alerts": alerts,
             "seed_varies": mix.seed_varies,
-            **add_herrings(spec, mix.herrings, rng),
+            **add_herrings(spec, mix.herrings, rng, mix.paging),
         }
     )
 
