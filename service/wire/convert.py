@@ -586,6 +586,8 @@ def tool_pb(tool: Tool) -> common_pb2.ToolSpec:
         input_schema=dict_to_struct(tool.json_schema()),
         kind=tool.kind,
         minutes=tool.minutes,
+        output_schema=dict_to_struct(tool.output_schema()),
+        error_schema=dict_to_struct(tool.error_schema()),
     )
 
 

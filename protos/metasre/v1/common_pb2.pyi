@@ -403,15 +403,19 @@ class ScenarioSummary(_message.Message):
     def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., severity: _Optional[str] = ..., difficulty: _Optional[str] = ..., sla_minutes: _Optional[float] = ..., step_budget: _Optional[int] = ..., roles: _Optional[_Iterable[_Union[RoleInfo, _Mapping]]] = ..., part_of: _Optional[str] = ...) -> None: ...
 
 class ToolSpec(_message.Message):
-    __slots__ = ("name", "description", "input_schema", "kind", "minutes")
+    __slots__ = ("name", "description", "input_schema", "kind", "minutes", "output_schema", "error_schema")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MINUTES_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    ERROR_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     input_schema: _struct_pb2.Struct
     kind: str
     minutes: float
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., kind: _Optional[str] = ..., minutes: _Optional[float] = ...) -> None: ...
+    output_schema: _struct_pb2.Struct
+    error_schema: _struct_pb2.Struct
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., kind: _Optional[str] = ..., minutes: _Optional[float] = ..., output_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
