@@ -15,8 +15,8 @@ import asyncio
 import contextlib
 import itertools
 import secrets
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import grpc
@@ -133,8 +133,15 @@ class SessionHandle:
 
 
 @dataclass(frozen=True, slots=True)
-class CallResult:
-    """The result of one of this agent's tool calls."""
+class CallResult(Mapping[str, Any]):
+    """The result of one of this agent's tool calls: ToolResult's fields.
+
+    Read like everything else the SDK hands back (an observation, a session, a grade, an inbox
+    item): as a read-only mapping keyed by the proto's field names (`result["text"]`,
+    `dict(result)` for JSON), and, for a call's result, as attributes too (`result.text`).
+    `data` has the shape of the tool's `output_schema` when `ok`, else of its `error_schema`
+    (`list_tools()`).
+    """
 
     call_id: str
     tick: int
@@ -152,6 +159,20 @@ class CallResult:
     def done(self) -> bool:
         """True once the episode has ended."""
         return not self.phase.endswith("RUNNING")
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _RESULT_FIELDS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_RESULT_FIELDS)
+
+    def __len__(self) -> int:
+        return len(_RESULT_FIELDS)
+
+
+_RESULT_FIELDS = tuple(f.name for f in fields(CallResult))
 
 
 @dataclass(slots=True)

@@ -1,4 +1,16 @@
-"""A thin blocking wrapper over the async client, for scripts and for the sync policies."""
+"""The blocking client: `SyncClient` and its seats' `SyncAgent`, for scripts and trainers.
+
+Each call waits for its answer; a thread of the client's own runs the async client
+(`MetasreClient`) underneath, so a script needs no asyncio:
+
+    with SyncClient("127.0.0.1:50051") as client:
+        session = client.create_session("payment-bad-deploy", seed=3, seats=["me"])
+        agent = client.agent(session.id, session.tokens["me"])
+        result = agent.call("get_alerts")  # a CallResult: result["text"] or result.text
+        client.reset_session(session.id)  # the next episode; agent.wait_episode(2)
+
+The README's "Connect an agent from Python" runs a longer example (tested as pasted).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +25,13 @@ from typing import Any, TypeVar
 
 import grpc
 
-from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
+from metasre.agents.client import (
+    AgentConnection,
+    CallResult,
+    Inbox,
+    MetasreClient,
+    SessionHandle,
+)
 from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
 from metasre.agents.policies.base import ToolReply
 from metasre.agents.retry import RetryPolicy
@@ -87,7 +105,14 @@ class LoopThread:
 
 
 class SyncClient:
-    """Blocking twin of `MetasreClient`."""
+    """Blocking twin of `MetasreClient`: the same methods, each waiting for its answer.
+
+    Sessions: `create_session` (or `session`, closed when its block exits), `get_session`,
+    `list_sessions`, `reset_session`, `close_session`, `get_grade`, `get_trajectory`; the
+    catalogue: `list_scenarios`, `list_tools`; seats: `agent` (a joined `SyncAgent`). What they
+    return is plain data keyed by the proto's field names. Close it (or use `with`) to stop its
+    thread.
+    """
 
     def __init__(
         self,
@@ -186,7 +211,12 @@ class SyncClient:
 
 
 class SyncAgent:
-    """Blocking twin of `AgentConnection`."""
+    """Blocking twin of `AgentConnection`: one joined seat.
+
+    `call` a tool (a `CallResult`), read the latest `observation` and the `inbox` of what the
+    server pushed (teammates' calls and messages, rewards, turns, the episode's end), follow a
+    reset with `wait_episode`, and `close`.
+    """
 
     def __init__(self, loop: LoopThread, conn: AgentConnection) -> None:
         self._loop = loop
@@ -230,6 +260,15 @@ class SyncAgent:
     def messages(self) -> Sequence[dict[str, Any]]:
         """Teammates' messages received so far."""
         return list(self.conn.inbox.messages)
+
+    @property
+    def inbox(self) -> Inbox:
+        """What the server pushed besides this seat's own results.
+
+        Teammates' applied calls, messages, rewards, turns, and `episode_end` (the grade) once
+        the episode is over.
+        """
+        return self.conn.inbox
 
     def close(self) -> None:
         """Hang up (nothing to do once the client itself is closed)."""

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from metasre.agents.policies.team import RoleSeat
+from metasre.agents.policies.team import ROLES, RoleSeat
 from metasre.agents.team_session import (
     TEAM_TURN_TIMEOUT,
     play_seated_role_team,
@@ -152,7 +152,7 @@ async def run_demo(args: argparse.Namespace, out: TextIO, interrupt: Interrupt) 
             f"a team of its {len(roles)} roles ({', '.join(r.name for r in roles)}), each seeing"
             " only its view,"
             if roles
-            else "a team of three (commander, investigator, fixer)"
+            else f"a team of {len(ROLES)} generalists ({', '.join(ROLES)})"
         )
         out.write(
             f"META-SRE demo: {team_text} under {args.policy}, server {address}\n"

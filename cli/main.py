@@ -415,9 +415,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add_command(
         sub,
         "demo",
-        "watch the scripted team of three solve an incident over gRPC, narrated",
-        "Start a server on a free port (or use --target), seat a scripted team of three "
-        "(commander, investigator, fixer) on an incident, narrate every call, message and "
+        "watch a scripted team solve an incident over gRPC, narrated",
+        "Start a server on a free port (or use --target), seat a scripted team on an incident "
+        "(one seat per role of a family that declares roles, each seeing only its view; else "
+        "three generalists: commander, investigator, fixer), narrate every call, message and "
         "reward as a spectator sees them, and print the grade.",
     )
     p.add_argument("--scenario", default="payment-bad-deploy", help="scenario id or name")

@@ -106,8 +106,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--team",
         action="store_true",
-        help="seat a team of three models (commander, investigator, fixer), each with its "
-        "role's prompt and tools; teammates talk with send_message",
+        help="seat a team of models: one per role of a family that declares roles (each seeing "
+        "only its view), else three generalists (commander, investigator, fixer); each has its "
+        "role's prompt and tools, and teammates talk with send_message",
     )
     p.add_argument(
         "--role-model",

@@ -18,8 +18,10 @@
 // the command line) or `--token=T` (with the "=": a token may start with "-").
 // Progress goes to stderr as JSON lines ({"event": ...}); the outcome (plan, calls, the
 // teammates' calls heard, grade) goes to stdout as one JSON document.
-// Exit codes: 0 done, 1 the grade is below --min-grade, 2 bad usage, 3 no playbook fits the
-// evidence or the server refused something.
+// Exit codes are the `metasre` command line's (ExitCode in cli/errors.py, README "Exit codes"):
+// 0 done, 1 the verdict is no (the grade is below --min-grade, or no playbook fits the
+// evidence), 2 bad usage, 3 the server refused a request, 10 nothing answers at --target,
+// 130 interrupted (Ctrl-C).
 "use strict";
 
 const { parseArgs } = require("node:util");
@@ -204,6 +206,30 @@ class Playbook {
 
 class NoPlaybook extends Error {}
 
+/** The exit codes this agent uses: the same numbers as the CLI's (cli/errors.py ExitCode). */
+const EXIT = Object.freeze({
+  OK: 0,
+  FAILED: 1,
+  USAGE: 2,
+  REFUSED: 3,
+  UNREACHABLE: 10,
+  INTERRUPTED: 130,
+});
+
+/** How a failure ends the process, as the CLI ends the same failure. */
+function exitCodeOf(err) {
+  if (err instanceof UsageError || String(err.code).startsWith("ERR_PARSE_ARGS")) {
+    return EXIT.USAGE;
+  }
+  if (err instanceof NoPlaybook) return EXIT.FAILED;
+  // No ErrorInfo: the transport failed, no metasre server answered (the CLI's rule too).
+  if (["UNAVAILABLE", "DEADLINE_EXCEEDED"].includes(err.code) && !err.reason) {
+    return EXIT.UNREACHABLE;
+  }
+  if (err.code && typeof err.code === "string" && /^[A-Z_]+$/.test(err.code)) return EXIT.REFUSED;
+  return EXIT.FAILED;
+}
+
 // -- command line -------------------------------------------------------------------------
 
 const USAGE =
@@ -229,7 +255,7 @@ function options(argv) {
   });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
+    process.exit(EXIT.OK);
   }
   if (!values.scenario === !values.session || (values.session && !values.token)) {
     throw new UsageError("give --scenario, or --session with --token=T or METASRE_JOIN_TOKEN");
@@ -313,9 +339,9 @@ async function main(argv) {
     process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
     if (!outcome.passed) {
       log({ event: "below_min_grade", total, min_grade: minGrade });
-      return 1;
+      return EXIT.FAILED;
     }
-    return 0;
+    return EXIT.OK;
   } finally {
     if (agent) agent.close();
     client.close();
@@ -323,17 +349,21 @@ async function main(argv) {
 }
 
 if (require.main === module) {
+  process.once("SIGINT", () => {
+    log({ event: "interrupted" });
+    process.exit(EXIT.INTERRUPTED);
+  });
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;
     },
     (err) => {
-      const usage = err instanceof UsageError || String(err.code).startsWith("ERR_PARSE_ARGS");
+      const code = exitCodeOf(err);
       log({ event: "failed", error: err.message, code: err.code, reason: err.reason });
-      if (usage) process.stderr.write(`${USAGE}\n`);
-      process.exitCode = usage ? 2 : 3;
+      if (code === EXIT.USAGE) process.stderr.write(`${USAGE}\n`);
+      process.exitCode = code;
     },
   );
 }
 
-module.exports = { Playbook, parseDiff, rootSuspect };
+module.exports = { EXIT, Playbook, exitCodeOf, parseDiff, rootSuspect };

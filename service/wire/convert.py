@@ -593,6 +593,8 @@ def tool_pb(tool: Tool) -> common_pb2.ToolSpec:
         needs=sorted(tool.needs),
         service_args=list(tool.service_args),
         gives_hints=tool.gives_hints,
+        output_schema=dict_to_struct(tool.output_schema()),
+        error_schema=dict_to_struct(tool.error_schema()),
     )
 
 

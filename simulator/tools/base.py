@@ -11,7 +11,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from metasre.simulator.alerts import AlertRules
@@ -36,6 +36,24 @@ class Args(BaseModel):
 
 class NoArgs(Args):
     """The tool takes no arguments."""
+
+
+class Output(BaseModel):
+    """Base of every tool's output model: the shape of its `ToolOutput.data`.
+
+    Its JSON Schema is what clients see (ListTools' output and error schemas). Handlers build
+    plain dicts, which costs nothing per call; `tests/service/test_output_schemas.py` plays every
+    tool through a real server and validates what each call returned against the published
+    schema, so a handler that drifts from its model fails there.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Refusal(Output):
+    """The data of a call the world refused (`ToolOutput.error` set)."""
+
+    error: str = Field(description="What was wrong, and what exists instead.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +227,10 @@ class Tool:
     only look, change edits the code, operate changes the running platform."""
     handler: Handler
     _: KW_ONLY
+    output: type[Output]
+    """The shape of a successful call's `data`; its JSON Schema is published by ListTools."""
+    refusals: tuple[type[Output], ...] = (Refusal,)
+    """The shapes of a refused call's `data` (the in-world errors the handler returns)."""
     names_agents: str | None = None
     """The argument (a list of agent ids, '*' for all) that names teammates, if any. The
     episode knows no team; a session refuses ids none of its seats has, rather than let a
@@ -250,3 +272,26 @@ class Tool:
         schema.setdefault("properties", {})
         schema["additionalProperties"] = False
         return schema
+
+    def output_schema(self) -> dict[str, Any]:
+        """The JSON Schema of a successful call's `data` (ToolResult.ok true)."""
+        return _schema_of((self.output,))
+
+    def error_schema(self) -> dict[str, Any]:
+        """The JSON Schema of a refused call's `data` (ToolResult.ok false)."""
+        return _schema_of(self.refusals)
+
+
+def _schema_of(models: tuple[type[Output], ...]) -> dict[str, Any]:
+    """One model's JSON Schema, the union's (anyOf) when there are several, none for none."""
+    if not models:
+        return {"not": {}, "description": "Never: this tool's calls are never refused."}
+    defs: dict[str, Any] = {}
+    branches = []
+    for model in models:
+        schema = model.model_json_schema()  # its $refs point at the root's $defs
+        defs.update(schema.pop("$defs", {}))
+        branches.append(schema)
+    union = branches[0] if len(branches) == 1 else {"anyOf": branches}
+    union.pop("title", None)
+    return {**union, "$defs": defs} if defs else union

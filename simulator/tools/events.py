@@ -7,8 +7,8 @@ from typing import Literal
 from pydantic import Field
 
 from metasre.simulator.clock import stamp
-from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
-from metasre.simulator.tools.observe import unknown_service
+from metasre.simulator.tools.base import Args, Output, Tool, ToolContext, ToolOutput
+from metasre.simulator.tools.observe import UnknownServiceRefusal, unknown_service
 from metasre.simulator.views import shows_event
 
 EventKind = Literal[
@@ -90,6 +90,23 @@ def get_events(ctx: ToolContext, args: GetEventsArgs) -> ToolOutput:
     return ToolOutput(text="\n".join([f"{header}, oldest first:", *lines]), data={"events": rows})
 
 
+class EventRow(Output):
+    """One change to the platform."""
+
+    minute: float = Field(description="When, in simulated minutes (negative: before the page).")
+    timestamp: str = Field(description="When, in UTC (ISO 8601).")
+    service: str = Field(description="The service changed.")
+    kind: str = Field(description="The kind of change (the kind argument's values).")
+    text: str = Field(description="What changed.")
+    by: str = Field(description="Who changed it ('' for changes before the incident's record).")
+
+
+class GetEventsOutput(Output):
+    """What get_events returns."""
+
+    events: list[EventRow] = Field(description="The changes, oldest first.")
+
+
 TOOLS = (
     Tool(
         "get_events",
@@ -103,6 +120,8 @@ TOOLS = (
         0.2,
         "investigate",
         get_events,
+        output=GetEventsOutput,
+        refusals=(UnknownServiceRefusal,),
         inline=True,
         service_args=("service",),
     ),

@@ -10,7 +10,7 @@ from pydantic.config import JsonDict
 
 from metasre.simulator.errors import SimulatorError
 from metasre.simulator.history import split_lines
-from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
+from metasre.simulator.tools.base import Args, Output, Refusal, Tool, ToolContext, ToolOutput
 from metasre.simulator.vfs import FileView
 
 MAX_VIEW_LINES = 400
@@ -227,6 +227,44 @@ def _find(ctx: ToolContext, path: str, needle: str) -> int | ToolOutput:
     )
 
 
+class FindRefusal(Refusal):
+    """An edit_lines whose find matched no line, or several (their numbers)."""
+
+    lines: list[int] = Field(description="The lines holding the find text (empty: none).")
+
+
+class ListFilesOutput(Output):
+    """What list_files returns."""
+
+    path: str = Field(description="The folder listed, as asked.")
+    entries: list[str] = Field(description="Its files and folders; folders end in '/'.")
+
+
+class ViewFileOutput(Output):
+    """What view_file returns."""
+
+    path: str = Field(description="The file, normalised.")
+    start_line: int = Field(description="The first line shown (1-based).")
+    end_line: int = Field(description="The last line shown, inclusive.")
+    total_lines: int = Field(description="The file's length in lines.")
+    lines: list[str] = Field(description="The lines shown, without numbers.")
+
+
+class EditLinesOutput(Output):
+    """What edit_lines returns."""
+
+    path: str = Field(description="The file changed, normalised.")
+    commit: str = Field(description="The commit recording the edit (authored by the caller).")
+    start_line: int = Field(description="The first line of the range changed.")
+    end_line: int = Field(description="The last line of the range changed.")
+    removed: list[str] = Field(description="The lines taken out.")
+    inserted: list[str] = Field(description="The lines put in.")
+    context_above: list[str] = Field(description="Up to 3 unchanged lines before the edit.")
+    context_below: list[str] = Field(description="Up to 3 unchanged lines after the edit.")
+    service: str | None = Field(description="The service the file's code runs in, if any.")
+    syntax_error: str | None = Field(description="Why the file no longer compiles, if it does not.")
+
+
 TOOLS = (
     Tool(
         "list_files",
@@ -236,6 +274,7 @@ TOOLS = (
         0.2,
         "investigate",
         list_files,
+        output=ListFilesOutput,
         inline=True,
         needs=frozenset({"code"}),
     ),
@@ -247,6 +286,7 @@ TOOLS = (
         0.5,
         "investigate",
         view_file,
+        output=ViewFileOutput,
         inline=True,
         needs=frozenset({"code"}),
     ),
@@ -260,6 +300,8 @@ TOOLS = (
         1.0,
         "change",
         edit_lines,
+        output=EditLinesOutput,
+        refusals=(Refusal, FindRefusal),
         needs=frozenset({"code"}),
     ),
 )

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from metasre.simulator.errors import SimulatorError
 from metasre.simulator.history import Commit, split_lines
-from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
+from metasre.simulator.tools.base import Args, Output, Tool, ToolContext, ToolOutput
 from metasre.simulator.tools.files import file_error_code, world_error
 
 
@@ -167,6 +167,56 @@ def git_diff(ctx: ToolContext, args: GitDiffArgs) -> ToolOutput:
     )
 
 
+class CommitOutput(Output):
+    """One commit of the code tree's history."""
+
+    sha: str = Field(description="The commit's sha.")
+    author: str = Field(description="Its author (an agent id for the agents' edits).")
+    message: str = Field(description="Its message.")
+    minutes_ago: float = Field(
+        description="Minutes before the page (negative: made during the incident)."
+    )
+    files: list[str] = Field(description="The files it changed.")
+
+
+class GitLogOutput(Output):
+    """What git_log returns."""
+
+    commits: list[CommitOutput] = Field(description="The commits, newest first.")
+
+
+class GitShowOutput(CommitOutput):
+    """What git_show returns: the commit and its diff."""
+
+    diff: str = Field(description="Its unified diff.")
+
+
+class BlameLine(Output):
+    """One blamed line."""
+
+    line: int = Field(description="The line's number.")
+    sha: str = Field(description="The commit that last changed it.")
+    author: str = Field(description="That commit's author.")
+    minutes_ago: float = Field(description="That commit's age, as in git_log.")
+    message: str = Field(description="That commit's message.")
+    text: str = Field(description="The line's text.")
+
+
+class GitBlameOutput(Output):
+    """What git_blame returns."""
+
+    path: str = Field(description="The file blamed, as asked.")
+    lines: list[BlameLine] = Field(description="The lines, in order.")
+
+
+class GitDiffOutput(Output):
+    """What git_diff returns."""
+
+    diff: str = Field(description="The unified diff of the changes since the page.")
+    files: list[str] = Field(description="Every file changed since the page.")
+    cut: bool = Field(description="True when the diff was cut at its length limit.")
+
+
 TOOLS = (
     Tool(
         "git_log",
@@ -176,6 +226,7 @@ TOOLS = (
         0.3,
         "investigate",
         git_log,
+        output=GitLogOutput,
         inline=True,
         needs=frozenset({"code"}),
     ),
@@ -186,6 +237,7 @@ TOOLS = (
         0.5,
         "investigate",
         git_show,
+        output=GitShowOutput,
         inline=True,
         needs=frozenset({"code"}),
     ),
@@ -196,6 +248,7 @@ TOOLS = (
         0.5,
         "investigate",
         git_blame,
+        output=GitBlameOutput,
         inline=True,
         needs=frozenset({"code"}),
     ),
@@ -206,6 +259,7 @@ TOOLS = (
         0.3,
         "investigate",
         git_diff,
+        output=GitDiffOutput,
         inline=True,
         needs=frozenset({"code"}),
     ),

@@ -9,7 +9,15 @@ from pydantic import Field
 
 from metasre.simulator.logs import LEVELS, LogLine
 from metasre.simulator.scenarios.spec import METRICS, Metric
-from metasre.simulator.tools.base import Args, NoArgs, Tool, ToolContext, ToolOutput
+from metasre.simulator.tools.base import (
+    Args,
+    NoArgs,
+    Output,
+    Refusal,
+    Tool,
+    ToolContext,
+    ToolOutput,
+)
 from metasre.simulator.views import shows_event
 
 
@@ -242,6 +250,111 @@ def describe_service(ctx: ToolContext, args: DescribeServiceArgs) -> ToolOutput:
     )
 
 
+class UnknownServiceRefusal(Refusal):
+    """A call naming a service that does not exist."""
+
+    service: str = Field(description="The name given.")
+    services: list[str] = Field(description="The services that exist.")
+
+
+class LogLineOutput(Output):
+    """One log line."""
+
+    timestamp: str = Field(description="When, in UTC (ISO 8601).")
+    level: str = Field(description="DEBUG, INFO, WARN, ERROR or FATAL.")
+    text: str = Field(description="The message.")
+
+
+class ReadLogsOutput(Output):
+    """What read_logs returns."""
+
+    service: str = Field(description="The service read.")
+    lines: list[LogLineOutput] = Field(description="The lines kept, oldest first.")
+
+
+class MetricPoint(Output):
+    """One minute's value of a metric."""
+
+    minute: int = Field(description="Simulated minute (0 is the page; negative before it).")
+    value: float = Field(description="The metric's value that minute.")
+
+
+class QueryMetricsOutput(Output):
+    """What query_metrics returns."""
+
+    service: str = Field(description="The service queried.")
+    metric: str = Field(description="The metric queried.")
+    points: list[MetricPoint] = Field(description="One point per minute, oldest first.")
+    min: float = Field(description="The smallest value in the window.")
+    max: float = Field(description="The largest value in the window.")
+    last: float = Field(description="The value now.")
+
+
+class AlertOutput(Output):
+    """One firing alert."""
+
+    id: str = Field(description="The alert's id.")
+    service: str = Field(description="The service it fires for.")
+    severity: str = Field(description="P1, P2, ...")
+    metric: str = Field(description="The metric that crossed its threshold.")
+    value: float = Field(description="The metric's value now.")
+    threshold: float = Field(description="The threshold it crossed.")
+    summary: str = Field(description="One line saying what is wrong.")
+    since_minute: int = Field(description="The simulated minute it started firing.")
+
+
+class GetAlertsOutput(Output):
+    """What get_alerts returns."""
+
+    alerts: list[AlertOutput] = Field(description="The alerts firing now that the seat sees.")
+
+
+class DependencyRow(Output):
+    """One service in the dependency graph."""
+
+    service: str = Field(description="The service.")
+    health: str = Field(description="healthy, degraded or down.")
+    depends_on: list[str] = Field(description="The services it calls.")
+    dependents: list[str] = Field(description="The services that call it.")
+
+
+class CheckDependenciesOutput(Output):
+    """What check_dependencies returns."""
+
+    services: list[DependencyRow] = Field(description="The services shown, by name.")
+
+
+class ReleaseRow(Output):
+    """One release of a service."""
+
+    version: str = Field(description="The release's version.")
+    minute: float = Field(description="When it shipped, in simulated minutes (negative: before).")
+    by: str = Field(description="Who shipped it.")
+
+
+class MigrationRow(Output):
+    """One migration of a service's database."""
+
+    id: str = Field(description="The migration's id (for rollback_migration).")
+    applied_minute: float = Field(description="When it was applied, in simulated minutes.")
+    file: str = Field(description="Its file in the code tree.")
+    applied: bool = Field(description="False once rolled back.")
+
+
+class DescribeServiceOutput(Output):
+    """What describe_service returns; parts the seat's view hides are empty."""
+
+    service: str = Field(description="The service.")
+    health: str = Field(description="healthy, degraded or down.")
+    version: str = Field(description="The deployed version ('' when deploys are hidden).")
+    replicas: int = Field(description="Running replicas.")
+    code_dir: str | None = Field(description="Its code's folder (null when code is hidden).")
+    releases: list[ReleaseRow] = Field(description="Its releases, oldest first.")
+    restarts: list[float] = Field(description="The simulated minutes it was restarted at.")
+    migrations: list[MigrationRow] = Field(description="Its database's migrations.")
+    depends_on: list[str] = Field(description="The services it calls.")
+
+
 TOOLS = (
     Tool(
         "read_logs",
@@ -251,6 +364,8 @@ TOOLS = (
         0.5,
         "investigate",
         read_logs,
+        output=ReadLogsOutput,
+        refusals=(UnknownServiceRefusal,),
         inline=True,
         service_args=("service",),
     ),
@@ -263,6 +378,8 @@ TOOLS = (
         0.5,
         "investigate",
         query_metrics,
+        output=QueryMetricsOutput,
+        refusals=(UnknownServiceRefusal,),
         inline=True,
         service_args=("service",),
     ),
@@ -274,6 +391,8 @@ TOOLS = (
         0.2,
         "investigate",
         get_alerts,
+        output=GetAlertsOutput,
+        refusals=(),
         inline=True,
     ),
     Tool(
@@ -284,6 +403,8 @@ TOOLS = (
         0.2,
         "investigate",
         check_dependencies,
+        output=CheckDependenciesOutput,
+        refusals=(UnknownServiceRefusal,),
         inline=True,
         service_args=("service",),
     ),
@@ -295,6 +416,8 @@ TOOLS = (
         0.3,
         "investigate",
         describe_service,
+        output=DescribeServiceOutput,
+        refusals=(UnknownServiceRefusal,),
         inline=True,
         service_args=("service",),
     ),

@@ -6,8 +6,16 @@ from pydantic import Field
 
 from metasre.simulator.errors import OperationError
 from metasre.simulator.rewards import OPERATION, OVER_PROVISION_FACTOR, UNNEEDED_OPERATION
-from metasre.simulator.tools.base import Args, Operation, Tool, ToolContext, ToolOutput
-from metasre.simulator.tools.observe import unknown_service
+from metasre.simulator.tools.base import (
+    Args,
+    Operation,
+    Output,
+    Refusal,
+    Tool,
+    ToolContext,
+    ToolOutput,
+)
+from metasre.simulator.tools.observe import UnknownServiceRefusal, unknown_service
 from metasre.simulator.world import MIGRATION_OUTAGE, RESTART_OUTAGE, ROLLBACK_OUTAGE
 
 
@@ -124,6 +132,37 @@ _COST = (
     f" needed) costs {-UNNEEDED_OPERATION:g} of the grade, settled when the episode ends."
 )
 
+
+class RollbackDeploymentOutput(Output):
+    """What rollback_deployment returns."""
+
+    service: str = Field(description="The service rolled back.")
+    from_version: str = Field(description="The release it ran.")
+    to_version: str = Field(description="The release it runs now.")
+
+
+class RollbackMigrationOutput(Output):
+    """What rollback_migration returns."""
+
+    service: str = Field(description="The service whose database it was.")
+    migration: str = Field(description="The migration reverted.")
+
+
+class RestartServiceOutput(Output):
+    """What restart_service returns."""
+
+    service: str = Field(description="The service restarted.")
+    replicas: int = Field(description="The replicas restarted.")
+
+
+class ScaleServiceOutput(Output):
+    """What scale_service returns."""
+
+    service: str = Field(description="The service scaled.")
+    from_replicas: int = Field(description="The replicas it ran.")
+    replicas: int = Field(description="The replicas it runs now.")
+
+
 TOOLS = (
     Tool(
         "rollback_deployment",
@@ -134,6 +173,8 @@ TOOLS = (
         3.0,
         "operate",
         rollback_deployment,
+        output=RollbackDeploymentOutput,
+        refusals=(Refusal, UnknownServiceRefusal),
         needs=frozenset({"deploys"}),
         service_args=("service",),
     ),
@@ -145,6 +186,8 @@ TOOLS = (
         3.0,
         "operate",
         rollback_migration,
+        output=RollbackMigrationOutput,
+        refusals=(Refusal, UnknownServiceRefusal),
         needs=frozenset({"data"}),
         service_args=("service",),
     ),
@@ -156,6 +199,8 @@ TOOLS = (
         2.0,
         "operate",
         restart_service,
+        output=RestartServiceOutput,
+        refusals=(UnknownServiceRefusal,),
         service_args=("service",),
     ),
     Tool(
@@ -165,6 +210,8 @@ TOOLS = (
         2.0,
         "operate",
         scale_service,
+        output=ScaleServiceOutput,
+        refusals=(UnknownServiceRefusal,),
         service_args=("service",),
     ),
 )

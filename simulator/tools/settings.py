@@ -23,8 +23,16 @@ from metasre.simulator.knobs import (
 )
 from metasre.simulator.rewards import OPERATION, UNNEEDED_OPERATION
 from metasre.simulator.scenarios.spec import ConfigValue, same_config_type
-from metasre.simulator.tools.base import Args, Operation, Tool, ToolContext, ToolOutput
-from metasre.simulator.tools.observe import unknown_service
+from metasre.simulator.tools.base import (
+    Args,
+    Operation,
+    Output,
+    Refusal,
+    Tool,
+    ToolContext,
+    ToolOutput,
+)
+from metasre.simulator.tools.observe import UnknownServiceRefusal, unknown_service
 
 PUSHES_SHOWN = 10
 """get_config lists this many of a service's newest config pushes."""
@@ -379,6 +387,136 @@ _COST = (
     " grade, settled when the episode ends."
 )
 
+
+class SettingRefusal(Refusal):
+    """A settings call the world refused; the fields that name what exists depend on the error."""
+
+    service: str | None = Field(None, description="The service asked about.")
+    keys: list[str] | None = Field(None, description="unknown_config_key: the service's keys.")
+    key: str | None = Field(None, description="config_type_mismatch: the key.")
+    current: ConfigValue | None = Field(
+        None, description="config_type_mismatch: the key's value now, of the type it takes."
+    )
+    flags: list[str] | None = Field(None, description="unknown_flag: the flags that exist.")
+    certificates: list[str] | None = Field(
+        None, description="unknown_certificate: the service's certificates."
+    )
+    queues: list[str] | None = Field(None, description="unknown_queue: the queues that exist.")
+    queue: str | None = Field(None, description="queue_empty: the queue.")
+
+
+class ConfigPushRow(Output):
+    """One config push."""
+
+    key: str = Field(description="The key changed.")
+    old: ConfigValue = Field(description="Its value before.")
+    new: ConfigValue = Field(description="Its value after.")
+    by: str = Field(description="Who pushed it.")
+    minute: float = Field(description="When, in simulated minutes (negative: before the page).")
+    timestamp: str = Field(description="When, in UTC (ISO 8601).")
+    rollback: bool = Field(description="True when it undid an earlier push.")
+
+
+class FlagRow(Output):
+    """One feature flag a service owns."""
+
+    name: str = Field(description="The flag (for set_feature_flag).")
+    rollout_percent: float = Field(description="Share of traffic that gets the feature, 0-100.")
+    changed_minute: float = Field(description="When it last changed, in simulated minutes.")
+    by: str = Field(description="Who changed it.")
+    description: str = Field(description="What the feature is.")
+
+
+class CertificateRow(Output):
+    """One TLS certificate of a service."""
+
+    name: str = Field(description="The certificate (for renew_certificate).")
+    hostnames: list[str] = Field(description="The hostnames it covers.")
+    expires_in_minutes: float = Field(description="Minutes to expiry (negative: expired).")
+    expired: bool = Field(description="True once it has expired.")
+
+
+class QueueRow(Output):
+    """One queue a service consumes."""
+
+    name: str = Field(description="The queue (for skip_message).")
+    depth: int = Field(description="Messages waiting.")
+    head_message_id: str = Field(description="The message at its head ('' when empty).")
+
+
+class GetConfigOutput(Output):
+    """What get_config returns."""
+
+    service: str = Field(description="The service.")
+    config: dict[str, ConfigValue] = Field(description="Its config keys and values now.")
+    pushes: list[ConfigPushRow] = Field(
+        description=f"Its newest config pushes, newest first (at most {PUSHES_SHOWN})."
+    )
+    flags: list[FlagRow] = Field(description="The feature flags it owns.")
+    certificates: list[CertificateRow] = Field(description="Its TLS certificates.")
+    clock_offset_seconds: float = Field(description="Its clock's offset from NTP time.")
+    disk_used_pct: float = Field(description="Disk used, 0-100.")
+    queues: list[QueueRow] = Field(description="The queues it consumes.")
+    cache_warm: bool = Field(description="Whether its cache is warm.")
+
+
+class ConfigPushOutput(Output):
+    """What set_config and rollback_config return."""
+
+    service: str = Field(description="The service.")
+    key: str = Field(description="The key changed.")
+    old: ConfigValue = Field(description="Its value before.")
+    new: ConfigValue = Field(description="Its value now.")
+
+
+class SetFeatureFlagOutput(Output):
+    """What set_feature_flag returns."""
+
+    flag: str = Field(description="The flag.")
+    service: str = Field(description="The service that owns it.")
+    from_percent: float = Field(description="Its rollout before.")
+    rollout_percent: float = Field(description="Its rollout now.")
+
+
+class RenewCertificateOutput(Output):
+    """What renew_certificate returns."""
+
+    service: str = Field(description="The service.")
+    certificate: str = Field(description="The certificate renewed.")
+    hostnames: list[str] = Field(description="The hostnames it covers.")
+
+
+class SyncClockOutput(Output):
+    """What sync_clock returns."""
+
+    service: str = Field(description="The service.")
+    previous_offset_seconds: float = Field(description="Its clock's offset before the step.")
+
+
+class CleanDiskOutput(Output):
+    """What clean_disk returns."""
+
+    service: str = Field(description="The service.")
+    disk_used_before_pct: float = Field(description="Disk used before, 0-100.")
+    disk_used_pct: float = Field(description="Disk used now, 0-100.")
+
+
+class SkipMessageOutput(Output):
+    """What skip_message returns."""
+
+    queue: str = Field(description="The queue.")
+    service: str = Field(description="The service that consumes it.")
+    message_id: str = Field(description="The message dead-lettered.")
+    depth: int = Field(description="Messages left.")
+
+
+class WarmCacheOutput(Output):
+    """What warm_cache returns."""
+
+    service: str = Field(description="The service.")
+    was_warm: bool = Field(description="True when its cache was warm already.")
+
+
 TOOLS = (
     Tool(
         "get_config",
@@ -391,6 +529,8 @@ TOOLS = (
         0.5,
         "investigate",
         get_config,
+        output=GetConfigOutput,
+        refusals=(UnknownServiceRefusal,),
         inline=True,
         service_args=("service",),
     ),
@@ -403,6 +543,8 @@ TOOLS = (
         1.0,
         "operate",
         set_config,
+        output=ConfigPushOutput,
+        refusals=(SettingRefusal, UnknownServiceRefusal),
         service_args=("service",),
     ),
     Tool(
@@ -413,6 +555,8 @@ TOOLS = (
         1.0,
         "operate",
         rollback_config,
+        output=ConfigPushOutput,
+        refusals=(SettingRefusal, UnknownServiceRefusal),
         service_args=("service",),
     ),
     Tool(
@@ -423,6 +567,8 @@ TOOLS = (
         0.5,
         "operate",
         set_feature_flag,
+        output=SetFeatureFlagOutput,
+        refusals=(SettingRefusal,),
         service_args=("flag",),
     ),
     Tool(
@@ -434,6 +580,8 @@ TOOLS = (
         2.0,
         "operate",
         renew_certificate,
+        output=RenewCertificateOutput,
+        refusals=(SettingRefusal, UnknownServiceRefusal),
         service_args=("service",),
     ),
     Tool(
@@ -443,6 +591,8 @@ TOOLS = (
         0.5,
         "operate",
         sync_clock,
+        output=SyncClockOutput,
+        refusals=(UnknownServiceRefusal,),
         service_args=("service",),
     ),
     Tool(
@@ -455,6 +605,8 @@ TOOLS = (
         1.0,
         "operate",
         clean_disk,
+        output=CleanDiskOutput,
+        refusals=(UnknownServiceRefusal,),
         service_args=("service",),
     ),
     Tool(
@@ -465,6 +617,8 @@ TOOLS = (
         0.5,
         "operate",
         skip_message,
+        output=SkipMessageOutput,
+        refusals=(SettingRefusal,),
         service_args=("queue",),
     ),
     Tool(
@@ -475,6 +629,8 @@ TOOLS = (
         2.0,
         "operate",
         warm_cache,
+        output=WarmCacheOutput,
+        refusals=(UnknownServiceRefusal,),
         service_args=("service",),
     ),
 )

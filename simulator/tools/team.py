@@ -11,6 +11,7 @@ from metasre.simulator.rewards import HINT_PRICES, HINT_REPEAT_PRICE
 from metasre.simulator.tools.base import (
     Args,
     NoArgs,
+    Output,
     TeamMessage,
     Tool,
     ToolContext,
@@ -66,6 +67,27 @@ def submit_report(ctx: ToolContext, args: IncidentReport) -> ToolOutput:
     )
 
 
+class AskHintOutput(Output):
+    """What ask_hint returns."""
+
+    level: int = Field(description="The hint's level: 1, 2, 3; each is more direct.")
+    hint: str = Field(description="The hint.")
+
+
+class SendMessageOutput(Output):
+    """What send_message returns."""
+
+    from_: str = Field(alias="from", description="The sender's agent id.")
+    to: list[str] = Field(description="The recipients' agent ids; ['*'] is the whole team.")
+    text: str = Field(description="The message.")
+
+
+class SubmitReportOutput(Output):
+    """What submit_report returns: the report as filed."""
+
+    report: IncidentReport = Field(description="The report, its defaults filled in.")
+
+
 TOOLS = (
     Tool(
         "ask_hint",
@@ -78,6 +100,8 @@ TOOLS = (
         1.0,
         "team",
         ask_hint,
+        output=AskHintOutput,
+        refusals=(),
         gives_hints=True,
     ),
     Tool(
@@ -88,6 +112,8 @@ TOOLS = (
         0.1,
         "team",
         send_message,
+        output=SendMessageOutput,
+        refusals=(),
         inline=True,
         sends_message=True,
         names_agents="to",
@@ -101,6 +127,8 @@ TOOLS = (
         1.0,
         "team",
         submit_report,
+        output=SubmitReportOutput,
+        refusals=(),
         ends_episode=True,
     ),
 )

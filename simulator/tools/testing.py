@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
+from metasre.simulator.tools.base import Args, Output, Tool, ToolContext, ToolOutput
 
 SUITE_MINUTES = {"unit": 1.0, "integration": 2.0, "load": 3.0, "security": 2.0}
 
@@ -67,6 +67,36 @@ def run_tests(ctx: ToolContext, args: RunTestsArgs) -> ToolOutput:
     )
 
 
+class NoTestsRefusal(Output):
+    """A run that found no tests of the suite (under the path, if one was given)."""
+
+    suite: str = Field(description="The suite asked for.")
+    files: list[str] = Field(description="Always empty.")
+
+
+class SuiteOutcome(Output):
+    """One test's outcome."""
+
+    test_id: str = Field(description="The test's id (file::name).")
+    status: Literal["passed", "failed", "error"] = Field(description="How it ended.")
+    message: str = Field(description="Why it failed ('' when it passed).")
+
+
+class RunTestsOutput(Output):
+    """What run_tests returns."""
+
+    suite: str = Field(description="The suite run.")
+    status: Literal["completed", "collection_error", "timeout", "crashed", "sandbox_violation"] = (
+        Field(description="How the run ended.")
+    )
+    message: str = Field(description="Why, when the run did not complete.")
+    passed: int = Field(description="Tests that passed.")
+    failed: int = Field(description="Tests that failed or errored.")
+    ok: bool = Field(description="The run completed and nothing failed.")
+    files: list[str] = Field(description="The test files run.")
+    outcomes: list[SuiteOutcome] = Field(description="Each test's outcome.")
+
+
 TOOLS = (
     Tool(
         "run_tests",
@@ -77,6 +107,8 @@ TOOLS = (
         1.0,
         "investigate",
         run_tests,
+        output=RunTestsOutput,
+        refusals=(NoTestsRefusal,),
         needs=frozenset({"code"}),
     ),
 )

@@ -5,6 +5,7 @@ Each test goes through a real server on 127.0.0.1 with real grpc.aio channels.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import re
@@ -17,6 +18,7 @@ from grpc_status import rpc_status
 
 from metasre.agents import ClientError, MetasreClient, RetryPolicy
 from metasre.service import Limits, ServerConfig, build_server
+from metasre.service.core.errors import ServiceError
 from metasre.service.server import MetasreServer
 from metasre.service.wire.status import DOMAIN, ERROR_TABLE
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
@@ -398,6 +400,65 @@ def test_the_protos_list_every_error_reason_with_its_code() -> None:
         f"missing from common.proto: {sorted(served - listed)}; "
         f"not served: {sorted(listed - served)}"
     )
+
+
+def _listed_metadata() -> dict[str, set[str]]:
+    """common.proto's header: each reason and the ErrorInfo.metadata keys it lists."""
+    text = (Path(__file__).parents[2] / "protos/metasre/v1/common.proto").read_text()
+    header = text.split('syntax = "proto3";', 1)[0].replace("\n//     ", " ")
+    listed: dict[str, set[str]] = {}
+    for reason, inside in re.findall(r"//   ([A-Z_]+) \(([^)]*)\)", header):
+        keys = inside.split(";")[1] if ";" in inside else ""  # then "; with RetryInfo"
+        listed.setdefault(reason, set()).update(
+            k.strip()
+            for k in keys.replace(" when a request_id made it", "").split(",")
+            if k.strip()
+        )
+    return listed
+
+
+def _emitted_metadata() -> dict[str, set[str]]:
+    """Every metadata key the server's code puts on a refusal, by reason: each ServiceError
+    raised with a dict literal of metadata (the 3rd argument or metadata=), and the tool
+    errors' details (status._details) and INTERNAL's incident."""
+    reason_of = {
+        cls.__name__: row.reason
+        for cls, row in ERROR_TABLE.items()
+        if issubclass(cls, ServiceError)  # the tool errors' metadata comes from _details
+    }
+    emitted: dict[str, set[str]] = {
+        "UNKNOWN_TOOL": {"tool", "choices"},
+        "INVALID_ARGUMENTS": {"tool"},
+        "INTERNAL": {"incident"},
+    }
+    root = Path(__file__).parents[2] / "service"
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            if name not in reason_of:
+                continue
+            given = [k.value for k in node.keywords if k.arg == "metadata"]
+            given += node.args[2:3]
+            for value in given:
+                assert isinstance(value, ast.Dict), f"{path.name}:{node.lineno}: a dict literal"
+                keys = {k.value for k in value.keys if isinstance(k, ast.Constant)}
+                emitted.setdefault(reason_of[name], set()).update(keys)
+    return emitted
+
+
+def test_the_protos_list_every_metadata_key_each_reason_sets() -> None:
+    """Item 7: ErrorInfo.metadata's keys were found by reading the server. Every key the
+    server's code sets on a reason is listed beside that reason in common.proto, and none
+    that it never sets."""
+    listed, emitted = _listed_metadata(), _emitted_metadata()
+    assert emitted.get("SLOW_READER") and emitted.get("CALL_ID_REUSED")  # the scan finds them
+    for reason in sorted(set(listed) | set(emitted)):
+        assert emitted.get(reason, set()) == listed.get(reason, set()), (
+            f"{reason}: the server sets {sorted(emitted.get(reason, ()))}, common.proto lists "
+            f"{sorted(listed.get(reason, ()))}"
+        )
 
 
 async def test_every_seat_hears_whose_turn_it_is(server: MetasreServer) -> None:

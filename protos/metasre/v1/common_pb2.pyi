@@ -405,7 +405,7 @@ class ScenarioSummary(_message.Message):
     def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., severity: _Optional[str] = ..., difficulty: _Optional[str] = ..., sla_minutes: _Optional[float] = ..., step_budget: _Optional[int] = ..., roles: _Optional[_Iterable[_Union[RoleInfo, _Mapping]]] = ..., part_of: _Optional[str] = ...) -> None: ...
 
 class ToolSpec(_message.Message):
-    __slots__ = ("name", "description", "input_schema", "kind", "minutes", "needs", "service_args", "gives_hints")
+    __slots__ = ("name", "description", "input_schema", "kind", "minutes", "needs", "service_args", "gives_hints", "output_schema", "error_schema")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     INPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
@@ -414,6 +414,8 @@ class ToolSpec(_message.Message):
     NEEDS_FIELD_NUMBER: _ClassVar[int]
     SERVICE_ARGS_FIELD_NUMBER: _ClassVar[int]
     GIVES_HINTS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    ERROR_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     input_schema: _struct_pb2.Struct
@@ -422,4 +424,6 @@ class ToolSpec(_message.Message):
     needs: _containers.RepeatedScalarFieldContainer[str]
     service_args: _containers.RepeatedScalarFieldContainer[str]
     gives_hints: bool
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., kind: _Optional[str] = ..., minutes: _Optional[float] = ..., needs: _Optional[_Iterable[str]] = ..., service_args: _Optional[_Iterable[str]] = ..., gives_hints: _Optional[bool] = ...) -> None: ...
+    output_schema: _struct_pb2.Struct
+    error_schema: _struct_pb2.Struct
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., kind: _Optional[str] = ..., minutes: _Optional[float] = ..., needs: _Optional[_Iterable[str]] = ..., service_args: _Optional[_Iterable[str]] = ..., gives_hints: _Optional[bool] = ..., output_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., error_schema: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
