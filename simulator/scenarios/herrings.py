@@ -13,6 +13,18 @@ is an operation the incident did not need (it costs, as any). Two rules keep the
 
 A herring changes only what it adds: a new flag, a new release of an unchanged build, a new
 config key, a service's healthy baseline. No fault reads any of them.
+
+Three more make the rows themselves ambiguous, where a cause's generator puts its root loudest
+and alone among the sick inner rows (the learner then needs no change list at all):
+
+- weather: healthy inner services made sick from outside (`WeatherSpec`: since before the
+  onset, shaped like one of the fault's rows, their own logs naming the outside dependency);
+- dealt-out loudness: the fault's inner rows trade their signals among themselves;
+- changes on every sick row: pushes and releases on the symptoms and the weather as on the
+  root, timed like the world's own changes of the kind.
+
+Each was found by comparing what the learner reads of the root and of the other sick rows over
+training seeds; the families' comments say which one needed which.
 """
 
 from __future__ import annotations
