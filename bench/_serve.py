@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import dataclasses
 import gc
+import importlib
 import json
 import logging
 import os
@@ -270,15 +271,17 @@ def main() -> None:
         )
     else:
         coro = serve_echo(args.fanout)
+    # On the loop `metasre serve` runs (a tree from before `run_server`: asyncio's).
+    run = getattr(importlib.import_module("metasre.service.server"), "run_server", asyncio.run)
     if args.profile is None:
-        asyncio.run(coro)
+        run(coro)
         return
     import cProfile
 
     profile = cProfile.Profile()
     profile.enable()
     try:
-        asyncio.run(coro)
+        run(coro)
     finally:
         profile.disable()
         profile.dump_stats(args.profile)
