@@ -97,6 +97,7 @@ def main() -> None:
     p.add_argument("--parallel", default="32")
     p.add_argument("--scenarios", nargs="*", default=[])
     p.add_argument("--rounds", default="2", help="transport rounds per run")
+    p.add_argument("--sessions", default="16", help="transport sessions (of 3 seats)")
     p.add_argument("--sections", nargs="+", default=["transport", "reset", "rollouts"])
     p.add_argument("--json", help="write every run's raw figures to this file")
     args = p.parse_args()
