@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import gc
+import importlib
 import json
 import logging
 import os
@@ -204,6 +206,15 @@ async def serve_echo(fanout: bool = False) -> None:
     await server.stop(0.5)
 
 
+def _one_owner(limits: type) -> dict[str, int]:
+    """One client holds every session of a benchmark: no per-owner quota below the server's.
+
+    Empty for a tree from before the quota (the side-by-side runs serve earlier trees).
+    """
+    names = {f.name for f in dataclasses.fields(limits)}
+    return {"max_sessions_per_owner": 1 << 30} if "max_sessions_per_owner" in names else {}
+
+
 async def serve_metasre(
     store: Path | None,
     max_sessions: int,
@@ -219,7 +230,7 @@ async def serve_metasre(
 
     config = ServerConfig(
         port=0,
-        limits=Limits(max_sessions=max_sessions, max_agents_per_session=16),
+        limits=Limits(max_sessions=max_sessions, max_agents_per_session=16, **_one_owner(Limits)),
         store_path=store,
         grace_seconds=1.0,
         manage_gc=manage_gc,  # as `metasre serve` does
@@ -260,15 +271,17 @@ def main() -> None:
         )
     else:
         coro = serve_echo(args.fanout)
+    # On the loop `metasre serve` runs (a tree from before `run_server`: asyncio's).
+    run = getattr(importlib.import_module("metasre.service.server"), "run_server", asyncio.run)
     if args.profile is None:
-        asyncio.run(coro)
+        run(coro)
         return
     import cProfile
 
     profile = cProfile.Profile()
     profile.enable()
     try:
-        asyncio.run(coro)
+        run(coro)
     finally:
         profile.disable()
         profile.dump_stats(args.profile)

@@ -249,6 +249,7 @@ async def _resets_in_process(n: int) -> tuple[float, float]:
     import tempfile
     from pathlib import Path
 
+    from bench._serve import _one_owner
     from metasre.service import Limits
     from metasre.service.core.session import SeatSpec, SessionSpec
     from metasre.service.registry import Registry
@@ -258,7 +259,8 @@ async def _resets_in_process(n: int) -> tuple[float, float]:
 
     with tempfile.TemporaryDirectory(prefix="metasre-bench-") as tmp:
         store = TrajectoryStore(Path(tmp) / "reset.db")
-        registry = Registry(Limits(max_sessions=n + 64), SubprocessRunner(), store)
+        limits = Limits(max_sessions=n + 64, **_one_owner(Limits))
+        registry = Registry(limits, SubprocessRunner(), store)
         try:
 
             async def one(seed: int) -> None:

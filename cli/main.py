@@ -234,10 +234,16 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import asyncio
 
     from metasre.cli.serving import explain_start_failure, prepare
-    from metasre.service import Limits, MetasreServer, ServerConfig, is_store_url, serve
+    from metasre.service import (
+        Limits,
+        MetasreServer,
+        ServerConfig,
+        is_store_url,
+        run_server,
+        serve,
+    )
 
     try:
         config = ServerConfig(
@@ -277,7 +283,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(json.dumps({"event": "serving", "address": server.address}), flush=True)
 
     try:
-        asyncio.run(serve(config, ready, runner=runner))
+        run_server(serve(config, ready, runner=runner))
     except Exception as exc:
         told = None if serving else explain_start_failure(config, exc)
         if told is None:

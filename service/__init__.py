@@ -4,13 +4,21 @@ runner = prepare_sandbox()  # before any gRPC thread exists: it forks the sandbo
 server = await build_server(ServerConfig(port=0), runner)
 await server.start()
 
+A server process runs its loop with `run_server(...)` (uvloop's, where installed).
+
 What this package offers is what `__all__` names (pinned by tests/test_public_api.py); the
 modules behind it are its own business.
 """
 
 from metasre.service.config import Limits, ServerConfig, is_store_url
 from metasre.service.core.errors import StoreError
-from metasre.service.server import MetasreServer, build_server, prepare_sandbox, serve
+from metasre.service.server import (
+    MetasreServer,
+    build_server,
+    prepare_sandbox,
+    run_server,
+    serve,
+)
 from metasre.service.store.contract import Store
 from metasre.service.store.export import episodes, write_jsonl
 from metasre.service.store.lock import StoreInUseError
@@ -34,6 +42,7 @@ __all__ = [
     "is_store_url",
     "open_store",
     "prepare_sandbox",
+    "run_server",
     "serve",
     "write_jsonl",
 ]

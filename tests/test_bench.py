@@ -88,6 +88,16 @@ def _shallow() -> bool:
             id="grading-vs-d03eaf9",
         ),
         pytest.param(
+            "bench.bench_hot",
+            "852f410",
+            (
+                *("--pairs", "1", "--resets", "10", "--seeds", "0", "--parallel", "2"),
+                *("--scenarios", "migration-cascade", "--rounds", "1", "--sessions", "2"),
+            ),
+            "server CPU per cheap call (ms)",
+            id="hot-path-vs-852f410-and-d03eaf9",
+        ),
+        pytest.param(
             "bench.bench_families",
             "7e10fe8",
             ("--seeds", "1", "--sessions", "1"),

@@ -31,6 +31,7 @@ PUBLIC = {
         "is_store_url",
         "open_store",
         "prepare_sandbox",
+        "run_server",
         "serve",
         "write_jsonl",
     },

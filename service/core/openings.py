@@ -1,8 +1,10 @@
-"""What the service derives from an episode's opening observation, made once for all its episodes.
+"""What the service derives from an observation, made once for all who need it.
 
 Every episode of a scenario and seed opens on the same observation (the simulator keeps it on
 the rendered instance), and each new session stores it and sends it, twice when its agent joins
 before the first call. Its derived forms (its stored record, its wire bytes) are made once.
+Every applied call's observation is rendered as text twice (its stored record, its caller's
+result): `observation_text` renders it once.
 """
 
 from __future__ import annotations
@@ -14,6 +16,24 @@ from metasre.simulator import Observation
 from metasre.simulator.lru import Lru
 
 V = TypeVar("V")
+
+_rendered: tuple[Observation, str] | None = None
+
+
+def observation_text(obs: Observation) -> str:
+    """`obs.render()`, kept for the observation rendered last (by identity: no hashing).
+
+    An applied call's observation is rendered for its stored record, then for its caller's
+    result, moments apart; both get the text made once. (One slot, replaced whole: the store's
+    writer thread may read it too.)
+    """
+    global _rendered
+    last = _rendered
+    if last is not None and last[0] is obs:
+        return last[1]
+    text = obs.render()
+    _rendered = (obs, text)
+    return text
 
 
 class OpeningForms(Generic[V]):

@@ -24,7 +24,7 @@ from metasre.service.core.events import (
     Started,
     Turn,
 )
-from metasre.service.core.openings import OpeningForms
+from metasre.service.core.openings import OpeningForms, observation_text
 from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.store.contract import EventRow, SessionRow, Store
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
@@ -187,7 +187,7 @@ def observation_record(obs: Observation) -> dict[str, Any]:
     out = _flat(obs)
     out["alerts"] = [_flat(a) for a in obs.alerts]
     out["services"] = [_flat(s) for s in obs.services]
-    out["text"] = obs.render()
+    out["text"] = observation_text(obs)
     return out
 
 

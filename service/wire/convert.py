@@ -19,7 +19,7 @@ from metasre.service.config import Limits
 from metasre.service.core.attribution import Attribution, RewardMode
 from metasre.service.core.errors import InvalidRequestError
 from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
-from metasre.service.core.openings import OpeningForms
+from metasre.service.core.openings import OpeningForms, observation_text
 from metasre.service.core.projection import SeatProjection, TeammateCall
 from metasre.service.core.session import Seat, SeatSpec, Session, SessionSpec, TurnPolicy
 from metasre.service.wire.struct_wire import delimited, struct_bytes, tag
@@ -304,7 +304,7 @@ def observation_pb(obs: Observation) -> common_pb2.Observation:
             for s in obs.services
         ],
         terminal=list(obs.terminal),
-        text=obs.render(),
+        text=observation_text(obs),
     )
 
 

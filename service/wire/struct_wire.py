@@ -33,10 +33,23 @@ _LIST = b"\x32"  # Value.list_value
 _ITEM = b"\x0a"  # ListValue.values
 
 
+# One-byte lengths, and a field's tag with its one-byte length: most fields are short, and a
+# table lookup and one concatenation cost less than formatting or building bytes per field.
+_BYTE = tuple(bytes((n,)) for n in range(0x80))
+_KEY1 = tuple(_KEY + b for b in _BYTE)
+_VALUE1 = tuple(_VALUE + b for b in _BYTE)
+_ENTRY1 = tuple(_ENTRY + b for b in _BYTE)
+_STRING1 = tuple(_STRING + b for b in _BYTE)
+_ITEM1 = tuple(_ITEM + b for b in _BYTE)
+_KEYS: dict[str, bytes] = {}
+"""A key's encoded field (tag, length, UTF-8), by key: data repeats a few keys in every row."""
+_MAX_KEYS = 4096
+
+
 def varint(n: int) -> bytes:
     """A non-negative integer as a protobuf varint."""
     if n < 0x80:
-        return bytes((n,))
+        return _BYTE[n]
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -60,25 +73,54 @@ def struct_bytes(data: Mapping[str, Any]) -> bytes:
     return _struct_body(data, 0)
 
 
+# The encoder is the hot part of every applied call's answer (a page of log lines is a few
+# hundred values): strings, the commonest values, are encoded where they are met rather than
+# through `_value`, and every length below 128 is a table lookup. `_value` states the rules.
+
+
 def _struct_body(data: Mapping[Any, Any], depth: int) -> bytes:
     parts: list[bytes] = []
+    append = parts.append
+    inline = depth < _MAX_DEPTH  # the values are at depth + 1: not yet too deep
     for key, value in data.items():
-        name = (key if type(key) is str else str(key)).encode("utf-8", "replace")
-        body = _value(value, depth + 1)
-        n, m = len(name), len(body)
-        if n + m < 0x7C:  # the common case: every length fits in one byte
-            parts.append(b"\x0a%c\x0a%c%b\x12%c%b" % (n + m + 4, n, name, m, body))
+        field = _KEYS.get(key) if type(key) is str else None
+        if field is None:
+            field = _key_field(key)
+        if inline and type(value) is str:
+            raw = value.encode("utf-8", "replace")
+            n = len(raw)
+            body = (_STRING1[n] if n < 0x80 else _STRING + varint(n)) + raw
         else:
-            parts.append(delimited(_ENTRY, delimited(_KEY, name) + delimited(_VALUE, body)))
+            body = _value(value, depth + 1)
+        m = len(body)
+        entry = field + (_VALUE1[m] if m < 0x80 else _VALUE + varint(m)) + body
+        n = len(entry)
+        append((_ENTRY1[n] if n < 0x80 else _ENTRY + varint(n)) + entry)
     return b"".join(parts)
+
+
+def _key_field(key: Any) -> bytes:
+    name = (key if type(key) is str else str(key)).encode("utf-8", "replace")
+    n = len(name)
+    field = (_KEY1[n] if n < 0x80 else _KEY + varint(n)) + name
+    if type(key) is str and len(_KEYS) < _MAX_KEYS:
+        _KEYS[key] = field
+    return field
 
 
 def _value(value: Any, depth: int) -> bytes:
     # Too deep, or not JSON (a set is sorted first, a tuple is a list): its str().
     if depth > _MAX_DEPTH:
         return _string(str(value))
-    if type(value) is str:  # most values
+    kind = type(value)
+    if kind is str:  # most values
         return _string(value)
+    if kind is dict:  # before the Mapping check below, which is slow for a plain dict
+        body = _struct_body(value, depth)
+        return _STRUCT + varint(len(body)) + body
+    if kind is list:
+        body = _list_body(value, depth)
+        return _LIST + varint(len(body)) + body
     if value is None:
         return _NULL
     if value is True:
@@ -94,13 +136,28 @@ def _value(value: Any, depth: int) -> bytes:
         return delimited(_STRUCT, _struct_body(value, depth))
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-        body = b"".join(delimited(_ITEM, _value(item, depth + 1)) for item in items)
-        return delimited(_LIST, body)
+        return delimited(_LIST, _list_body(items, depth))
     return _string(str(value))
+
+
+def _list_body(items: Any, depth: int) -> bytes:
+    parts: list[bytes] = []
+    append = parts.append
+    inline = depth < _MAX_DEPTH  # the items are at depth + 1
+    for item in items:
+        if inline and type(item) is str:
+            raw = item.encode("utf-8", "replace")
+            n = len(raw)
+            body = (_STRING1[n] if n < 0x80 else _STRING + varint(n)) + raw
+        else:
+            body = _value(item, depth + 1)
+        m = len(body)
+        append((_ITEM1[m] if m < 0x80 else _ITEM + varint(m)) + body)
+    return b"".join(parts)
 
 
 def _string(text: str) -> bytes:
     # A lone surrogate cannot go out as UTF-8: it goes as U+FFFD rather than failing the call.
     raw = text.encode("utf-8", "replace")
     n = len(raw)
-    return b"\x1a%c%b" % (n, raw) if n < 0x80 else _STRING + varint(n) + raw
+    return (_STRING1[n] if n < 0x80 else _STRING + varint(n)) + raw
