@@ -124,7 +124,6 @@ def test_the_catalogue_has_symptom_first_families():
         "meta-sre/ads-errors-v1",
         "meta-sre/courier-errors-v1",
         "meta-sre/shop-errors-v1",
-        "meta-sre/ads-data-v1",
         "meta-sre/marketplace-slow-v1",
     } <= set(SYMPTOM_FIRST)
 

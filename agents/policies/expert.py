@@ -195,10 +195,6 @@ class ExpertPolicy:
                 suspects.append(a["service"])
         suspects += [s for s in services if health[s] != "healthy" and s not in suspects]
         suspects = [s for s in suspects if s not in skip]
-        if not suspects and not skip:
-            # Nothing pages and nothing looks sick (wrong data, a leak): every service's log is
-            # a suspect, as an on-call with only a customer's word would read them.
-            suspects = list(services)
         queue = self._deepest_first(suspects, deps)
         seen: list[str] = list(skip)
         findings: dict[str, Finding] = {}

@@ -539,11 +539,19 @@ class RoleSeatPlay:
         """Investigate, fix or hand over, say DONE; the reporter files once all is fixed."""
         self._triage()
         busy = True
+        answered = -1  # the inbox position of the last work for this seat its DONE covers
         while True:
             self.board.update()
             if self._work():
                 busy = True
                 continue
+            # Work sent after this seat's DONE that it could not take (a lead outside its view,
+            # a service already read) still needs a DONE that says it was read: the sender
+            # waits for one.
+            mine = [n.position for n in self.board.notes if self.me.name in _work_for(n)]
+            if mine and max(mine) > answered:
+                busy = True
+                answered = max(mine)
             if busy:
                 # Said again after each spell of work, so teammates know it came after theirs.
                 self._say(
