@@ -10,6 +10,8 @@ modules behind it are its own business.
 
 from metasre.service.config import Limits, ServerConfig, is_store_url
 from metasre.service.core.errors import StoreError
+from metasre.service.core.shards import Shard
+from metasre.service.directory import Directory, build_directory
 from metasre.service.server import MetasreServer, build_server, prepare_sandbox, serve
 from metasre.service.store.contract import Store
 from metasre.service.store.export import episodes, write_jsonl
@@ -21,13 +23,16 @@ from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 __all__ = [
     "PROTOCOL_VERSION",
     "SERVER_VERSION",
+    "Directory",
     "Limits",
     "MetasreServer",
     "ServerConfig",
+    "Shard",
     "Store",
     "StoreError",
     "StoreInUseError",
     "TrajectoryStore",
+    "build_directory",
     "build_server",
     "describe_store",
     "episodes",

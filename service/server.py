@@ -312,6 +312,7 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
                 holder=holder,
                 seconds=config.store_wait_seconds,
             ),
+            slot=config.shard.slot if config.shard is not None else None,
         )
         try:
             store = await asyncio.to_thread(open_store, where)
@@ -320,7 +321,7 @@ async def build_server(config: ServerConfig, runner: TestRunner | None = None) -
             raise
     interceptors = [RejectUndecodable(limits.max_message_bytes)]
     server = grpc.aio.server(options=options, interceptors=interceptors)
-    registry = Registry(limits, runner, store)
+    registry = Registry(limits, runner, store, config.shard)
     _register(control_pb2_grpc.add_ControlServiceServicer_to_server)(
         ControlServicer(registry, config), server
     )
