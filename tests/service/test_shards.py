@@ -67,6 +67,22 @@ async def fleet(tmp_path: Path, *args: str) -> AsyncIterator[ServeProcess]:
         yield served
 
 
+async def _served_again(endpoint: str) -> None:
+    """Until the shard at `endpoint` answers its health check again (a new process)."""
+    async with grpc.aio.insecure_channel(endpoint) as channel:
+        for _ in range(3):
+            try:
+                # waits for a process to listen; the first try may still meet the dying one
+                await health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(), wait_for_ready=True, timeout=TIMEOUT * 3
+                )
+                return
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise
+    raise AssertionError(f"the shard at {endpoint} did not come back")
+
+
 def _solution() -> list[tuple[str, dict[str, Any]]]:
     steps = Episode.make(AD, SEED).instance.spec.solution
     return [(s.tool, dict(s.args)) for s in steps]
@@ -214,11 +230,7 @@ async def test_a_killed_shard_comes_back_with_its_sessions_and_the_same_grade(
         pid = _shard_of(_shard_pids(served.proc.pid), session.endpoint.rsplit(":", 1)[1])
         os.kill(pid, signal.SIGKILL)
         # the supervisor starts the slot again; it rebuilds the session from its store
-        async with grpc.aio.insecure_channel(session.endpoint) as channel:
-            # served again once the health check answers (it waits for the new process)
-            await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(), wait_for_ready=True, timeout=TIMEOUT * 3
-            )
+        await _served_again(session.endpoint)
         await agent.join(resume=True)
         for tool, args in steps[half:]:
             await agent.call(tool, args)
