@@ -98,6 +98,10 @@ def to_struct(data: Mapping[str, Any] | None) -> struct_pb2.Struct:
     return s
 
 
+AFFINITY_KEY = "x-session-id"
+"""The metadata every call about one session carries, its id: a proxy in front of a fleet can
+route by it (Envoy `hash_policy: header`, gRPC ring-hash), the servers ignore it."""
+
 ON_OTHER_SHARD = "SESSION_ON_OTHER_SHARD"
 """The ErrorInfo reason of a call that reached a server not holding its session, in a fleet;
 its metadata `owner_endpoint` says where the session is."""
@@ -272,6 +276,9 @@ class MetasreClient:
     async def _unary(self, method: str, request: Any, *, on: str | None = None) -> Any:
         """Call ControlService `method`; `on` a session: with the owner's token, at its shard."""
         metadata = self._session_metadata() if on is not None else self._metadata
+        if on:
+            # Affinity for proxies that route by header (Envoy hash_policy, gRPC ring hash).
+            metadata = (*metadata, (AFFINITY_KEY, on))
 
         async def attempt(ready_within: float | None) -> Any:
             for _ in range(2):  # at most one hop: a directory or a shard names the holder
@@ -465,7 +472,7 @@ class MetasreClient:
         """Every event of the session from `from_tick`, then live, as plain data."""
         request = watch_pb2.WatchSessionRequest(session_id=session_id, from_tick=from_tick)
         call = self._stubs(session_id).watch.WatchSession(
-            request, metadata=self._session_metadata()
+            request, metadata=(*self._session_metadata(), (AFFINITY_KEY, session_id))
         )
         try:
             async for response in call:
@@ -617,7 +624,11 @@ class AgentConnection:
             )
         requests: asyncio.Queue[agent_pb2.ConnectRequest | None] = asyncio.Queue()
         requests.put_nowait(first)
-        call = self._stub.Connect(self._outgoing(requests), wait_for_ready=ready_within is not None)
+        call = self._stub.Connect(
+            self._outgoing(requests),
+            metadata=((AFFINITY_KEY, self.session_id),),
+            wait_for_ready=ready_within is not None,
+        )
         link = self._link = _Link(call, requests, asyncio.get_running_loop().create_future())
         self._lost = None
         reader = self._reader = asyncio.create_task(self._read(link))

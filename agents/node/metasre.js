@@ -305,6 +305,11 @@ class MetasreClient {
         readyWithinMs === null
           ? {}
           : { waitForReady: true, deadline: new Date(Date.now() + readyWithinMs) };
+      if (sessionId) {
+        // Affinity for proxies that route by header (Envoy hash_policy, gRPC ring hash).
+        metadata = metadata.clone();
+        metadata.set("x-session-id", sessionId);
+      }
       const once = () =>
         new Promise((resolve, reject) => {
           this.stubsFor(sessionId).control[method](request, metadata, options, (err, response) => {
@@ -453,7 +458,9 @@ class AgentConnection {
     // With readyWithinMs (a handover's next server starting), wait for a server that long. Not
     // a gRPC deadline: that would end the stream itself once it passed.
     const options = readyWithinMs === null ? {} : { waitForReady: true };
-    const stream = (this.stream = this.stub.Connect(new grpc.Metadata(), options));
+    const metadata = new grpc.Metadata();
+    metadata.set("x-session-id", this.sessionId); // affinity for proxies routing by header
+    const stream = (this.stream = this.stub.Connect(metadata, options));
     this.ended = null;
     const joined = new Promise((resolve, reject) => {
       this.pending.set("", { resolve, reject });
