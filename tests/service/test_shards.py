@@ -61,9 +61,13 @@ def _shard_of(pids: list[int], port: str) -> int:
 
 
 @contextlib.asynccontextmanager
-async def fleet(tmp_path: Path, *args: str) -> AsyncIterator[ServeProcess]:
-    store = tmp_path / "fleet.db"
-    async with metasre_serve("--workers", "2", "--store", str(store), *args) as served:
+async def fleet(
+    tmp_path: Path, *args: str, store: Path | str | None = None
+) -> AsyncIterator[ServeProcess]:
+    """A fleet of two on `store` (a SQLite path, each shard a file of its own beside it; or a
+    PostgreSQL URL the shards share)."""
+    where = str(store if store is not None else tmp_path / "fleet.db")
+    async with metasre_serve("--workers", "2", "--store", where, *args) as served:
         yield served
 
 
@@ -214,10 +218,13 @@ async def test_owner_quota_and_request_ids_hold_across_the_fleet(tmp_path: Path)
 
 
 async def test_a_killed_shard_comes_back_with_its_sessions_and_the_same_grade(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, store_where: Path | str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     steps = _solution()
-    async with fleet(tmp_path) as served, MetasreClient(served.address) as client:
+    async with (
+        fleet(tmp_path, store=store_where) as served,
+        MetasreClient(served.address) as client,
+    ):
         uninterrupted = await _play(client, steps)
 
         session = await client.create_session(AD, seed=SEED)
@@ -241,6 +248,9 @@ async def test_a_killed_shard_comes_back_with_its_sessions_and_the_same_grade(
         info = await client.server_info()
         slot = int(session.id.rsplit("-s", 1)[1])
         assert info["shards"][slot]["restarts"] == 1
+        # the restarted shard rebuilt its own slot's session only, not the other's (PostgreSQL:
+        # one database holds both shards' sessions)
+        assert sum(s["load"]["open_sessions"] for s in info["shards"]) == 2
 
         # `metasre fleet status` shows the same
         capsys.readouterr()
