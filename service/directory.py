@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn, cast
 
 import grpc
 import structlog
@@ -106,7 +106,7 @@ class Directory:
         context: grpc.aio.ServicerContext[Any, Any],
         extra: Sequence[tuple[str, str]] = (),
     ) -> bytes:
-        call = self._channels[slot].unary_unary(method)
+        call = self._channels[slot].unary_unary(method, None, None)
         try:
             reply: bytes = await call(
                 request,
@@ -140,7 +140,7 @@ class Directory:
         for offset in range(len(self.endpoints)):
             slot = (self._next + offset) % len(self.endpoints)
             try:
-                reply: bytes = await self._channels[slot].unary_unary(method)(
+                reply: bytes = await self._channels[slot].unary_unary(method, None, None)(
                     request, metadata=self._metadata(context), timeout=context.time_remaining()
                 )
                 return reply
@@ -187,7 +187,7 @@ class Directory:
                 elsewhere = await self._held_elsewhere(owner_token, owner, slot)
                 extra = ((ELSEWHERE_KEY, str(elsewhere)),)
             try:
-                call = self._channels[slot].unary_unary(method)
+                call = self._channels[slot].unary_unary(method, None, None)
                 reply: bytes = await call(
                     request,
                     metadata=(*self._metadata(context), *extra),
@@ -260,7 +260,7 @@ class Directory:
         method = f"/{_CONTROL}/ListSessions"
         replies = await asyncio.gather(
             *(
-                channel.unary_unary(method)(
+                channel.unary_unary(method, None, None)(
                     request, metadata=self._metadata(context), timeout=context.time_remaining()
                 )
                 for channel in self._channels
@@ -364,7 +364,9 @@ class Directory:
             slot = self._slot(session_id)
         except ServiceError as exc:
             await abort(context, exc)
-        call = self._channels[slot].unary_stream(method)(request, metadata=self._metadata(context))
+        call = self._channels[slot].unary_stream(method, None, None)(
+            request, metadata=self._metadata(context)
+        )
         try:
             async for message in call:
                 yield message
@@ -373,12 +375,12 @@ class Directory:
 
     # -- serving -----------------------------------------------------------------------------
 
-    def handlers(self) -> list[grpc.GenericRpcHandler]:
+    def handlers(self) -> list[grpc.GenericRpcHandler[Any, Any]]:
         """The control, agent and watch services, as this directory serves them."""
 
         def unary(
             fn: Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[bytes]],
-        ) -> grpc.RpcMethodHandler:
+        ) -> grpc.RpcMethodHandler[Any, Any]:
             async def guarded(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
                 try:
                     return await fn(request, context)
@@ -389,10 +391,10 @@ class Directory:
 
             return grpc.unary_unary_rpc_method_handler(guarded)
 
-        def session(method: str) -> grpc.RpcMethodHandler:
+        def session(method: str) -> grpc.RpcMethodHandler[Any, Any]:
             return unary(lambda b, c: self._session_call(method, b, c))
 
-        def any_shard(method: str) -> grpc.RpcMethodHandler:
+        def any_shard(method: str) -> grpc.RpcMethodHandler[Any, Any]:
             return unary(lambda b, c: self._any_shard(method, b, c))
 
         control = {
@@ -435,11 +437,10 @@ def _passes_to_next(exc: grpc.aio.AioRpcError) -> bool:
 
 async def _pass_refusal(
     context: grpc.aio.ServicerContext[Any, Any], exc: grpc.aio.AioRpcError
-) -> Any:
+) -> NoReturn:
     """End the call with a shard's refusal, as the shard gave it."""
-    trailers = tuple(
-        (k, v) for k, v in (exc.trailing_metadata() or ()) if k.startswith(_PASSED_TRAILERS)
-    )
+    received = cast(Sequence[tuple[str, str | bytes]], exc.trailing_metadata() or ())
+    trailers = tuple((k, v) for k, v in received if k.startswith(_PASSED_TRAILERS))
     await context.abort(exc.code(), exc.details() or "", trailing_metadata=trailers)
 
 
