@@ -262,3 +262,22 @@ async def test_a_killed_shard_comes_back_with_its_sessions_and_the_same_grade(
         assert [r["restarts"] for r in rows][slot] == 1
         assert all(r["serving"] for r in rows)
         assert await served.stop() == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--workers", "0"], "--workers takes a count of shard processes, 1-256, or 'auto'"),
+        (["--workers", "many"], "got 'many'"),
+        (["--workers", "2", "--tls-cert", "c.pem", "--tls-key", "k.pem"], "without TLS"),
+        (["--workers", "2", "--port", "65535"], "past 65535: pick a lower --port"),
+    ],
+    ids=["zero", "not-a-count", "tls", "ports-past-the-end"],
+)
+def test_workers_refuses_what_cannot_work(
+    args: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with contextlib.suppress(SystemExit):  # argparse's own refusals exit 2
+        code = main(["serve", "--no-store", *args])
+        assert code == 2
+    assert said in capsys.readouterr().err
