@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import socket
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -245,7 +244,8 @@ def serve_fleet(args: argparse.Namespace) -> int:
             "--workers serves its directory without TLS for now: run shards behind a TLS "
             "proxy, or one TLS server without --workers"
         )
-    argv = list(sys.argv[sys.argv.index("serve") + 1 :]) if "serve" in sys.argv else []
+    given = list(getattr(args, "argv", ()))
+    argv = given[given.index("serve") + 1 :] if "serve" in given else []
     asyncio.run(Fleet(args, argv).run())
     return 0
 

@@ -713,6 +713,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    # `serve --workers` hands its own flags on to each shard it starts
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if extra:
         print(f"error: {_unrecognized(parser, args.command, extra)}", file=sys.stderr)
         return ExitCode.USAGE
