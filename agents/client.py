@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import itertools
 import secrets
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -120,6 +120,15 @@ def to_struct(data: Mapping[str, Any] | None) -> struct_pb2.Struct:
     return s
 
 
+AFFINITY_KEY = "x-session-id"
+"""The metadata every call about one session carries, its id: a proxy in front of a fleet can
+route by it (Envoy `hash_policy: header`, gRPC ring-hash), the servers ignore it."""
+
+ON_OTHER_SHARD = "SESSION_ON_OTHER_SHARD"
+"""The ErrorInfo reason of a call that reached a server not holding its session, in a fleet;
+its metadata `owner_endpoint` says where the session is."""
+
+
 @dataclass(frozen=True, slots=True)
 class SessionHandle:
     """A created session and the join token of each seat."""
@@ -130,6 +139,10 @@ class SessionHandle:
     owner_token: str = ""
     """The session's owner credential: control and watch calls on it need it (or the admin
     token). The client that created the session sends it by itself."""
+    endpoint: str = ""
+    """The shard that holds the session (host:port) when the server is a fleet's directory
+    (`metasre serve --workers N`); empty: the server the client dials. The client sends the
+    session's calls and streams there by itself."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,16 +233,57 @@ class MetasreClient:
         self._metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
         self._admin = bool(admin_token)
         self._owner = owner_token or secrets.token_urlsafe(24)
-        self._channel = (
-            grpc.aio.secure_channel(target, credentials, options)
-            if credentials is not None
-            else grpc.aio.insecure_channel(target, options)
+        self._credentials = credentials
+        self._options = tuple(options)
+        self._home = self._dial(target)
+        self._channel = self._home.channel
+        self._control = self._home.control
+        self._agents = self._home.agents
+        self._watch = self._home.watch
+        self._shards: dict[str, _Stubs] = {}
+        """Channels to the shards of a fleet, by endpoint (made on first use)."""
+        self._routes: dict[str, str] = {}
+        """Session id -> the endpoint of the shard that holds it, when not the target."""
+
+    def _dial(self, target: str) -> _Stubs:
+        channel = (
+            grpc.aio.secure_channel(target, self._credentials, self._options)
+            if self._credentials is not None
+            else grpc.aio.insecure_channel(target, self._options)
         )
         # The generated stubs carry no annotations; the calls below are typed by their requests.
         stubs: Any = (control_pb2_grpc, agent_pb2_grpc, watch_pb2_grpc)
-        self._control = stubs[0].ControlServiceStub(self._channel)
-        self._agents = stubs[1].AgentServiceStub(self._channel)
-        self._watch = stubs[2].WatchServiceStub(self._channel)
+        return _Stubs(
+            channel,
+            stubs[0].ControlServiceStub(channel),
+            stubs[1].AgentServiceStub(channel),
+            stubs[2].WatchServiceStub(channel),
+        )
+
+    def _learn(self, session_id: str, endpoint: str) -> None:
+        """Remember which shard holds `session_id` (nothing to remember for the target)."""
+        if endpoint and endpoint != self.target:
+            self._routes[session_id] = endpoint
+
+    def _stubs(self, session_id: str | None) -> _Stubs:
+        """The stubs that reach the server holding `session_id` (the target's by default)."""
+        endpoint = self._routes.get(session_id or "")
+        if endpoint is None:
+            return self._home
+        stubs = self._shards.get(endpoint)
+        if stubs is None:
+            stubs = self._shards[endpoint] = self._dial(endpoint)
+        return stubs
+
+    def _follow(self, session_id: str, error: ClientError) -> bool:
+        """Whether `error` named another shard as the session's holder (now remembered)."""
+        endpoint = error.metadata.get("owner_endpoint", "")
+        if error.reason != ON_OTHER_SHARD or not endpoint:
+            return False
+        if self._routes.get(session_id, self.target) == endpoint:
+            return False  # told the same again: do not go round in circles
+        self._routes[session_id] = endpoint
+        return True
 
     async def __aenter__(self) -> MetasreClient:
         return self
@@ -238,8 +292,10 @@ class MetasreClient:
         await self.close()
 
     async def close(self) -> None:
-        """Close the channel."""
+        """Close the channels (the target's, and the shards' it reached)."""
         await self._channel.close(grace=None)
+        for stubs in self._shards.values():
+            await stubs.channel.close(grace=None)
 
     async def wait_for_server(self, timeout: float | None = None) -> None:
         """Wait until the channel reaches a server: after a restart, before resuming seats.
@@ -260,36 +316,43 @@ class MetasreClient:
             return self._metadata
         return (("authorization", f"Bearer {self._owner}"),)
 
-    async def _unary(self, method: Any, request: Any, *, session: bool = False) -> Any:
-        metadata = self._session_metadata() if session else self._metadata
+    async def _unary(self, method: str, request: Any, *, on: str | None = None) -> Any:
+        """Call ControlService `method`; `on` a session: with the owner's token, at its shard."""
+        metadata = self._session_metadata() if on is not None else self._metadata
+        if on:
+            # Affinity for proxies that route by header (Envoy hash_policy, gRPC ring hash).
+            metadata = (*metadata, (AFFINITY_KEY, on))
 
         async def attempt(ready_within: float | None) -> Any:
-            try:
-                return await method(
-                    request,
-                    metadata=metadata,
-                    wait_for_ready=ready_within is not None,
-                    timeout=ready_within,
-                )
-            except grpc.aio.AioRpcError as exc:
-                raise from_rpc_error(exc) from None
+            for _ in range(2):  # at most one hop: a directory or a shard names the holder
+                call = getattr(self._stubs(on).control, method)
+                try:
+                    return await call(
+                        request,
+                        metadata=metadata,
+                        wait_for_ready=ready_within is not None,
+                        timeout=ready_within,
+                    )
+                except grpc.aio.AioRpcError as exc:
+                    error = from_rpc_error(exc)
+                    if not on or not self._follow(on, error):
+                        raise error from None
+            raise error
 
         return await self.retry.run(attempt)
 
     async def server_info(self) -> dict[str, Any]:
         """Protocol version, capabilities and limits."""
-        return to_dict(
-            await self._unary(self._control.GetServerInfo, control_pb2.GetServerInfoRequest())
-        )
+        return to_dict(await self._unary("GetServerInfo", control_pb2.GetServerInfoRequest()))
 
     async def list_scenarios(self) -> list[dict[str, Any]]:
         """The scenarios the server offers."""
-        reply = await self._unary(self._control.ListScenarios, control_pb2.ListScenariosRequest())
+        reply = await self._unary("ListScenarios", control_pb2.ListScenariosRequest())
         return [to_dict(s) for s in reply.scenarios]
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool: name, description and the JSON Schema of its arguments."""
-        reply = await self._unary(self._control.ListTools, control_pb2.ListToolsRequest())
+        reply = await self._unary("ListTools", control_pb2.ListToolsRequest())
         return [to_dict(t) for t in reply.tools]
 
     async def create_session(
@@ -352,19 +415,21 @@ class MetasreClient:
             # lost answer): the server makes it once and answers every retry with it.
             request_id=secrets.token_hex(16),
         )
-        reply = await self._unary(self._control.CreateSession, request)
+        reply = await self._unary("CreateSession", request)
+        self._learn(reply.session.session_id, reply.session.endpoint)
         return SessionHandle(
             reply.session.session_id,
             {t.agent_id: t.join_token for t in reply.tokens},
             reply.owner_token,
+            reply.session.endpoint,
         )
 
     async def get_session(self, session_id: str) -> dict[str, Any]:
         """The session now: its seats (each with its reward so far), phase, tick and episode."""
         reply = await self._unary(
-            self._control.GetSession,
+            "GetSession",
             control_pb2.GetSessionRequest(session_id=session_id),
-            session=True,
+            on=session_id,
         )
         return to_dict(reply.session)
 
@@ -398,18 +463,17 @@ class MetasreClient:
 
     async def list_sessions(self) -> list[dict[str, Any]]:
         """The open sessions of this client's owner token (every one, for the admin token)."""
-        reply = await self._unary(
-            self._control.ListSessions, control_pb2.ListSessionsRequest(), session=True
-        )
+        # The owner's token, not a session's: ListSessions on a directory asks every shard.
+        reply = await self._unary("ListSessions", control_pb2.ListSessionsRequest(), on="")
         return [to_dict(s) for s in reply.sessions]
 
     async def get_grade(self, session_id: str) -> dict[str, Any]:
         """The session's grade (final once the episode ended) and each agent's reward."""
         return to_dict(
             await self._unary(
-                self._control.GetGrade,
+                "GetGrade",
                 control_pb2.GetGradeRequest(session_id=session_id),
-                session=True,
+                on=session_id,
             )
         )
 
@@ -420,9 +484,9 @@ class MetasreClient:
         serial order.
         """
         reply = await self._unary(
-            self._control.GetTrajectory,
+            "GetTrajectory",
             control_pb2.GetTrajectoryRequest(session_id=session_id, episode=episode),
-            session=True,
+            on=session_id,
         )
         return [to_dict(e) for e in reply.events]
 
@@ -436,22 +500,22 @@ class MetasreClient:
         request = control_pb2.ResetSessionRequest(session_id=session_id)
         if seed is not None:
             request.seed = seed
-        reply = await self._unary(self._control.ResetSession, request, session=True)
+        reply = await self._unary("ResetSession", request, on=session_id)
         return {"session": to_dict(reply.session), "observation": to_dict(reply.observation)}
 
     async def close_session(self, session_id: str) -> None:
         """Close a session and free its seats."""
         await self._unary(
-            self._control.CloseSession,
+            "CloseSession",
             control_pb2.CloseSessionRequest(session_id=session_id),
-            session=True,
+            on=session_id,
         )
 
     async def watch(self, session_id: str, *, from_tick: int = 0) -> AsyncIterator[dict[str, Any]]:
         """Every event of the session from `from_tick`, then live, as plain data."""
-        call = self._watch.WatchSession(
-            watch_pb2.WatchSessionRequest(session_id=session_id, from_tick=from_tick),
-            metadata=self._session_metadata(),
+        request = watch_pb2.WatchSessionRequest(session_id=session_id, from_tick=from_tick)
+        call = self._stubs(session_id).watch.WatchSession(
+            request, metadata=(*self._session_metadata(), (AFFINITY_KEY, session_id))
         )
         try:
             async for response in call:
@@ -468,8 +532,25 @@ class MetasreClient:
         message (fewer messages, the same events in the same order; see StreamOptions).
         """
         return AgentConnection(
-            self._agents, session_id, join_token, batch_events=batch_events, retry=self.retry
+            self._stubs(session_id).agents,
+            session_id,
+            join_token,
+            batch_events=batch_events,
+            retry=self.retry,
+            follow=lambda error: (
+                self._stubs(session_id).agents if self._follow(session_id, error) else None
+            ),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Stubs:
+    """One channel and the three services' stubs on it."""
+
+    channel: grpc.aio.Channel
+    control: Any
+    agents: Any
+    watch: Any
 
 
 @dataclass(slots=True)
@@ -497,8 +578,12 @@ class AgentConnection:
         *,
         batch_events: bool = True,
         retry: RetryPolicy | None = None,
+        follow: Callable[[ClientError], Any] | None = None,
     ) -> None:
         self._stub = stub
+        self._follow = follow
+        """Given a refusal naming the shard that holds the session, the stub that reaches it
+        (None: the refusal names none, or the same again)."""
         self._retry = retry or RetryPolicy()
         self._reconnecting = asyncio.Lock()
         self._options = agent_pb2.StreamOptions(batch_events=batch_events)
@@ -545,8 +630,19 @@ class AgentConnection:
         A server handing the session over is waited out, as the client's `RetryPolicy` says.
         """
         return await self._retry.run(
-            lambda ready_within: self._open(resume=resume, ready_within=ready_within)
+            lambda ready_within: self._open_at_holder(resume=resume, ready_within=ready_within)
         )
+
+    async def _open_at_holder(self, *, resume: bool, ready_within: float | None) -> dict[str, Any]:
+        """`_open`, once more at the shard a refusal names (a directory's, or a stale one's)."""
+        try:
+            return await self._open(resume=resume, ready_within=ready_within)
+        except ClientError as exc:
+            stub = self._follow(exc) if self._follow is not None else None
+            if stub is None:
+                raise
+            self._stub = stub
+            return await self._open(resume=resume, ready_within=ready_within)
 
     async def _open(self, *, resume: bool, ready_within: float | None) -> dict[str, Any]:
         """Open a stream and join on it.
@@ -571,7 +667,11 @@ class AgentConnection:
             )
         requests: asyncio.Queue[agent_pb2.ConnectRequest | None] = asyncio.Queue()
         requests.put_nowait(first)
-        call = self._stub.Connect(self._outgoing(requests), wait_for_ready=ready_within is not None)
+        call = self._stub.Connect(
+            self._outgoing(requests),
+            metadata=((AFFINITY_KEY, self.session_id),),
+            wait_for_ready=ready_within is not None,
+        )
         link = self._link = _Link(call, requests, asyncio.get_running_loop().create_future())
         self._lost = None
         reader = self._reader = asyncio.create_task(self._read(link))

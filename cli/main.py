@@ -44,6 +44,7 @@ from metasre.cli.errors import (
     UsageError,
 )
 from metasre.cli.experiment import add_parser as add_experiment_parser
+from metasre.cli.fleet import worker_count
 from metasre.cli.report.command import add_parser as add_report_parser
 from metasre.cli.rollout import add_parsers as add_rollout_parsers
 
@@ -140,6 +141,17 @@ def _health(args: argparse.Namespace) -> int:
     return (
         ExitCode.OK if reply.status == health_pb2.HealthCheckResponse.SERVING else ExitCode.FAILED
     )
+
+
+def _fleet_status(args: argparse.Namespace) -> int:
+    from metasre.cli.fleet import fleet_status
+
+    connection = Connection.from_args(args, default="127.0.0.1:50051")
+    with connection.sync_client(str(connection.target)) as client:
+        info = client.run(client.client.server_info())
+    print(fleet_status(info, as_json=args.json))
+    down = [s for s in info.get("shards", []) if not s.get("serving")]
+    return ExitCode.FAILED if down else ExitCode.OK
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -240,12 +252,20 @@ def _serve(args: argparse.Namespace) -> int:
         Limits,
         MetasreServer,
         ServerConfig,
+        Shard,
         is_store_url,
         run_server,
         serve,
     )
 
+    if args.workers > 1 and args.shard_slot is None:
+        from metasre.cli.fleet import serve_fleet
+
+        return serve_fleet(args)
     try:
+        shard = None
+        if args.shard_slot is not None:
+            shard = Shard(args.shard_slot, tuple(args.shard_endpoints.split(",")))
         config = ServerConfig(
             host=args.host,
             port=args.port,
@@ -268,7 +288,9 @@ def _serve(args: argparse.Namespace) -> int:
             store_url=args.store if not args.no_store and is_store_url(args.store) else None,
             handover=args.handover,
             # taking over from a server that hands over: wait while it drains
-            store_wait_seconds=HANDOVER_WAIT_SECONDS if args.handover else 0.0,
+            # (a shard restarted after its death waits for its predecessor's lock to go)
+            store_wait_seconds=HANDOVER_WAIT_SECONDS if args.handover or shard else 0.0,
+            shard=shard,
             manage_gc=True,  # the server owns this process
         )
     except ValueError as exc:
@@ -456,6 +478,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add_command(
         sub,
+        "fleet",
+        "the shards of a `metasre serve --workers N` fleet",
+        "Ask a fleet's directory about its shards.",
+    )
+    fleet_sub = p.add_subparsers(dest="fleet_command", required=True, metavar="COMMAND")
+    p = add_command(
+        fleet_sub,
+        "status",
+        "each shard: its endpoint, whether it serves, sessions, refusals, store commits, "
+        "restarts; exit 1 if one is down",
+    )
+    add_connection_flags(p, local="127.0.0.1:50051")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_fleet_status)
+
+    p = add_command(
+        sub,
         "validate",
         "prove scenarios: the start fails, the reference and the expert pass, random and "
         "reward hacks fail",
@@ -510,6 +549,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=50051, help="port (0 picks a free one)")
+    p.add_argument(
+        "--workers",
+        type=worker_count,
+        default=1,
+        metavar="N|auto",
+        help="run N server processes (shards; auto: one per core) behind a directory on --port;"
+        " shard k serves on --port+1+k (free ports with --port 0); each session lives on one "
+        "shard, CreateSession names it (SessionInfo.endpoint) and the SDKs follow; a shard that "
+        "dies is restarted and rebuilds its sessions from the store (SQLite: one file per shard,"
+        " metasre.s0.db...; postgresql://: shared)",
+    )
+    # Set by the supervisor of --workers on each shard it starts.
+    p.add_argument("--shard-slot", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--shard-endpoints", default="", help=argparse.SUPPRESS)
     p.add_argument("--max-sessions", type=positive_int, default=256, help="sessions open at once")
     p.add_argument(
         "--max-sessions-per-owner",
@@ -668,6 +721,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    # `serve --workers` hands its own flags on to each shard it starts
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     if extra:
         print(f"error: {_unrecognized(parser, args.command, extra)}", file=sys.stderr)
         return ExitCode.USAGE

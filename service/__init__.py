@@ -12,6 +12,8 @@ modules behind it are its own business.
 
 from metasre.service.config import Limits, ServerConfig, is_store_url
 from metasre.service.core.errors import StoreError
+from metasre.service.core.shards import Shard
+from metasre.service.directory import Directory, build_directory
 from metasre.service.server import (
     MetasreServer,
     build_server,
@@ -29,13 +31,16 @@ from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
 __all__ = [
     "PROTOCOL_VERSION",
     "SERVER_VERSION",
+    "Directory",
     "Limits",
     "MetasreServer",
     "ServerConfig",
+    "Shard",
     "Store",
     "StoreError",
     "StoreInUseError",
     "TrajectoryStore",
+    "build_directory",
     "build_server",
     "describe_store",
     "episodes",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from metasre.service.core.shards import Shard
+
 STORE_URL_SCHEMES = ("postgresql://", "postgres://")
 """How a `--store` that names a PostgreSQL database begins (libpq's URI schemes)."""
 
@@ -105,6 +107,10 @@ class ServerConfig:
     """How long to wait for another server to let go of the store (its lock; see
     `metasre.service.store.lock`) before giving up: 0 gives up at once. A server taking over
     from one that hands over (`metasre serve --handover`) waits while the old one drains."""
+    shard: Shard | None = None
+    """This server's slot in a fleet (`metasre serve --workers N`): its session ids name the
+    slot, it recovers only its slot's sessions from a shared store, and it refuses a session of
+    another slot with NOT_FOUND / SESSION_ON_OTHER_SHARD naming the holder. None: a lone server."""
     manage_gc: bool = False
     """Keep garbage-collector pauses short by freezing the long-lived heap (process-wide; see
     `metasre.service.gc_freeze`): for a server that owns its process, as `metasre serve` does."""

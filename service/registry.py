@@ -44,6 +44,7 @@ from metasre.service.core.errors import (
 )
 from metasre.service.core.events import LogEntry
 from metasre.service.core.session import Session, SessionSpec
+from metasre.service.core.shards import Shard, slot_of
 from metasre.service.store.codec import StoreRecorder, entry_of
 from metasre.service.store.contract import SessionRow, Store
 from metasre.service.store.recovery import RecoveryError, rebuild
@@ -85,6 +86,8 @@ class Registry:
         limits: The server's limits.
         catalog: The runners and judges every episode is made with (the process's by default).
         store: Where sessions and their logs are recorded; None keeps them in memory only.
+        shard: This server's slot in a fleet: the session ids it makes, the stored sessions it
+            recovers and the refusal of another slot's session follow it.
     """
 
     def __init__(
@@ -92,9 +95,12 @@ class Registry:
         limits: Limits,
         catalog: Catalog | None = None,
         store: Store | None = None,
+        shard: Shard | None = None,
     ) -> None:
         self.limits = limits
         self.catalog = catalog
+        self.shard = shard
+        """This server's slot in a fleet, or None for a lone server."""
         self.store = store
         self.draining = False
         self.handing_over: str | None = None
@@ -132,6 +138,7 @@ class Registry:
         *,
         request: CreateRequest | None = None,
         join_tokens: Sequence[str] | None = None,
+        held_elsewhere: int = 0,
     ) -> Session:
         """Open a session and start its episode, or find the one `request` made before.
 
@@ -140,6 +147,8 @@ class Registry:
             owner_digest: SHA-256 of the owner token (see `auth.check_owner`).
             request: The request id: when it made a session before, that session is returned.
             join_tokens: The seats' join tokens, in seat order; fresh random ones when None.
+            held_elsewhere: Sessions the owner holds on the fleet's other shards (the
+                directory counts them): they count against its quota here too.
 
         Raises:
             ServerDrainingError: the server is shutting down.
@@ -162,7 +171,7 @@ class Registry:
                 "store can write again: try another server, or later"
             )
         if request is None:
-            return await self._create(spec, owner_digest, None, join_tokens)
+            return await self._create(spec, owner_digest, None, join_tokens, held_elsewhere)
         # One attempt per request id at a time, claimed with no await between the check and
         # the claim: the store lookup below awaits, and retries racing through it each made a
         # session (a unique-constraint error, then a KeyError here, and a waiter left hanging).
@@ -173,7 +182,7 @@ class Registry:
             found = await self._requested(request)
             if found is not None:
                 return found
-            return await self._create(spec, owner_digest, request, join_tokens)
+            return await self._create(spec, owner_digest, request, join_tokens, held_elsewhere)
         finally:
             del self._pending[request.key]
             mine.set_result(None)
@@ -184,6 +193,7 @@ class Registry:
         owner_digest: str | None,
         request: CreateRequest | None,
         join_tokens: Sequence[str] | None,
+        held_elsewhere: int = 0,
     ) -> Session:
         if len(spec.seats) > self.limits.max_agents_per_session:
             raise SessionFullError(
@@ -196,7 +206,7 @@ class Registry:
             self.refused_total += 1
             raise self._at_capacity()
         # One owner may not take every slot: the others' creates must still find room.
-        held = self._held_by(owner_digest)
+        held = self._held_by(owner_digest) + held_elsewhere
         if held >= self.limits.max_sessions_per_owner:
             self.refused_total += 1
             raise self._at_quota(held)
@@ -224,7 +234,7 @@ class Registry:
             else:
                 del self._creating_by[owner_digest]
         _check_views(spec, episode)
-        session_id = secrets.token_hex(8)
+        session_id = secrets.token_hex(8) if self.shard is None else self.shard.new_session_id()
         if spec.scenario_id != scenario_id:  # a name without its version: store the full id
             spec = replace(spec, scenario_id=scenario_id)
         session = Session(session_id, spec, episode, self._recorder, join_tokens)
@@ -366,6 +376,8 @@ class Registry:
             return 0
         recovered = 0
         for row in await asyncio.to_thread(store.sessions, open_only=True):
+            if slot_of(row.session_id) != (None if self.shard is None else self.shard.slot):
+                continue  # another shard's, in a store the fleet shares: that shard rebuilds it
             started = time.perf_counter()
             events = await asyncio.to_thread(store.events, row.session_id)
             try:
@@ -422,6 +434,9 @@ class Registry:
                     "create a new session",
                     metadata={"idle_session_seconds": f"{self.limits.idle_session_seconds:g}"},
                 )
+            elsewhere = self.shard.elsewhere(session_id) if self.shard is not None else None
+            if elsewhere is not None:
+                raise elsewhere
             raise SessionNotFoundError(
                 f"no open session {session_id[:64]!r}; ListSessions shows the open ones"
             )

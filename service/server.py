@@ -327,6 +327,7 @@ async def build_server(
                 holder=holder,
                 seconds=config.store_wait_seconds,
             ),
+            slot=config.shard.slot if config.shard is not None else None,
         )
         try:
             store = await asyncio.to_thread(open_store, where)
@@ -335,7 +336,9 @@ async def build_server(
             raise
     interceptors = [RejectUndecodable(limits.max_message_bytes)]
     server = grpc.aio.server(options=options, interceptors=interceptors)
-    registry = Registry(limits, (catalog or default_catalog()).with_runner(runner), store)
+    registry = Registry(
+        limits, (catalog or default_catalog()).with_runner(runner), store, config.shard
+    )
     _register(control_pb2_grpc.add_ControlServiceServicer_to_server)(
         ControlServicer(registry, config), server
     )

@@ -142,6 +142,7 @@ class MetasreError extends Error {
     this.lost = false;
     const info = details.find((d) => (d["@type"] || "").endsWith("/google.rpc.ErrorInfo"));
     this.reason = info ? info.reason : "";
+    this.errorMetadata = info ? info.metadata || {} : {}; // ErrorInfo.metadata
     const bad = details.find((d) => (d["@type"] || "").endsWith("/google.rpc.BadRequest"));
     this.violations = bad ? bad.field_violations.map((v) => [v.field, v.description]) : [];
     const retry = details.find((d) => (d["@type"] || "").endsWith("/google.rpc.RetryInfo"));
@@ -173,6 +174,8 @@ function fromGrpcError(err, { lost = false } = {}) {
 // -- retries ------------------------------------------------------------------------------
 
 const HANDING_OVER = "SERVER_HANDING_OVER";
+// A call that reached a fleet's server not holding its session; ErrorInfo owner_endpoint says where.
+const ON_OTHER_SHARD = "SESSION_ON_OTHER_SHARD";
 
 /** The Python client's defaults (metasre.agents.retry.RetryPolicy), in milliseconds. */
 const DEFAULT_RETRY = Object.freeze({
@@ -244,17 +247,44 @@ class MetasreClient {
    *   credentials?: grpc.ChannelCredentials, retry?: object | false}} opts
    */
   constructor(target, opts = {}) {
-    const v1 = loadProtocol(opts.protoRoot);
+    this.v1 = loadProtocol(opts.protoRoot);
+    this.target = target;
     this.retry = retryPolicy(opts.retry);
-    const credentials = opts.credentials || grpc.credentials.createInsecure();
-    this.control = new v1.ControlService(target, credentials);
-    // One channel for all three services: the stubs share the first stub's channel.
-    const channelOverride = this.control.getChannel();
-    this.agents = new v1.AgentService(target, credentials, { channelOverride });
+    this.credentials = opts.credentials || grpc.credentials.createInsecure();
+    ({ control: this.control, agents: this.agents } = this.dial(target));
+    // A fleet (metasre serve --workers N): each session lives on one shard, whose endpoint
+    // CreateSession names (SessionInfo.endpoint) or a refusal names (SESSION_ON_OTHER_SHARD).
+    this.shards = new Map(); // endpoint -> {control, agents}
+    this.routes = new Map(); // session id -> endpoint, when not the target
     this.metadata = new grpc.Metadata();
     if (opts.adminToken) this.metadata.set("authorization", `Bearer ${opts.adminToken}`);
     this.admin = Boolean(opts.adminToken);
     this.ownerToken = opts.ownerToken || crypto.randomBytes(24).toString("base64url");
+  }
+
+  /** Stubs for the control and agent services on one channel to `target`. */
+  dial(target) {
+    const control = new this.v1.ControlService(target, this.credentials);
+    // One channel for both services: the stubs share the first stub's channel.
+    const channelOverride = control.getChannel();
+    return { control, agents: new this.v1.AgentService(target, this.credentials, { channelOverride }) };
+  }
+
+  /** The stubs that reach the server holding sessionId (the target's by default). */
+  stubsFor(sessionId) {
+    const endpoint = sessionId ? this.routes.get(sessionId) : undefined;
+    if (endpoint === undefined) return { control: this.control, agents: this.agents };
+    if (!this.shards.has(endpoint)) this.shards.set(endpoint, this.dial(endpoint));
+    return this.shards.get(endpoint);
+  }
+
+  /** Remember where a session lives; true when `err` named a new holder for it. */
+  follow(sessionId, err) {
+    const endpoint = (err.errorMetadata || {}).owner_endpoint;
+    if (err.reason !== ON_OTHER_SHARD || !endpoint) return false;
+    if ((this.routes.get(sessionId) || this.target) === endpoint) return false;
+    this.routes.set(sessionId, endpoint);
+    return true;
   }
 
   /** What calls about one session carry: the admin token, else this client's owner token. */
@@ -265,19 +295,34 @@ class MetasreClient {
     return metadata;
   }
 
-  /** Call a ControlService method by name; resolves with the response object. */
-  unary(method, request = {}, metadata = this.metadata) {
-    return withRetries(this.retry, (readyWithinMs) => {
+  /**
+   * Call a ControlService method by name; resolves with the response object. With sessionId,
+   * at the shard holding that session (followed once if a server names another).
+   */
+  unary(method, request = {}, metadata = this.metadata, sessionId = null) {
+    return withRetries(this.retry, async (readyWithinMs) => {
       const options =
         readyWithinMs === null
           ? {}
           : { waitForReady: true, deadline: new Date(Date.now() + readyWithinMs) };
-      return new Promise((resolve, reject) => {
-        this.control[method](request, metadata, options, (err, response) => {
-          if (err) reject(fromGrpcError(err));
-          else resolve(response);
+      if (sessionId) {
+        // Affinity for proxies that route by header (Envoy hash_policy, gRPC ring hash).
+        metadata = metadata.clone();
+        metadata.set("x-session-id", sessionId);
+      }
+      const once = () =>
+        new Promise((resolve, reject) => {
+          this.stubsFor(sessionId).control[method](request, metadata, options, (err, response) => {
+            if (err) reject(fromGrpcError(err));
+            else resolve(response);
+          });
         });
-      });
+      try {
+        return await once();
+      } catch (err) {
+        if (!sessionId || !this.follow(sessionId, err)) throw err;
+        return once();
+      }
     });
   }
 
@@ -320,35 +365,42 @@ class MetasreClient {
       reward_mode: reward_mode || "REWARD_MODE_DENSE",
       owner_token: this.ownerToken,
     });
+    const endpoint = reply.session.endpoint;
+    if (endpoint && endpoint !== this.target) this.routes.set(reply.session.session_id, endpoint);
     return reply;
   }
 
   getGrade(sessionId) {
-    return this.unary("GetGrade", { session_id: sessionId }, this.sessionMetadata());
+    return this.unary("GetGrade", { session_id: sessionId }, this.sessionMetadata(), sessionId);
   }
 
   closeSession(sessionId) {
-    return this.unary("CloseSession", { session_id: sessionId }, this.sessionMetadata());
+    return this.unary("CloseSession", { session_id: sessionId }, this.sessionMetadata(), sessionId);
   }
 
   /** A Connect stream for one seat; call join() on it. batchEvents: see StreamOptions. */
   agent(sessionId, joinToken, { batchEvents = true } = {}) {
-    return new AgentConnection(this.agents, sessionId, joinToken, {
+    return new AgentConnection(this.stubsFor(sessionId).agents, sessionId, joinToken, {
       batchEvents,
       retry: this.retry,
+      follow: (err) => (this.follow(sessionId, err) ? this.stubsFor(sessionId).agents : null),
     });
   }
 
   close() {
-    this.agents.close();
-    this.control.close();
+    for (const stubs of [{ control: this.control, agents: this.agents }, ...this.shards.values()]) {
+      stubs.agents.close();
+      stubs.control.close();
+    }
   }
 }
 
 /** One agent's bidirectional stream: its own calls and results, and what the team does. */
 class AgentConnection {
-  constructor(stub, sessionId, joinToken, { batchEvents = true, retry } = {}) {
+  constructor(stub, sessionId, joinToken, { batchEvents = true, retry, follow = null } = {}) {
     this.stub = stub;
+    // Given a refusal naming the shard that holds the session, the stub reaching it (or null).
+    this.follow = follow;
     this.retry = retry || retryPolicy();
     this.resuming = null; // the resume under way, shared by the calls that wait for it
     // Events that become durable together come as one message (StreamOptions.batch_events).
@@ -368,15 +420,23 @@ class AgentConnection {
     this.ended = null; // the error or reason the stream ended with, once it has
   }
 
-  /** Take the seat; resolves with the Joined message. */
-  join() {
-    return this.open({
+  /** Take the seat; resolves with the Joined message (at the shard a refusal names, if one does). */
+  async join() {
+    const first = {
       join: {
         session_id: this.sessionId,
         join_token: this.joinToken,
         options: { batch_events: this.batchEvents },
       },
-    });
+    };
+    try {
+      return await this.open(first);
+    } catch (err) {
+      const stub = this.follow ? this.follow(err) : null;
+      if (!stub) throw err;
+      this.stub = stub;
+      return this.open(first);
+    }
   }
 
   /** Take the seat back after a dropped stream, hearing what was missed since lastSequence. */
@@ -398,7 +458,9 @@ class AgentConnection {
     // With readyWithinMs (a handover's next server starting), wait for a server that long. Not
     // a gRPC deadline: that would end the stream itself once it passed.
     const options = readyWithinMs === null ? {} : { waitForReady: true };
-    const stream = (this.stream = this.stub.Connect(new grpc.Metadata(), options));
+    const metadata = new grpc.Metadata();
+    metadata.set("x-session-id", this.sessionId); // affinity for proxies routing by header
+    const stream = (this.stream = this.stub.Connect(metadata, options));
     this.ended = null;
     const joined = new Promise((resolve, reject) => {
       this.pending.set("", { resolve, reject });

@@ -49,6 +49,13 @@ class SessionReleasedError(SessionNotFoundError):
     """
 
 
+class SessionOnOtherShardError(SessionNotFoundError):
+    """Raised when a session id names a session another shard of the fleet holds.
+
+    Its metadata names the holder: `owner_shard` (the slot) and `owner_endpoint` (host:port).
+    """
+
+
 class SessionClosedError(ServiceError):
     """Raised when a call reaches a session that was closed."""
 
@@ -211,6 +218,7 @@ __all__ = [
     "SessionFullError",
     "SessionIdleError",
     "SessionNotFoundError",
+    "SessionOnOtherShardError",
     "SessionReleasedError",
     "SlowReaderError",
     "StoreError",

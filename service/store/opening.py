@@ -38,9 +38,16 @@ def open_store(where: str | Path, *, create: bool = True) -> Store:
 
 
 def hold_store(
-    where: str | Path, *, wait: float = 0.0, on_wait: Callable[[str], None] | None = None
+    where: str | Path,
+    *,
+    wait: float = 0.0,
+    on_wait: Callable[[str], None] | None = None,
+    slot: int | None = None,
 ) -> StoreHold:
     """Claim the store `where` names for one server (see `StoreLock`, `PostgresLock`).
+
+    A shard's `slot` claims only that slot of a PostgreSQL store the fleet shares; a SQLite
+    file has one server whatever the slot (each shard has its own file).
 
     Raises:
         StoreInUseError: another server holds it after `wait` seconds.
@@ -51,7 +58,7 @@ def hold_store(
             from metasre.service.store.postgres import PostgresLock
         except ImportError as exc:
             raise _needs_driver(exc) from exc
-        return PostgresLock(str(where), wait=wait, on_wait=on_wait)
+        return PostgresLock(str(where), wait=wait, on_wait=on_wait, slot=slot)
     return StoreLock(Path(where), wait=wait, on_wait=on_wait)
 
 

@@ -37,7 +37,13 @@ from psycopg import conninfo
 from metasre.service.core.errors import StoreError
 from metasre.service.store.contract import EventRow, Op, SessionRow
 from metasre.service.store.lock import POLL_SECONDS, StoreInUseError
-from metasre.service.store.postgres_schema import LOCK_CLASS, MIGRATIONS, SERVING, migrate
+from metasre.service.store.postgres_schema import (
+    LOCK_CLASS,
+    MIGRATIONS,
+    SERVING,
+    SHARD_SERVING,
+    migrate,
+)
 from metasre.service.store.sqlite import _dumps, _Waiter, _wake_waiters
 
 CONNECT_SECONDS = 10
@@ -452,6 +458,8 @@ class PostgresLock:
         url: The store.
         wait: Seconds to wait for another server to let go of the store; 0 fails at once.
         on_wait: Called once, with the holder's description, when the lock has to be waited for.
+        slot: A shard's slot (`metasre serve --workers`): the shards of a fleet share the
+            store, each holding the lock of its own slot (one server per slot).
 
     Raises:
         StoreInUseError: another server still holds the store after `wait` seconds.
@@ -459,9 +467,15 @@ class PostgresLock:
     """
 
     def __init__(
-        self, url: str, *, wait: float = 0.0, on_wait: Callable[[str], None] | None = None
+        self,
+        url: str,
+        *,
+        wait: float = 0.0,
+        on_wait: Callable[[str], None] | None = None,
+        slot: int | None = None,
     ) -> None:
         where = redact(url)
+        self._key = SERVING if slot is None else SHARD_SERVING + slot
         conn = connect(url, autocommit=True)
         deadline = time.monotonic() + wait
         waited = False
@@ -472,8 +486,8 @@ class PostgresLock:
             conn.execute("SET tcp_keepalives_idle = 10")
             conn.execute("SET tcp_keepalives_interval = 5")
             conn.execute("SET tcp_keepalives_count = 3")
-            while not self._try(conn):
-                holder = self._holder(conn)
+            while not self._try(conn, self._key):
+                holder = self._holder(conn, self._key)
                 if time.monotonic() >= deadline:
                     raise StoreInUseError(
                         f"the store {where} is in use by another server ({holder}); stop that "
@@ -493,18 +507,18 @@ class PostgresLock:
         self._conn: psycopg.Connection[Any] | None = conn
 
     @staticmethod
-    def _try(conn: psycopg.Connection[Any]) -> bool:
-        row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, SERVING)).fetchone()
+    def _try(conn: psycopg.Connection[Any], key: int) -> bool:
+        row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, key)).fetchone()
         return bool(row and row[0])
 
     @staticmethod
-    def _holder(conn: psycopg.Connection[Any]) -> str:
+    def _holder(conn: psycopg.Connection[Any], key: int) -> str:
         row = conn.execute(
             "SELECT a.application_name, a.backend_start FROM pg_locks l"
             " JOIN pg_stat_activity a ON a.pid = l.pid"
             " WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s AND l.objid = %s"
             " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-            (LOCK_CLASS, SERVING),
+            (LOCK_CLASS, key),
         ).fetchone()
         if row is None:
             return "a process that has just let go"
@@ -524,7 +538,7 @@ class PostgresLock:
             # Unlocked before the close returns: a closed connection's backend lets go of its
             # locks only when it has exited, a moment later, and the next server may be faster.
             with contextlib.suppress(psycopg.Error):
-                conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, SERVING))
+                conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, self._key))
             conn.close()  # ending the session releases its advisory locks, in any case
 
 

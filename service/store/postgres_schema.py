@@ -26,6 +26,9 @@ MIGRATING = 1
 """The second key of the lock held while the schema is read and brought up to date."""
 SERVING = 2
 """The second key of the lock a server holds on the store for its life (`PostgresLock`)."""
+SHARD_SERVING = 1000
+"""Plus a shard's slot: the second key of the lock each shard of a fleet holds on the store it
+shares with the others (`metasre serve --workers`)."""
 
 V1 = """
 CREATE TABLE sessions (

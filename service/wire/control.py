@@ -20,6 +20,7 @@ from metasre.service.core.auth import (
 from metasre.service.core.coordinator import Coordinator
 from metasre.service.core.errors import InvalidRequestError, SessionNotFoundError, TokenMissingError
 from metasre.service.core.session import Session
+from metasre.service.core.shards import ELSEWHERE_KEY
 from metasre.service.registry import CreateRequest, Registry
 from metasre.service.store.codec import owner_from_config
 from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
@@ -27,7 +28,7 @@ from metasre.service.wire import convert
 from metasre.service.wire.status import unary
 from metasre.simulator import TOOLS, resolve, scenario_ids
 from metasre.simulator.sandbox import isolation
-from metasre.v1 import control_pb2
+from metasre.v1 import common_pb2, control_pb2
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
@@ -68,6 +69,13 @@ class ControlServicer:
         self._scenarios: control_pb2.ListScenariosResponse | None = None
         self._tools: control_pb2.ListToolsResponse | None = None
 
+    def _info(self, session: Session) -> common_pb2.SessionInfo:
+        """A session as its owner sees it, with the shard that holds it in a fleet."""
+        info = convert.session_pb(session)
+        if self._config.shard is not None:
+            info.endpoint = self._config.shard.endpoint
+        return info
+
     def _admin(self, context: Context) -> None:
         check_admin(tuple(context.invocation_metadata() or ()), self._config.admin_token)
 
@@ -92,7 +100,30 @@ class ControlServicer:
             capabilities=CAPABILITIES,
             limits=convert.limits_pb(self._config.limits),
             sandbox=_sandbox_pb(),
+            load=self._load(),
+            shards=self._shards(),
         )
+
+    def _load(self) -> control_pb2.ServerLoad:
+        registry = self._registry
+        store = registry.store
+        return control_pb2.ServerLoad(
+            open_sessions=len(registry.sessions()),
+            closed_sessions=registry.closed_total,
+            refused_sessions=registry.refused_total,
+            store_commits=store.commits if store is not None else 0,
+            store_problem=(store.problem or "") if store is not None else "",
+        )
+
+    def _shards(self) -> list[control_pb2.ShardInfo]:
+        shard = self._config.shard
+        if shard is None:
+            return []
+        return [
+            control_pb2.ShardInfo(
+                slot=shard.slot, endpoint=shard.endpoint, serving=True, load=self._load()
+            )
+        ]
 
     @unary(admin=True)
     async def ListScenarios(
@@ -130,6 +161,7 @@ class ControlServicer:
             )
         request_id = convert.request_id_of(request)
         spec = convert.session_spec(request, self._config.limits)
+        elsewhere = self._held_elsewhere(context)
         if request_id:
             # A retry must get the first answer's tokens: derived, not drawn (see auth).
             joins = [seat_join_token(owner, request_id, s.agent_id) for s in spec.seats]
@@ -140,10 +172,11 @@ class ControlServicer:
                     request_id, digest(owner), convert.request_fingerprint(request)
                 ),
                 join_tokens=joins,
+                held_elsewhere=elsewhere,
             )
             joins = [seat_join_token(owner, request_id, a) for a in session.agent_ids]
         else:
-            session = await self._registry.create(spec, digest(owner))
+            session = await self._registry.create(spec, digest(owner), held_elsewhere=elsewhere)
             joins = [s.join_token or "" for s in session.seats]
         tokens = [
             control_pb2.SeatToken(agent_id=a, join_token=t)
@@ -152,8 +185,21 @@ class ControlServicer:
         for seat in session.seats:  # from now on only their digests are kept
             seat.join_token = None
         return control_pb2.CreateSessionResponse(
-            session=convert.session_pb(session), tokens=tokens, owner_token=owner
+            session=self._info(session), tokens=tokens, owner_token=owner
         )
+
+    def _held_elsewhere(self, context: Context) -> int:
+        """The sessions the creating owner holds on other shards, as the directory counted.
+
+        Only a shard listens (a lone server has no elsewhere). The count can only tighten the
+        quota, so a client that sends it itself gains nothing.
+        """
+        if self._config.shard is None:
+            return 0
+        for key, value in context.invocation_metadata() or ():
+            if key == ELSEWHERE_KEY and isinstance(value, str) and value.isdigit():
+                return min(int(value), self._config.limits.max_sessions_per_owner)
+        return 0
 
     @unary()
     async def GetSession(
@@ -161,7 +207,7 @@ class ControlServicer:
     ) -> control_pb2.GetSessionResponse:
         """One session."""
         session, _ = self._owned(context, request.session_id)
-        return control_pb2.GetSessionResponse(session=convert.session_pb(session))
+        return control_pb2.GetSessionResponse(session=self._info(session))
 
     @unary()
     async def ListSessions(
@@ -179,7 +225,7 @@ class ControlServicer:
                 )
             mine = digest(token)
             sessions = [s for s in sessions if s.owner_digest == mine]
-        return control_pb2.ListSessionsResponse(sessions=[convert.session_pb(s) for s in sessions])
+        return control_pb2.ListSessionsResponse(sessions=[self._info(s) for s in sessions])
 
     @unary()
     async def ResetSession(
@@ -198,7 +244,7 @@ class ControlServicer:
         async with session.lock:
             observation = session.episode.observation()
         return control_pb2.ResetSessionResponse(
-            session=convert.session_pb(session),
+            session=self._info(session),
             observation=convert.observation_pb(observation),
         )
 
@@ -209,7 +255,7 @@ class ControlServicer:
         """Close a session."""
         self._owned(context, request.session_id)
         session = await self._registry.close(request.session_id)
-        return control_pb2.CloseSessionResponse(session=convert.session_pb(session))
+        return control_pb2.CloseSessionResponse(session=self._info(session))
 
     @unary()
     async def GetGrade(

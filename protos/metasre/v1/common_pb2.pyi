@@ -113,7 +113,7 @@ class SessionLimits(_message.Message):
     def __init__(self, turn_timeout_seconds: _Optional[float] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ("session_id", "scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "phase", "tick", "episode", "closed", "turn_agent_id", "limits", "reward_mode", "tell_seats_instance")
+    __slots__ = ("session_id", "scenario_id", "seed", "seats", "turn_policy", "reward_attribution", "team_spirit", "phase", "tick", "episode", "closed", "turn_agent_id", "limits", "reward_mode", "tell_seats_instance", "endpoint")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SCENARIO_ID_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
@@ -129,6 +129,7 @@ class SessionInfo(_message.Message):
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     REWARD_MODE_FIELD_NUMBER: _ClassVar[int]
     TELL_SEATS_INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     scenario_id: str
     seed: int
@@ -144,7 +145,8 @@ class SessionInfo(_message.Message):
     limits: SessionLimits
     reward_mode: RewardMode
     tell_seats_instance: bool
-    def __init__(self, session_id: _Optional[str] = ..., scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., turn_policy: _Optional[_Union[TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., phase: _Optional[_Union[EpisodePhase, str]] = ..., tick: _Optional[int] = ..., episode: _Optional[int] = ..., closed: _Optional[bool] = ..., turn_agent_id: _Optional[str] = ..., limits: _Optional[_Union[SessionLimits, _Mapping]] = ..., reward_mode: _Optional[_Union[RewardMode, str]] = ..., tell_seats_instance: _Optional[bool] = ...) -> None: ...
+    endpoint: str
+    def __init__(self, session_id: _Optional[str] = ..., scenario_id: _Optional[str] = ..., seed: _Optional[int] = ..., seats: _Optional[_Iterable[_Union[Seat, _Mapping]]] = ..., turn_policy: _Optional[_Union[TurnPolicy, str]] = ..., reward_attribution: _Optional[_Union[RewardAttribution, str]] = ..., team_spirit: _Optional[float] = ..., phase: _Optional[_Union[EpisodePhase, str]] = ..., tick: _Optional[int] = ..., episode: _Optional[int] = ..., closed: _Optional[bool] = ..., turn_agent_id: _Optional[str] = ..., limits: _Optional[_Union[SessionLimits, _Mapping]] = ..., reward_mode: _Optional[_Union[RewardMode, str]] = ..., tell_seats_instance: _Optional[bool] = ..., endpoint: _Optional[str] = ...) -> None: ...
 
 class Alert(_message.Message):
     __slots__ = ("id", "service", "severity", "summary", "firing_minutes")

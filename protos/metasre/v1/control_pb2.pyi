@@ -42,18 +42,50 @@ class GetServerInfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetServerInfoResponse(_message.Message):
-    __slots__ = ("protocol_version", "server_version", "capabilities", "limits", "sandbox")
+    __slots__ = ("protocol_version", "server_version", "capabilities", "limits", "sandbox", "load", "shards")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_FIELD_NUMBER: _ClassVar[int]
+    LOAD_FIELD_NUMBER: _ClassVar[int]
+    SHARDS_FIELD_NUMBER: _ClassVar[int]
     protocol_version: str
     server_version: str
     capabilities: _containers.RepeatedScalarFieldContainer[str]
     limits: ServerLimits
     sandbox: SandboxIsolation
-    def __init__(self, protocol_version: _Optional[str] = ..., server_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[str]] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., sandbox: _Optional[_Union[SandboxIsolation, _Mapping]] = ...) -> None: ...
+    load: ServerLoad
+    shards: _containers.RepeatedCompositeFieldContainer[ShardInfo]
+    def __init__(self, protocol_version: _Optional[str] = ..., server_version: _Optional[str] = ..., capabilities: _Optional[_Iterable[str]] = ..., limits: _Optional[_Union[ServerLimits, _Mapping]] = ..., sandbox: _Optional[_Union[SandboxIsolation, _Mapping]] = ..., load: _Optional[_Union[ServerLoad, _Mapping]] = ..., shards: _Optional[_Iterable[_Union[ShardInfo, _Mapping]]] = ...) -> None: ...
+
+class ServerLoad(_message.Message):
+    __slots__ = ("open_sessions", "closed_sessions", "refused_sessions", "store_commits", "store_problem")
+    OPEN_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    STORE_COMMITS_FIELD_NUMBER: _ClassVar[int]
+    STORE_PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    open_sessions: int
+    closed_sessions: int
+    refused_sessions: int
+    store_commits: int
+    store_problem: str
+    def __init__(self, open_sessions: _Optional[int] = ..., closed_sessions: _Optional[int] = ..., refused_sessions: _Optional[int] = ..., store_commits: _Optional[int] = ..., store_problem: _Optional[str] = ...) -> None: ...
+
+class ShardInfo(_message.Message):
+    __slots__ = ("slot", "endpoint", "serving", "load", "restarts")
+    SLOT_FIELD_NUMBER: _ClassVar[int]
+    ENDPOINT_FIELD_NUMBER: _ClassVar[int]
+    SERVING_FIELD_NUMBER: _ClassVar[int]
+    LOAD_FIELD_NUMBER: _ClassVar[int]
+    RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    slot: int
+    endpoint: str
+    serving: bool
+    load: ServerLoad
+    restarts: int
+    def __init__(self, slot: _Optional[int] = ..., endpoint: _Optional[str] = ..., serving: _Optional[bool] = ..., load: _Optional[_Union[ServerLoad, _Mapping]] = ..., restarts: _Optional[int] = ...) -> None: ...
 
 class SandboxIsolation(_message.Message):
     __slots__ = ("layers", "missing", "weak_allowed")
