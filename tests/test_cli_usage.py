@@ -18,6 +18,9 @@ import pytest
 
 from metasre.cli.errors import ExitCode
 
+# Under `pytest -n`: its module fixture is one `metasre serve` for every client command: one worker.
+pytestmark = pytest.mark.xdist_group("cli-usage")
+
 ROOT = Path(__file__).parent.parent
 METASRE = (sys.executable, "-m", "metasre.cli.main")
 
