@@ -42,6 +42,9 @@ from metasre.simulator.scenarios.splits import split_of
 
 from .test_llm import StandIn, sre_script
 
+# Under `pytest -n`: its module fixtures play and export whole runs: once, on one worker.
+pytestmark = pytest.mark.xdist_group("seat-exports")
+
 OPENAI_MESSAGE = {
     "system": ChatCompletionSystemMessageParam,
     "user": ChatCompletionUserMessageParam,

@@ -21,6 +21,10 @@ from metasre.service import TrajectoryStore, episodes
 from .browser import Element, chromium, dump_dom, parse, probe_of, probed
 from .conftest import Played
 
+# Under `pytest -n`: a session fixture is made once per worker, and the folder's rollouts
+# (conftest `played`) are dear: every report test runs on the one worker that makes them.
+pytestmark = pytest.mark.xdist_group("report")
+
 README_SHOT = Path(__file__).resolve().parents[2] / "docs" / "report.png"
 """The README's picture of the report, made by this test with METASRE_UPDATE_README_SHOT=1."""
 

@@ -16,6 +16,9 @@ from metasre.cli.report.summary import pass_k, summarize
 
 from .conftest import Played
 
+# Under `pytest -n`: with the other report tests (conftest `played`).
+pytestmark = pytest.mark.xdist_group("report")
+
 
 def _export(store: Path, out: Path) -> Path:
     assert main(["export", "--store", str(store), "--out", str(out)]) == 0

@@ -22,6 +22,9 @@ from metasre.service import TrajectoryStore, episodes
 
 from .conftest import Played
 
+# Under `pytest -n`: with the other report tests (conftest `played`).
+pytestmark = pytest.mark.xdist_group("report")
+
 
 @contextmanager
 def served(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:

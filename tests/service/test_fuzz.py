@@ -41,6 +41,9 @@ from metasre.v1 import agent_pb2, common_pb2, control_pb2, watch_pb2
 
 from .conftest import PAY
 
+# Under `pytest -n`: its module fixture is one `metasre serve` the fuzzer hits: one worker.
+pytestmark = pytest.mark.xdist_group("fuzz")
+
 DEADLINE = 15.0
 """Seconds any reply may take; a hang fails the test instead of blocking it."""
 FINE = {

@@ -31,6 +31,9 @@ from metasre.v1 import (
 from .conftest import TIMEOUT, AgentClient, create, details, pay_solution, struct
 from .serve_process import metasre_serve
 
+# Under `pytest -n`: its module fixture serves one whole session: once, on one worker.
+pytestmark = pytest.mark.xdist_group("logging")
+
 
 @dataclass
 class Played:

@@ -37,6 +37,9 @@ from metasre.v1 import control_pb2, control_pb2_grpc
 from .conftest import AD, PAY, TIMEOUT
 from .serve_process import ServeProcess, metasre_serve
 
+# Under `pytest -n`: its module fixture plays two runs, one with a crash: once, on one worker.
+pytestmark = pytest.mark.xdist_group("recovery")
+
 OOM = "meta-sre/user-service-oom-v2"
 FAST_RECONNECT = (
     ("grpc.initial_reconnect_backoff_ms", 100),

@@ -14,6 +14,9 @@ import pytest
 
 from metasre.simulator import Episode, sandbox
 
+# Under `pytest -n`: two fork servers per module: one worker.
+pytestmark = pytest.mark.xdist_group("accelerate-switch")
+
 SUITES = {
     "unit": "meta-sre/ad-ranking-crash-v2",
     "integration": "meta-sre/checkout-crash-loop-v2",
