@@ -4,11 +4,11 @@ Nothing here imports the simulator or the service: agents see exactly what a cli
 other language sees.
 """
 
-from metasre.agents.client import AgentConnection, CallResult, MetasreClient, SessionHandle
-from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
-from metasre.agents.retry import RetryPolicy
-from metasre.agents.rollout import EpisodeResult, EpisodeSpec, iter_rollouts, solo_player
-from metasre.agents.sync import SyncAgent, SyncClient
+from .client import AgentConnection, CallResult, MetasreClient, SessionHandle
+from .errors import ClientError, ConnectionLostError, EpisodeOverError
+from .retry import RetryPolicy
+from .rollout import EpisodeResult, EpisodeSpec, iter_rollouts, solo_player
+from .sync import SyncAgent, SyncClient
 
 __all__ = [
     "AgentConnection",

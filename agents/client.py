@@ -22,9 +22,6 @@ from typing import Any
 import grpc
 from google.protobuf import struct_pb2
 
-from metasre.agents.errors import ClientError, ConnectionLostError, from_rpc_error, from_status
-from metasre.agents.plain import struct_dict, to_dict
-from metasre.agents.retry import RetryPolicy
 from metasre.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -34,6 +31,10 @@ from metasre.v1 import (
     watch_pb2,
     watch_pb2_grpc,
 )
+
+from .errors import ClientError, ConnectionLostError, from_rpc_error, from_status
+from .plain import struct_dict, to_dict
+from .retry import RetryPolicy
 
 TURN_POLICIES = ("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS")
 ATTRIBUTIONS = ("SHARED", "INDIVIDUAL", "MIXED", "DIFFERENCE")

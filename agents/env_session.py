@@ -27,16 +27,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from metasre.agents.client import AgentConnection, CallResult, SeatLike
-from metasre.agents.env_text import (
+from .client import AgentConnection, CallResult, SeatLike
+from .env_text import (
     OBSERVATION_TEXT_LENGTH,
     MalformedAction,
     escape,
     feature_values,
     parse_action,
 )
-from metasre.agents.errors import ClientError, EpisodeOverError
-from metasre.agents.sync import SyncClient
+from .errors import ClientError, EpisodeOverError
+from .sync import SyncClient
 
 STEP_POLICIES = ("FREE_FOR_ALL", "SIMULTANEOUS")
 """Turn policies a step can play: every seat acts each step. (ROUND_ROBIN hands one seat the

@@ -20,7 +20,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from metasre.agents.env_text import (
+from .env_text import (
     ACTION_TEXT_LENGTH,
     BOUND,
     CHARSET,

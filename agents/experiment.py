@@ -17,11 +17,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from metasre.agents.players import make_player
-from metasre.agents.rollout import EpisodePlayer, EpisodeResult
-from metasre.agents.seeds import parse_seeds
-from metasre.agents.sync import SyncClient
-from metasre.agents.teamwork import EpisodeTeamwork
+from .players import make_player
+from .rollout import EpisodePlayer, EpisodeResult
+from .seeds import parse_seeds
+from .sync import SyncClient
+from .teamwork import EpisodeTeamwork
 
 TurnPolicy = Literal["FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS"]
 Attribution = Literal["SHARED", "INDIVIDUAL", "MIXED", "DIFFERENCE"]
@@ -115,9 +115,9 @@ class Configuration:
         }
         worker, plus, companion = self.team.agents.partition("+")
         if plus:
-            from metasre.agents.policies import ExpertPolicy
-            from metasre.agents.policies.companions import COMPANIONS
-            from metasre.agents.rollout import pair_player
+            from .policies import ExpertPolicy
+            from .policies.companions import COMPANIONS
+            from .rollout import pair_player
 
             assert worker == "expert", self.team.agents  # the pattern allows no other
             return pair_player(
@@ -125,8 +125,8 @@ class Configuration:
             )
         agent, _, role = self.team.agents.partition("@")
         if role:
-            from metasre.agents.policies import ExpertPolicy
-            from metasre.agents.team_session import role_player
+            from .policies import ExpertPolicy
+            from .team_session import role_player
 
             return role_player(lambda seed: ExpertPolicy(), role, **options)
         return make_player(agent, client, **options)

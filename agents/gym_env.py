@@ -25,9 +25,9 @@ from typing import Any, SupportsFloat
 import gymnasium
 from gymnasium.vector import SyncVectorEnv
 
-from metasre.agents.client import SeatLike
-from metasre.agents.env_session import Observation, SessionSettings, SteppedSession
-from metasre.agents.env_spaces import (
+from .client import SeatLike
+from .env_session import Observation, SessionSettings, SteppedSession
+from .env_spaces import (
     ACTION_TEXT_LENGTH,
     OBSERVATION_TEXT_LENGTH,
     ToolCallText,
@@ -35,7 +35,7 @@ from metasre.agents.env_spaces import (
     look_calls,
     observation_space,
 )
-from metasre.agents.sync import SyncClient
+from .sync import SyncClient
 
 SEED_SPAN = 2**31 - 1
 """Episode seeds are drawn from [0, SEED_SPAN)."""

@@ -13,9 +13,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from metasre.agents.client import SessionHandle
-from metasre.agents.rollout import EpisodeResult, RolloutReport, summarise
-from metasre.agents.sync import SyncClient
+from .client import SessionHandle
+from .rollout import EpisodeResult, RolloutReport, summarise
+from .sync import SyncClient
 
 CLOSE_TIMEOUT_SECONDS = 10.0
 """How long closing one session may take once the run is being stopped."""

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from metasre.agents.policies.base import ToolCaller, ToolReply
+from .policies.base import ToolCaller, ToolReply
 
 BASE_URL_ENV = ("METASRE_LLM_BASE_URL", "OPENAI_BASE_URL")
 """Environment variables naming the endpoint, first set wins."""

@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from metasre.agents.llm import SYSTEM_PROMPT, LLMConfig, LLMPolicy
-from metasre.agents.policies.team import ROLES, RoleSeat, reporter_of
-from metasre.agents.sync import SyncAgent, SyncClient, WireCaller
-from metasre.agents.team_session import (
+from .llm import SYSTEM_PROMPT, LLMConfig, LLMPolicy
+from .policies.team import ROLES, RoleSeat, reporter_of
+from .sync import SyncAgent, SyncClient, WireCaller
+from .team_session import (
     TEAM_TURN_TIMEOUT,
     Seat,
     role_seats,

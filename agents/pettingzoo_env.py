@@ -33,9 +33,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
-from metasre.agents.client import SeatLike
-from metasre.agents.env_session import Observation, SessionSettings, SteppedSession
-from metasre.agents.env_spaces import (
+from .client import SeatLike
+from .env_session import Observation, SessionSettings, SteppedSession
+from .env_spaces import (
     ACTION_TEXT_LENGTH,
     OBSERVATION_TEXT_LENGTH,
     ToolCallText,
@@ -43,8 +43,8 @@ from metasre.agents.env_spaces import (
     look_calls,
     observation_space,
 )
-from metasre.agents.gym_env import SEED_SPAN
-from metasre.agents.sync import SyncClient
+from .gym_env import SEED_SPAN
+from .sync import SyncClient
 
 
 class MetasreParallelEnv(ParallelEnv[str, Observation, str | None]):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from metasre.agents.rollout import EpisodePlayer
-from metasre.agents.sync import SyncClient
+from .rollout import EpisodePlayer
+from .sync import SyncClient
 
 if TYPE_CHECKING:
-    from metasre.agents.llm import LLMConfig
+    from .llm import LLMConfig
 
 AGENTS = ("expert", "random", "team", "llm")
 """The players `make_player` knows."""
@@ -27,20 +27,20 @@ def make_player(
     Raises:
         ValueError: an agent not in AGENTS, or `llm` without its config.
     """
-    from metasre.agents.policies import ExpertPolicy, RandomPolicy
-    from metasre.agents.rollout import solo_player
+    from .policies import ExpertPolicy, RandomPolicy
+    from .rollout import solo_player
 
     if agent == "expert":
         return solo_player(lambda seed: ExpertPolicy(), "expert", **session_options)
     if agent == "random":
         return solo_player(RandomPolicy, "random", **session_options)
     if agent == "llm" and llm is not None:
-        from metasre.agents.llm import LLMPolicy
+        from .llm import LLMPolicy
 
         tools = client.list_tools()
         return solo_player(lambda seed: LLMPolicy(llm, tools), "llm", **session_options)
     if agent == "team":
-        from metasre.agents.team_session import team_player
+        from .team_session import team_player
 
         return team_player(**session_options)
     if agent == "llm":

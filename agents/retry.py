@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from metasre.agents.errors import ClientError
+from .errors import ClientError
 
 T = TypeVar("T")
 

@@ -19,9 +19,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from metasre.agents.policies.base import Policy, ToolReply
-from metasre.agents.policies.companions import Companion
-from metasre.agents.sync import SyncClient, WireCaller
+from .policies.base import Policy, ToolReply
+from .policies.companions import Companion
+from .sync import SyncClient, WireCaller
 
 
 @dataclass(frozen=True, slots=True)

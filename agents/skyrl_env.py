@@ -34,8 +34,8 @@ from skyrl_gym import register as skyrl_register
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 from skyrl_gym.envs.registration import registry
 
-from metasre.agents.env_session import SessionSettings, SteppedSession
-from metasre.agents.trl_env import shared_client
+from .env_session import SessionSettings, SteppedSession
+from .trl_env import shared_client
 
 ENV_ID = "metasre"
 """The id `register()` gives the environment in skyrl_gym's registry."""

@@ -25,16 +25,16 @@ from typing import Any, TypeVar
 
 import grpc
 
-from metasre.agents.client import (
+from .client import (
     AgentConnection,
     CallResult,
     Inbox,
     MetasreClient,
     SessionHandle,
 )
-from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
-from metasre.agents.policies.base import ToolReply
-from metasre.agents.retry import RetryPolicy
+from .errors import ClientError, ConnectionLostError, EpisodeOverError
+from .policies.base import ToolReply
+from .retry import RetryPolicy
 
 T = TypeVar("T")
 

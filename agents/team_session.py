@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from metasre.agents.policies.base import Policy
-from metasre.agents.policies.team import ROLES, RoleSeat, SeatView, play_role_team, play_team
-from metasre.agents.rollout import EpisodePlayer, EpisodeSpec, Played, played
-from metasre.agents.sync import SyncAgent, SyncClient, WireCaller
+from .policies.base import Policy
+from .policies.team import ROLES, RoleSeat, SeatView, play_role_team, play_team
+from .rollout import EpisodePlayer, EpisodeSpec, Played, played
+from .sync import SyncAgent, SyncClient, WireCaller
 
 REPORT_TOOL = "submit_report"
 TEAM_TURN_TIMEOUT = 1.0

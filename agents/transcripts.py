@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from metasre.agents.llm import (
+from .llm import (
     ROLE_DUTIES,
     LLMConfig,
     LLMPolicy,
@@ -32,9 +32,9 @@ from metasre.agents.llm import (
     page_message,
     refusal_text,
 )
-from metasre.agents.llm_team import RoleLLMPolicy
-from metasre.agents.policies.base import ToolReply
-from metasre.agents.policies.team import RoleSeat, SeatView
+from .llm_team import RoleLLMPolicy
+from .policies.base import ToolReply
+from .policies.team import RoleSeat, SeatView
 
 Key = tuple[str, int, str]
 """(session id, episode, agent id): one seat's part of one episode."""

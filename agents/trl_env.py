@@ -27,8 +27,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from metasre.agents.env_session import SessionSettings, SteppedSession
-from metasre.agents.sync import SyncClient
+from .env_session import SessionSettings, SteppedSession
+from .sync import SyncClient
 
 _CLIENTS: dict[tuple[str, str | None], SyncClient] = {}
 _CLIENTS_LOCK = threading.Lock()

@@ -11,8 +11,8 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from metasre.agents.seeds import parse_seeds
-from metasre.agents.seeds import seeds_text as seeds_text  # re-exported beside seed_list
+from ..agents.seeds import parse_seeds
+from ..agents.seeds import seeds_text as seeds_text  # re-exported beside seed_list
 
 
 def seed_list(text: str) -> list[int]:

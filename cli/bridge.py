@@ -14,9 +14,9 @@ import json
 import os
 from typing import Any
 
-from metasre.cli.arguments import add_command, positive_int
-from metasre.cli.connection import Connection, add_connection_flags
-from metasre.cli.errors import AddressInUseError, ExitCode, UnreachableError, UsageError
+from .arguments import add_command, positive_int
+from .connection import Connection, add_connection_flags
+from .errors import AddressInUseError, ExitCode, UnreachableError, UsageError
 
 REACH_SECONDS = 5.0
 """How long the bridge waits for `--target` to answer before giving up at start."""
@@ -32,7 +32,7 @@ class FamilySplits:
 
     def warm(self) -> None:
         """Load the families' registry now, not on the first reset (it would stall the loop)."""
-        from metasre.simulator import scenario_ids
+        from ..simulator import scenario_ids
 
         scenario_ids()
 
@@ -42,8 +42,8 @@ class FamilySplits:
         Raises:
             LookupError: a scenario this metasre does not know.
         """
-        from metasre.simulator import resolve
-        from metasre.simulator.scenarios.splits import split_of
+        from ..simulator import resolve
+        from ..simulator.scenarios.splits import split_of
 
         return split_of(resolve(scenario), seed)
 
@@ -119,8 +119,8 @@ def add_parsers(sub: Any) -> None:
 
 def _bridge(args: argparse.Namespace) -> int:
     try:
-        from metasre.agents.bridges import Limits, build_app
-        from metasre.agents.bridges.run import bind, server_for, url_of
+        from ..agents.bridges import Limits, build_app
+        from ..agents.bridges.run import bind, server_for, url_of
     except ImportError as exc:
         extra = "openenv" if args.openenv else "mcp"
         raise UsageError(

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from metasre.cli.errors import UsageError
+from .errors import UsageError
 
 if TYPE_CHECKING:
     import grpc
 
-    from metasre.agents.client import MetasreClient
-    from metasre.agents.sync import SyncClient
+    from ..agents.client import MetasreClient
+    from ..agents.sync import SyncClient
 
 TARGET_ENV = "METASRE_TARGET"
 TLS_CA_ENV = "METASRE_TLS_CA"
@@ -127,7 +127,7 @@ class Connection:
         self, address: str, *, factory: type[SyncClient] | None = None, **kwargs: Any
     ) -> SyncClient:
         """A blocking client for `address` (the target, or a local server's address)."""
-        from metasre.agents.sync import SyncClient
+        from ..agents.sync import SyncClient
 
         return (factory or SyncClient)(
             address,
@@ -139,7 +139,7 @@ class Connection:
 
     def client(self, address: str, **kwargs: Any) -> MetasreClient:
         """An async client for `address`."""
-        from metasre.agents.client import MetasreClient
+        from ..agents.client import MetasreClient
 
         return MetasreClient(
             address,

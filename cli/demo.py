@@ -11,21 +11,21 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from metasre.agents.policies.team import ROLES, RoleSeat
-from metasre.agents.team_session import (
+from ..agents.policies.team import ROLES, RoleSeat
+from ..agents.team_session import (
     TEAM_TURN_TIMEOUT,
     play_seated_role_team,
     play_seated_team,
     role_seats,
     team_seats,
 )
-from metasre.cli.connection import Connection
-from metasre.cli.errors import ExitCode, UsageError
-from metasre.cli.interrupt import Interrupt
-from metasre.cli.rollout import resolve_scenarios
-from metasre.cli.serving import local_store, prepare, running
-from metasre.service import ServerConfig
-from metasre.simulator.tools import TOOLS
+from ..service import ServerConfig
+from ..simulator.tools import TOOLS
+from .connection import Connection
+from .errors import ExitCode, UsageError
+from .interrupt import Interrupt
+from .rollout import resolve_scenarios
+from .serving import local_store, prepare, running
 
 
 def _args(args: Mapping[str, Any]) -> str:

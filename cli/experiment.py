@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from metasre.agents.experiment import (
+from ..agents.experiment import (
     CONFIDENCE,
     FAMILY_METRICS,
     ConfigurationResult,
@@ -25,16 +25,16 @@ from metasre.agents.experiment import (
     configurations,
     summarize_configuration,
 )
-from metasre.agents.rollout import EpisodeSpec, run_rollout
-from metasre.agents.sync import SyncClient
-from metasre.agents.teamwork import LOOK_KIND, EpisodeTeamwork, teamwork
-from metasre.cli.arguments import add_command, add_store_flags, positive_int
-from metasre.cli.connection import Connection, add_connection_flags
-from metasre.cli.errors import ExitCode, OutputError, UsageError
-from metasre.cli.interrupt import ledgered_run
-from metasre.cli.progress import progress
-from metasre.cli.rollout import list_scenario_ids, resolve_scenarios, seeds_in_split
-from metasre.cli.serving import local_store
+from ..agents.rollout import EpisodeSpec, run_rollout
+from ..agents.sync import SyncClient
+from ..agents.teamwork import LOOK_KIND, EpisodeTeamwork, teamwork
+from .arguments import add_command, add_store_flags, positive_int
+from .connection import Connection, add_connection_flags
+from .errors import ExitCode, OutputError, UsageError
+from .interrupt import ledgered_run
+from .progress import progress
+from .rollout import list_scenario_ids, resolve_scenarios, seeds_in_split
+from .serving import local_store
 
 
 def read_experiment(path: Path) -> ExperimentFile:

@@ -24,7 +24,7 @@ from typing import Any
 
 import structlog
 
-from metasre.cli.errors import UsageError
+from .errors import UsageError
 
 log = structlog.get_logger("metasre.cli.fleet")
 
@@ -63,7 +63,7 @@ def worker_count(value: str) -> int:
 
 def shard_store(store: str, slot: int) -> str:
     """The store of shard `slot`: its own SQLite file beside `store`, or the shared database."""
-    from metasre.service import is_store_url
+    from ..service import is_store_url
 
     if is_store_url(store):
         return store
@@ -147,7 +147,7 @@ class Fleet:
         return args
 
     async def _start(self, slot: int) -> None:
-        from metasre.cli.child_server import start_serve
+        from .child_server import start_serve
 
         proc, _ = await start_serve(
             *self._shard_args(slot),
@@ -183,8 +183,8 @@ class Fleet:
 
     async def run(self) -> None:
         """Serve until SIGTERM or SIGINT; then stop the directory and drain every shard."""
-        from metasre.cli.child_server import stop_child
-        from metasre.service import Directory, build_directory
+        from ..service import Directory, build_directory
+        from .child_server import stop_child
 
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from metasre.cli.errors import ExitCode
+from .errors import ExitCode
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from metasre.agents.ledger import SessionLedger
-    from metasre.agents.sync import SyncClient
-    from metasre.cli.connection import Connection
+    from ..agents.ledger import SessionLedger
+    from ..agents.sync import SyncClient
+    from .connection import Connection
 
 T = TypeVar("T")
 
@@ -114,8 +114,8 @@ def ledgered_run(
     command starts nothing new once `interrupt.requested`). `client_options`: more arguments
     of the client (reward_mode, ...).
     """
-    from metasre.agents.ledger import SessionLedger, ledger_client
-    from metasre.cli.serving import in_process
+    from ..agents.ledger import SessionLedger, ledger_client
+    from .serving import in_process
 
     ledger = SessionLedger()
     with (

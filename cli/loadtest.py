@@ -37,17 +37,17 @@ from typing import Any
 
 import grpc
 
-from metasre.agents.client import AgentConnection, MetasreClient
-from metasre.agents.errors import ClientError, from_rpc_error
-from metasre.agents.policies.base import Policy, ToolReply
-from metasre.agents.policies.expert import ExpertPolicy
-from metasre.agents.policies.random_agent import RandomPolicy
-from metasre.cli.arguments import add_command, fraction, non_negative_int, positive_int
-from metasre.cli.child_server import start_serve, stop_child
-from metasre.cli.connection import Connection, add_connection_flags
-from metasre.cli.errors import ExitCode, UsageError
-from metasre.cli.interrupt import Interrupt
-from metasre.cli.pressure import rss_mb
+from ..agents.client import AgentConnection, MetasreClient
+from ..agents.errors import ClientError, from_rpc_error
+from ..agents.policies.base import Policy, ToolReply
+from ..agents.policies.expert import ExpertPolicy
+from ..agents.policies.random_agent import RandomPolicy
+from .arguments import add_command, fraction, non_negative_int, positive_int
+from .child_server import start_serve, stop_child
+from .connection import Connection, add_connection_flags
+from .errors import ExitCode, UsageError
+from .interrupt import Interrupt
+from .pressure import rss_mb
 
 SCENARIOS = (
     "meta-sre/payment-bad-deploy-v2",
@@ -493,7 +493,7 @@ def main(args: Any) -> int:
 
 
 def _run(args: Any, connection: Connection) -> int:
-    from metasre.cli import pressure
+    from . import pressure
 
     with Interrupt("no new session starts; closing those under way") as interrupt:
         if args.mode == "overload":

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from metasre.cli.arguments import (
+from .arguments import (
     LOG_FORMATS,
     HelpFormatter,
     add_command,
@@ -29,9 +29,9 @@ from metasre.cli.arguments import (
     seed_list,
     seeds_text,
 )
-from metasre.cli.bridge import add_parsers as add_bridge_parsers
-from metasre.cli.connection import TARGET_ENV, Connection, add_connection_flags
-from metasre.cli.errors import (
+from .bridge import add_parsers as add_bridge_parsers
+from .connection import TARGET_ENV, Connection, add_connection_flags
+from .errors import (
     EXIT_CODE_HELP,
     CommandError,
     EndpointError,
@@ -43,16 +43,16 @@ from metasre.cli.errors import (
     UnreachableError,
     UsageError,
 )
-from metasre.cli.experiment import add_parser as add_experiment_parser
-from metasre.cli.fleet import worker_count
-from metasre.cli.report.command import add_parser as add_report_parser
-from metasre.cli.rollout import add_parsers as add_rollout_parsers
+from .experiment import add_parser as add_experiment_parser
+from .fleet import worker_count
+from .report.command import add_parser as add_report_parser
+from .rollout import add_parsers as add_rollout_parsers
 
 HANDOVER_WAIT_SECONDS = 60.0
 """How long `serve --handover` waits for the server it takes over from to let go of the store."""
 
 if TYPE_CHECKING:
-    from metasre.agents.errors import ClientError
+    from ..agents.errors import ClientError
 
 DESCRIPTION = """\
 META-SRE: AI agents respond to simulated production incidents over gRPC.
@@ -77,8 +77,8 @@ def _epilog() -> str:
 
 
 def _scenarios(args: argparse.Namespace) -> int:
-    from metasre.simulator import resolve, scenario_ids
-    from metasre.simulator.scenarios.family import CATALOGUE_SEEDS, summarize
+    from ..simulator import resolve, scenario_ids
+    from ..simulator.scenarios.family import CATALOGUE_SEEDS, summarize
 
     rows: list[dict[str, Any]] = []
     for sid in scenario_ids():
@@ -144,7 +144,7 @@ def _health(args: argparse.Namespace) -> int:
 
 
 def _fleet_status(args: argparse.Namespace) -> int:
-    from metasre.cli.fleet import fleet_status
+    from .fleet import fleet_status
 
     connection = Connection.from_args(args, default="127.0.0.1:50051")
     with connection.sync_client(str(connection.target)) as client:
@@ -155,17 +155,17 @@ def _fleet_status(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from metasre.cli.demo import main as demo
+    from .demo import main as demo
 
     return demo(args)
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from metasre.agents.policies import HINTED, PROBES, SHOTGUNS
-    from metasre.cli.interrupt import Interrupt
-    from metasre.conformance import GRADING_BUDGET_MS, validate_scenario
-    from metasre.simulator import resolve, scenario_ids
-    from metasre.simulator.scenarios.splits import in_split
+    from ..agents.policies import HINTED, PROBES, SHOTGUNS
+    from ..conformance import GRADING_BUDGET_MS, validate_scenario
+    from ..simulator import resolve, scenario_ids
+    from ..simulator.scenarios.splits import in_split
+    from .interrupt import Interrupt
 
     try:
         ids = [resolve(i).id for i in args.ids] if args.ids else scenario_ids()
@@ -247,8 +247,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
 
-    from metasre.cli.serving import explain_start_failure, prepare
-    from metasre.service import (
+    from ..service import (
         Limits,
         MetasreServer,
         ServerConfig,
@@ -257,9 +256,10 @@ def _serve(args: argparse.Namespace) -> int:
         run_server,
         serve,
     )
+    from .serving import explain_start_failure, prepare
 
     if args.workers > 1 and args.shard_slot is None:
-        from metasre.cli.fleet import serve_fleet
+        from .fleet import serve_fleet
 
         return serve_fleet(args)
     try:
@@ -315,8 +315,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from metasre.cli.seat_exports import export_transcripts, seat_lines
-    from metasre.service import (
+    from ..service import (
         StoreError,
         describe_store,
         episodes,
@@ -324,6 +323,7 @@ def _export(args: argparse.Namespace) -> int:
         open_store,
         write_jsonl,
     )
+    from .seat_exports import export_transcripts, seat_lines
 
     where: str | Path = args.store if is_store_url(args.store) else Path(args.store)
     if isinstance(where, Path) and not where.is_file():
@@ -381,8 +381,8 @@ def _export(args: argparse.Namespace) -> int:
 
 def _split_name(episode: Mapping[str, Any]) -> str | None:
     """The split an exported episode's (family, seed) is in; None for a family not known here."""
-    from metasre.simulator import resolve
-    from metasre.simulator.scenarios.splits import split_of
+    from ..simulator import resolve
+    from ..simulator.scenarios.splits import split_of
 
     try:
         return split_of(resolve(str(episode["scenario_id"])), int(episode["seed"]))
@@ -391,7 +391,7 @@ def _split_name(episode: Mapping[str, Any]) -> str | None:
 
 
 def _loadtest(args: argparse.Namespace) -> int:
-    from metasre.cli.loadtest import main as loadtest
+    from .loadtest import main as loadtest
 
     return loadtest(args)
 
@@ -408,7 +408,7 @@ class _Version(argparse.Action):
         )
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        from metasre.service import PROTOCOL_VERSION, SERVER_VERSION
+        from ..service import PROTOCOL_VERSION, SERVER_VERSION
 
         print(f"metasre {SERVER_VERSION} (protocol {PROTOCOL_VERSION})")
         parser.exit()
@@ -671,7 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_export)
 
-    from metasre.cli.loadtest import add_parser as add_loadtest_parser
+    from .loadtest import add_parser as add_loadtest_parser
 
     add_loadtest_parser(sub)
     add_rollout_parsers(sub)  # rollout, llm
@@ -717,7 +717,7 @@ def _unrecognized(parser: argparse.ArgumentParser, command: str, extra: Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit code."""
-    from metasre.cli import logs
+    from . import logs
 
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -727,10 +727,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {_unrecognized(parser, args.command, extra)}", file=sys.stderr)
         return ExitCode.USAGE
     logs.configure(logs.level_for(args.command, args.verbose), args.log_format, once=argv is None)
-    from metasre.agents.errors import ClientError
-    from metasre.agents.llm import LLMEndpointError
-    from metasre.cli.serving import weak_isolation_from_env
-    from metasre.simulator.sandbox import WeakIsolationError, allow_weak_isolation
+    from ..agents.errors import ClientError
+    from ..agents.llm import LLMEndpointError
+    from ..simulator.sandbox import WeakIsolationError, allow_weak_isolation
+    from .serving import weak_isolation_from_env
 
     if weak_isolation_from_env():
         allow_weak_isolation(True)

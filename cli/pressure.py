@@ -27,11 +27,12 @@ from typing import Any
 import grpc
 from google.protobuf import struct_pb2
 
-from metasre.agents.errors import from_rpc_error
-from metasre.cli.child_server import start_serve, stop_child
-from metasre.cli.connection import Connection
-from metasre.cli.interrupt import Interrupt
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
+
+from ..agents.errors import from_rpc_error
+from .child_server import start_serve, stop_child
+from .connection import Connection
+from .interrupt import Interrupt
 
 SCENARIO = "meta-sre/payment-bad-deploy-v2"
 

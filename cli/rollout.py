@@ -16,8 +16,8 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from metasre.agents.players import AGENTS, make_player
-from metasre.cli.arguments import (
+from ..agents.players import AGENTS, make_player
+from .arguments import (
     add_command,
     add_store_flags,
     non_negative_int,
@@ -25,17 +25,17 @@ from metasre.cli.arguments import (
     seed_list,
     seeds_text,
 )
-from metasre.cli.connection import Connection, add_connection_flags
-from metasre.cli.errors import ExitCode, UsageError
-from metasre.cli.interrupt import LedgeredRun, ledgered_run, on_a_thread
-from metasre.cli.progress import progress
-from metasre.cli.seat_exports import llm_transcripts_path, save_transcripts
-from metasre.cli.serving import local_store
+from .connection import Connection, add_connection_flags
+from .errors import ExitCode, UsageError
+from .interrupt import LedgeredRun, ledgered_run, on_a_thread
+from .progress import progress
+from .seat_exports import llm_transcripts_path, save_transcripts
+from .serving import local_store
 
 if TYPE_CHECKING:
-    from metasre.agents.llm import LLMConfig
-    from metasre.agents.rollout import EpisodeSpec, RolloutReport
-    from metasre.agents.sync import SyncClient
+    from ..agents.llm import LLMConfig
+    from ..agents.rollout import EpisodeSpec, RolloutReport
+    from ..agents.sync import SyncClient
 
 
 def add_parsers(sub: Any) -> None:
@@ -170,7 +170,7 @@ def _llm_config(args: argparse.Namespace) -> LLMConfig:
     """
     from urllib.parse import urlsplit
 
-    from metasre.agents.llm import LLMConfig
+    from ..agents.llm import LLMConfig
 
     try:
         config = LLMConfig.from_env(
@@ -233,8 +233,8 @@ def seeds_in_split(scenario: str, seeds: list[int], split: str | None) -> list[i
     """
     if split is None:
         return seeds
-    from metasre.simulator import resolve
-    from metasre.simulator.scenarios.splits import in_split
+    from ..simulator import resolve
+    from ..simulator.scenarios.splits import in_split
 
     try:
         mine = in_split(resolve(scenario), seeds, "test" if split == "test" else "train")
@@ -249,8 +249,8 @@ def split_plan(
     scenarios: list[str], seeds: list[int], split: str | None, episodes: int | None
 ) -> list[EpisodeSpec]:
     """The rollout's episodes: over every scenario and seed, or each family's seeds of `split`."""
-    from metasre.agents.rollout import EpisodeSpec as Spec
-    from metasre.agents.rollout import plan_episodes
+    from ..agents.rollout import EpisodeSpec as Spec
+    from ..agents.rollout import plan_episodes
 
     if split is None:
         return plan_episodes(scenarios, seeds, episodes)
@@ -263,7 +263,7 @@ def split_plan(
 
 def rollout_command(args: argparse.Namespace) -> int:
     """Run `metasre rollout`; the exit code (1 when an episode could not be graded)."""
-    from metasre.agents.rollout import run_rollout
+    from ..agents.rollout import run_rollout
 
     connection = Connection.from_args(args)
     if args.agent == "llm":
@@ -382,8 +382,8 @@ def _role_configs(args: argparse.Namespace, config: LLMConfig) -> dict[str, LLMC
     """--role-model ROLE=MODEL on top of the shared config; a UsageError names a bad one."""
     from dataclasses import replace
 
-    from metasre.agents.policies.team import ROLES
-    from metasre.simulator import resolve
+    from ..agents.policies.team import ROLES
+    from ..simulator import resolve
 
     # A family that declares roles seats them instead of the three generalists, so only its
     # roles can be named (a generalist's model would be ignored: issue 28).
@@ -406,8 +406,8 @@ def _role_configs(args: argparse.Namespace, config: LLMConfig) -> dict[str, LLMC
 
 def llm_command(args: argparse.Namespace) -> int:
     """Run `metasre llm`: one episode, its transcript and its grade; exit 0 once graded."""
-    from metasre.agents.llm import LLMPolicy
-    from metasre.agents.rollout import EpisodeSpec, solo_player
+    from ..agents.llm import LLMPolicy
+    from ..agents.rollout import EpisodeSpec, solo_player
 
     config = _llm_config(args)
     if args.role_model and not args.team:
@@ -491,7 +491,7 @@ def _llm_client(args: argparse.Namespace) -> Iterator[tuple[LedgeredRun, str]]:
 
 def _llm_team_command(args: argparse.Namespace, configs: Mapping[str, LLMConfig]) -> int:
     """`metasre llm --team`: three model seats in one session, their transcripts, the grade."""
-    from metasre.agents.llm_team import play_llm_team
+    from ..agents.llm_team import play_llm_team
 
     lock = threading.Lock()
     transcripts: dict[str, _Transcript] = {}

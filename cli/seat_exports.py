@@ -15,20 +15,20 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from metasre.agents.dialects import atif_trajectory, hf_row, openai_line
-from metasre.agents.llm import LLMPolicy
-from metasre.agents.transcripts import (
+from ..agents.dialects import atif_trajectory, hf_row, openai_line
+from ..agents.llm import LLMPolicy
+from ..agents.transcripts import (
     Key,
     append_transcripts,
     derived_conversation,
     read_transcripts,
     transcript,
 )
-from metasre.cli.connection import Connection
-from metasre.cli.errors import OutputError, UsageError
-from metasre.cli.serving import local_store
-from metasre.service import SERVER_VERSION
-from metasre.simulator import TOOLS
+from ..service import SERVER_VERSION
+from ..simulator import TOOLS
+from .connection import Connection
+from .errors import OutputError, UsageError
+from .serving import local_store
 
 FORMATS = ("episodes", "openai", "hf", "atif")
 """`metasre export --format`: the store's episodes, or one of the seat formats."""

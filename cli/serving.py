@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from metasre.cli.errors import (
+from .errors import (
     AddressInUseError,
     CommandError,
     StoreInUseError,
@@ -24,9 +24,9 @@ from metasre.cli.errors import (
 )
 
 if TYPE_CHECKING:
-    from metasre.cli.connection import Connection
-    from metasre.service import MetasreServer, ServerConfig
-    from metasre.simulator.sandbox import TestRunner
+    from ..service import MetasreServer, ServerConfig
+    from ..simulator.sandbox import TestRunner
+    from .connection import Connection
 
 WEAK_ISOLATION_ENV = "METASRE_ALLOW_WEAK_ISOLATION"
 
@@ -45,7 +45,7 @@ def prepare(*, weak: bool = False) -> TestRunner:
     Raises:
         WeakIsolationError: the kernel lacks a layer and weak isolation was not allowed.
     """
-    from metasre.service import prepare_sandbox
+    from ..service import prepare_sandbox
 
     return prepare_sandbox(weak_isolation=weak or weak_isolation_from_env())
 
@@ -57,7 +57,7 @@ def local_store(args: argparse.Namespace, connection: Connection) -> Path | None
     """
     if args.no_store or connection.target:
         return None
-    from metasre.service import is_store_url
+    from ..service import is_store_url
 
     if is_store_url(args.store):
         raise UsageError(
@@ -85,8 +85,8 @@ def explain_start_failure(config: ServerConfig, exc: Exception) -> CommandError 
 
     None when `exc` is no mistake of the user's (a bug: let it be seen).
     """
-    from metasre.service import StoreError
-    from metasre.service import StoreInUseError as StoreHeld
+    from ..service import StoreError
+    from ..service import StoreInUseError as StoreHeld
 
     store = config.store_path
     if isinstance(exc, StoreHeld):
@@ -130,7 +130,7 @@ async def build(config: ServerConfig, runner: TestRunner | None = None) -> Metas
     Raises:
         CommandError: the server cannot start as configured.
     """
-    from metasre.service import build_server
+    from ..service import build_server
 
     try:
         return await build_server(config, runner)
@@ -164,8 +164,8 @@ def in_process(
     if target:
         yield target
         return
-    from metasre.agents.sync import LoopThread
-    from metasre.service import Limits, ServerConfig
+    from ..agents.sync import LoopThread
+    from ..service import Limits, ServerConfig
 
     runner = prepare()
     config = ServerConfig(

@@ -6,8 +6,8 @@ a test can validate a family without the command line. It sits beside the servic
 import the simulator and the agents' policies, and only the command line imports it.
 """
 
-from metasre.conformance.caller import EpisodeCaller
-from metasre.conformance.validate import (
+from .caller import EpisodeCaller
+from .validate import (
     GRADING_BUDGET_MS,
     ScenarioVerdict,
     check_shallow,

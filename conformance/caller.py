@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from metasre.agents.policies import ToolReply
-from metasre.simulator import Episode, EpisodeOverError, InvalidToolCallError
-from metasre.simulator.tools import get_tool, validate_args
-from metasre.simulator.views import FULL, View, observe, owners_of, refusal
+from ..agents.policies import ToolReply
+from ..simulator import Episode, EpisodeOverError, InvalidToolCallError
+from ..simulator.tools import get_tool, validate_args
+from ..simulator.views import FULL, View, observe, owners_of, refusal
 
 
 class EpisodeCaller:

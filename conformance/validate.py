@@ -7,22 +7,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metasre.agents.policies import HINTED, PROBES, SHOTGUNS, ExpertPolicy, RandomPolicy
-from metasre.agents.policies.shallow import ShallowLearner, example, glance, scripts
-from metasre.conformance.caller import EpisodeCaller
-from metasre.simulator import Episode, Grade, resolve
-from metasre.simulator.episode import StepTarget
-from metasre.simulator.episode import play_steps as _play_steps
-from metasre.simulator.replay import RecordedCall, replay
-from metasre.simulator.sandbox import SubprocessRunner, TestRunner
-from metasre.simulator.scenarios.family import (
+from ..agents.policies import HINTED, PROBES, SHOTGUNS, ExpertPolicy, RandomPolicy
+from ..agents.policies.shallow import ShallowLearner, example, glance, scripts
+from ..simulator import Episode, Grade, resolve
+from ..simulator.episode import StepTarget
+from ..simulator.episode import play_steps as _play_steps
+from ..simulator.replay import RecordedCall, replay
+from ..simulator.sandbox import SubprocessRunner, TestRunner
+from ..simulator.scenarios.family import (
     MIN_GROUND_TRUTHS,
     GroundTruthKey,
     ground_truth_key,
     summarize,
 )
-from metasre.simulator.scenarios.spec import SolutionStep
-from metasre.simulator.scenarios.splits import split_seeds
+from ..simulator.scenarios.spec import SolutionStep
+from ..simulator.scenarios.splits import split_seeds
+from .caller import EpisodeCaller
 
 EXPERT_MIN = 0.9
 RANDOM_MAX_MEAN = 0.05

@@ -10,23 +10,23 @@ What this package offers is what `__all__` names (pinned by tests/test_public_ap
 modules behind it are its own business.
 """
 
-from metasre.service.config import Limits, ServerConfig, is_store_url
-from metasre.service.core.errors import StoreError
-from metasre.service.core.shards import Shard
-from metasre.service.directory import Directory, build_directory
-from metasre.service.server import (
+from .config import Limits, ServerConfig, is_store_url
+from .core.errors import StoreError
+from .core.shards import Shard
+from .directory import Directory, build_directory
+from .server import (
     MetasreServer,
     build_server,
     prepare_sandbox,
     run_server,
     serve,
 )
-from metasre.service.store.contract import Store
-from metasre.service.store.export import episodes, write_jsonl
-from metasre.service.store.lock import StoreInUseError
-from metasre.service.store.opening import describe_store, open_store
-from metasre.service.store.sqlite import TrajectoryStore
-from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
+from .store.contract import Store
+from .store.export import episodes, write_jsonl
+from .store.lock import StoreInUseError
+from .store.opening import describe_store, open_store
+from .store.sqlite import TrajectoryStore
+from .version import PROTOCOL_VERSION, SERVER_VERSION
 
 __all__ = [
     "PROTOCOL_VERSION",

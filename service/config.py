@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from metasre.service.core.shards import Shard
+from .core.shards import Shard
 
 STORE_URL_SCHEMES = ("postgresql://", "postgres://")
 """How a `--store` that names a PostgreSQL database begins (libpq's URI schemes)."""

@@ -29,15 +29,16 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
-from metasre.service.core.auth import digest
-from metasre.service.core.errors import (
+from metasre.v1 import agent_pb2, control_pb2, watch_pb2
+
+from .core.auth import digest
+from .core.errors import (
     InvalidRequestError,
     ServiceError,
     SessionNotFoundError,
 )
-from metasre.service.core.shards import ELSEWHERE_KEY, on_other_shard, slot_of
-from metasre.service.wire.status import abort
-from metasre.v1 import agent_pb2, control_pb2, watch_pb2
+from .core.shards import ELSEWHERE_KEY, on_other_shard, slot_of
+from .wire.status import abort
 
 log = structlog.get_logger("metasre.service.directory")
 

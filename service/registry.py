@@ -23,9 +23,11 @@ from dataclasses import dataclass, replace
 
 import structlog
 
-from metasre.service.config import Limits
-from metasre.service.core.coordinator import Coordinator, make_episode
-from metasre.service.core.errors import (
+from ..simulator import Episode, EpisodePhase, resolve
+from ..simulator.catalog import Catalog
+from .config import Limits
+from .core.coordinator import Coordinator, make_episode
+from .core.errors import (
     CallAbortedError,
     InvalidRequestError,
     OwnerAtQuotaError,
@@ -42,14 +44,12 @@ from metasre.service.core.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from metasre.service.core.events import LogEntry
-from metasre.service.core.session import Session, SessionSpec
-from metasre.service.core.shards import Shard, slot_of
-from metasre.service.store.codec import StoreRecorder, entry_of
-from metasre.service.store.contract import SessionRow, Store
-from metasre.service.store.recovery import RecoveryError, rebuild
-from metasre.simulator import Episode, EpisodePhase, resolve
-from metasre.simulator.catalog import Catalog
+from .core.events import LogEntry
+from .core.session import Session, SessionSpec
+from .core.shards import Shard, slot_of
+from .store.codec import StoreRecorder, entry_of
+from .store.contract import SessionRow, Store
+from .store.recovery import RecoveryError, rebuild
 
 log = structlog.get_logger("metasre.service.registry")
 

@@ -24,24 +24,6 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 from grpc_reflection.v1alpha._async import ReflectionServicer
 
-from metasre.service.config import ServerConfig
-from metasre.service.core.errors import ServerDrainingError, ServerHandingOverError
-from metasre.service.gc_freeze import GcFreezer
-from metasre.service.registry import Registry
-from metasre.service.store.contract import Store, StoreHold
-from metasre.service.store.opening import describe_store, hold_store, open_store
-from metasre.service.wire import AgentServicer, ControlServicer, WatchServicer
-from metasre.service.wire.agent import add_agent_service
-from metasre.service.wire.undecodable import RECEIVE_SLACK, RejectUndecodable
-from metasre.simulator.catalog import Catalog, default_catalog
-from metasre.simulator.probe_calls import PROBE_PATH
-from metasre.simulator.sandbox import (
-    TestRunner,
-    allow_weak_isolation,
-    default_grader_runner,
-    default_runner,
-    default_traffic_runner,
-)
 from metasre.v1 import (
     agent_pb2,
     control_pb2,
@@ -49,6 +31,25 @@ from metasre.v1 import (
     watch_pb2,
     watch_pb2_grpc,
 )
+
+from ..simulator.catalog import Catalog, default_catalog
+from ..simulator.probe_calls import PROBE_PATH
+from ..simulator.sandbox import (
+    TestRunner,
+    allow_weak_isolation,
+    default_grader_runner,
+    default_runner,
+    default_traffic_runner,
+)
+from .config import ServerConfig
+from .core.errors import ServerDrainingError, ServerHandingOverError
+from .gc_freeze import GcFreezer
+from .registry import Registry
+from .store.contract import Store, StoreHold
+from .store.opening import describe_store, hold_store, open_store
+from .wire import AgentServicer, ControlServicer, WatchServicer
+from .wire.agent import add_agent_service
+from .wire.undecodable import RECEIVE_SLACK, RejectUndecodable
 
 log = structlog.get_logger("metasre.service.server")
 

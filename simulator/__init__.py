@@ -6,19 +6,19 @@ An episode is a pure function of (scenario id, seed, ordered tool calls):
     result = episode.apply("agent-1", "read_logs", {"service": "ad_ranking"})
 """
 
-from metasre.simulator.episode import Episode, EpisodePhase, StepResult
-from metasre.simulator.errors import (
+from .episode import Episode, EpisodePhase, StepResult
+from .errors import (
     EpisodeOverError,
     InvalidToolCallError,
     SimulatorError,
     UnknownToolError,
 )
-from metasre.simulator.grader import Grade, GradeComponent
-from metasre.simulator.observation import Observation
-from metasre.simulator.report import IncidentReport
-from metasre.simulator.rewards import RewardUpdate
-from metasre.simulator.scenarios.registry import resolve, scenario_ids
-from metasre.simulator.tools import TOOLS, Tool, ToolOutput
+from .grader import Grade, GradeComponent
+from .observation import Observation
+from .report import IncidentReport
+from .rewards import RewardUpdate
+from .scenarios.registry import resolve, scenario_ids
+from .tools import TOOLS, Tool, ToolOutput
 
 __all__ = [
     "TOOLS",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from metasre.simulator import noise
-from metasre.simulator.scenarios.spec import AlertRule
-from metasre.simulator.telemetry import Telemetry
+from . import noise
+from .scenarios.spec import AlertRule
+from .telemetry import Telemetry
 
 _LOOKBACK = 180
 

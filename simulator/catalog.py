@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import threading
 
-from metasre.simulator.hidden import HiddenChecks
-from metasre.simulator.sandbox import ProbeRunner, TestRunner, default_runner
-from metasre.simulator.scenarios import loader, mix, registry
-from metasre.simulator.traffic import TrafficCheck
+from .hidden import HiddenChecks
+from .sandbox import ProbeRunner, TestRunner, default_runner
+from .scenarios import loader, mix, registry
+from .traffic import TrafficCheck
 
 
 class Catalog:

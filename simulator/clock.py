@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache, partial
 
-from metasre.simulator import noise
+from . import noise
 
 _EPOCH = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
 

@@ -9,41 +9,41 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from metasre.simulator.alerts import AlertRules
-from metasre.simulator.catalog import Catalog, default_catalog
-from metasre.simulator.clock import incident_start
-from metasre.simulator.errors import EpisodeOverError
-from metasre.simulator.faults import Fault
-from metasre.simulator.grader import (
+from .alerts import AlertRules
+from .catalog import Catalog, default_catalog
+from .clock import incident_start
+from .errors import EpisodeOverError
+from .faults import Fault
+from .grader import (
     SYMPTOM_CHANGE_PENALTY,
     EpisodeFacts,
     Grade,
     grade,
     provisional,
 )
-from metasre.simulator.hidden import HiddenChecks, grading_cost
-from metasre.simulator.logs import LogRenderer, ServedLine
-from metasre.simulator.observation import AlertView, Observation, ServiceRow
-from metasre.simulator.paths import is_within
-from metasre.simulator.report import IncidentReport
-from metasre.simulator.rewards import (
+from .hidden import HiddenChecks, grading_cost
+from .logs import LogRenderer, ServedLine
+from .observation import AlertView, Observation, ServiceRow
+from .paths import is_within
+from .report import IncidentReport
+from .rewards import (
     UNNEEDED_OPERATION,
     CallFacts,
     RewardUpdate,
     Shaper,
     hint_price,
 )
-from metasre.simulator.sandbox import ProbeRunner, RunReport, TestRunner
-from metasre.simulator.scenarios.loader import ScenarioInstance
-from metasre.simulator.scenarios.registry import resolve
-from metasre.simulator.scenarios.spec import SolutionStep
-from metasre.simulator.telemetry import Telemetry
-from metasre.simulator.tools import get_tool, validate_args
-from metasre.simulator.tools.base import Tool, ToolOutput
-from metasre.simulator.traffic import TrafficCheck
-from metasre.simulator.vfs import Workspace
-from metasre.simulator.views import FULL, View
-from metasre.simulator.world import World
+from .sandbox import ProbeRunner, RunReport, TestRunner
+from .scenarios.loader import ScenarioInstance
+from .scenarios.registry import resolve
+from .scenarios.spec import SolutionStep
+from .telemetry import Telemetry
+from .tools import get_tool, validate_args
+from .tools.base import Tool, ToolOutput
+from .traffic import TrafficCheck
+from .vfs import Workspace
+from .views import FULL, View
+from .world import World
 
 TERMINAL_LINES = 12
 

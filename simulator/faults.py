@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from metasre.simulator.scenarios.spec import FaultSpec
-from metasre.simulator.world import World
+from .scenarios.spec import FaultSpec
+from .world import World
 
 Transition = Literal["on", "off", "reset"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from metasre.simulator.faults import Fault
-from metasre.simulator.report import IncidentReport, locations_match
-from metasre.simulator.rewards import UNNEEDED_OPERATION, hint_price
-from metasre.simulator.scenarios.spec import ScenarioSpec, StateCheck, remedy_steps
-from metasre.simulator.soak import run_soak
-from metasre.simulator.telemetry import Telemetry
-from metasre.simulator.world import World
+from .faults import Fault
+from .report import IncidentReport, locations_match
+from .rewards import UNNEEDED_OPERATION, hint_price
+from .scenarios.spec import ScenarioSpec, StateCheck, remedy_steps
+from .soak import run_soak
+from .telemetry import Telemetry
+from .world import World
 
 WEIGHTS: Mapping[str, float] = {
     "fix": 0.40,

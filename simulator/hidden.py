@@ -23,11 +23,11 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from metasre.simulator.errors import SimulatorError
-from metasre.simulator.lru import Lru
-from metasre.simulator.probe_calls import PROBE_PATH, probe_functions, shipped_source
-from metasre.simulator.sandbox import ProbeReport, ProbeRunner, default_grader_runner
-from metasre.simulator.scenarios.loader import ScenarioInstance
+from .errors import SimulatorError
+from .lru import Lru
+from .probe_calls import PROBE_PATH, probe_functions, shipped_source
+from .sandbox import ProbeReport, ProbeRunner, default_grader_runner
+from .scenarios.loader import ScenarioInstance
 
 __all__ = [
     "GUESSES",

@@ -15,8 +15,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from metasre.simulator.errors import OperationError
-from metasre.simulator.scenarios.spec import (
+from .errors import OperationError
+from .scenarios.spec import (
     ConfigValue,
     KnobCondition,
     ScenarioSpec,

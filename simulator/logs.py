@@ -8,12 +8,12 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import NamedTuple
 
-from metasre.simulator import noise
-from metasre.simulator.clock import stamps
-from metasre.simulator.faults import Fault
-from metasre.simulator.scenarios.spec import ScenarioSpec
-from metasre.simulator.telemetry import Telemetry
-from metasre.simulator.world import World, WorldEvent
+from . import noise
+from .clock import stamps
+from .faults import Fault
+from .scenarios.spec import ScenarioSpec
+from .telemetry import Telemetry
+from .world import World, WorldEvent
 
 LEVELS = ("DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 _PADDED = {level: f"{level:<5}" for level in LEVELS}  # a read renders dozens of lines

@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from metasre.simulator.episode import Episode, StepResult
-from metasre.simulator.errors import EpisodeOverError
-from metasre.simulator.history import split_lines
-from metasre.simulator.tools import TOOLS
+from .episode import Episode, StepResult
+from .errors import EpisodeOverError
+from .history import split_lines
+from .tools import TOOLS
 
 __all__ = ["Patch", "RecordedCall", "patch_of", "replay"]
 

@@ -6,8 +6,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from metasre.simulator.paths import normalize_path
-from metasre.simulator.scenarios.spec import Category, Remediation
+from .paths import normalize_path
+from .scenarios.spec import Category, Remediation
 
 _TYPED_PREFIXES = (
     "deployment:",

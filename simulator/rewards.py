@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from metasre.simulator.report import normalize_location
-from metasre.simulator.scenarios.spec import FurtherFault, GroundTruth, remedy_steps
+from .report import normalize_location
+from .scenarios.spec import FurtherFault, GroundTruth, remedy_steps
 
 if TYPE_CHECKING:  # the tools import their prices from here
-    from metasre.simulator.tools.base import Operation, ToolOutput
+    from .tools.base import Operation, ToolOutput
 
 STEP_COST = -0.005
 FAULT_CURED = 0.2

@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from metasre.simulator.faults import Fault
-from metasre.simulator.scenarios.spec import FaultSpec, ScenarioSpec, StateCheck
-from metasre.simulator.telemetry import Telemetry
-from metasre.simulator.world import World
+from .faults import Fault
+from .scenarios.spec import FaultSpec, ScenarioSpec, StateCheck
+from .telemetry import Telemetry
+from .world import World
 
 CAUSE_HORIZON_MINUTES = 24 * 60.0
 """How far past the soak the grader looks for a runtime setting that drifts back on its own

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from metasre.simulator import noise
-from metasre.simulator.faults import Fault
-from metasre.simulator.scenarios.spec import METRICS, Metric, ScenarioSpec
-from metasre.simulator.world import World
+from . import noise
+from .faults import Fault
+from .scenarios.spec import METRICS, Metric, ScenarioSpec
+from .world import World
 
 Health = Literal["healthy", "degraded", "down"]
 

@@ -30,11 +30,11 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from metasre.simulator.hidden import canonical
-from metasre.simulator.lru import Lru
-from metasre.simulator.probe_calls import PROBE_PATH, parse_module, shipped_source
-from metasre.simulator.sandbox import ProbeRunner, default_traffic_runner
-from metasre.simulator.scenarios.loader import ScenarioInstance
+from .hidden import canonical
+from .lru import Lru
+from .probe_calls import PROBE_PATH, parse_module, shipped_source
+from .sandbox import ProbeRunner, default_traffic_runner
+from .scenarios.loader import ScenarioInstance
 
 __all__ = [
     "TRAFFIC_FILE",

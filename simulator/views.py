@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from metasre.simulator.observation import Observation
-    from metasre.simulator.tools.base import Tool
+    from .observation import Observation
+    from .tools.base import Tool
 
 SYSTEMS = ("code", "data", "deploys")
 """The systems a view can hide, as a tool's `Tool.needs` names them."""

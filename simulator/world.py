@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from metasre.simulator.errors import OperationError
-from metasre.simulator.knobs import Knobs
-from metasre.simulator.scenarios.spec import ScenarioSpec
+from .errors import OperationError
+from .knobs import Knobs
+from .scenarios.spec import ScenarioSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,8 @@ They are built on the project's own client (`metasre.agents.client`), so a seat 
 a bridge keeps every rule of the gRPC protocol.
 """
 
-from metasre.agents.bridges.app import API_VERSION, build_app
-from metasre.agents.bridges.hub import BridgeError, Hub, Limits
-from metasre.agents.bridges.seat import BridgeSeat, Step
+from .app import API_VERSION, build_app
+from .hub import BridgeError, Hub, Limits
+from .seat import BridgeSeat, Step
 
 __all__ = ["API_VERSION", "BridgeError", "BridgeSeat", "Hub", "Limits", "Step", "build_app"]

@@ -24,10 +24,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from metasre.agents.bridges.hub import CREATE_KEYS, BridgeError, Hub, Limits, Splits, seat_ids
-from metasre.agents.bridges.mcp import McpServer
-from metasre.agents.bridges.openenv import jsonrpc, schemas, serve_socket
-from metasre.agents.client import MetasreClient
+from ..client import MetasreClient
+from .hub import CREATE_KEYS, BridgeError, Hub, Limits, Splits, seat_ids
+from .mcp import McpServer
+from .openenv import jsonrpc, schemas, serve_socket
 
 API_VERSION = "1.0.0"
 """The OpenAPI `info.version`: OpenEnv's validator reads 1.x as its HTTP profile."""

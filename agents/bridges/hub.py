@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 import structlog
 
-from metasre.agents.bridges.seat import BridgeSeat
-from metasre.agents.client import ATTRIBUTIONS, REWARD_MODES, TURN_POLICIES, MetasreClient
-from metasre.agents.errors import ClientError
+from ..client import ATTRIBUTIONS, REWARD_MODES, TURN_POLICIES, MetasreClient
+from ..errors import ClientError
+from .seat import BridgeSeat
 
 log = structlog.get_logger(__name__)
 

@@ -28,10 +28,10 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from metasre.agents.bridges.hub import BridgeError, Hub
-from metasre.agents.bridges.openenv import list_tools
-from metasre.agents.bridges.seat import BridgeSeat, Step
-from metasre.agents.errors import ClientError
+from ..errors import ClientError
+from .hub import BridgeError, Hub
+from .openenv import list_tools
+from .seat import BridgeSeat, Step
 
 log = structlog.get_logger(__name__)
 

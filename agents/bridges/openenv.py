@@ -19,9 +19,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from metasre.agents.bridges.hub import CREATE_KEYS, BridgeError, Hub, seat_ids
-from metasre.agents.bridges.seat import BridgeSeat, Step
-from metasre.agents.errors import ClientError
+from ..errors import ClientError
+from .hub import CREATE_KEYS, BridgeError, Hub, seat_ids
+from .seat import BridgeSeat, Step
 
 log = structlog.get_logger(__name__)
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from metasre.agents.client import AgentConnection, CallResult
-from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
+from ..client import AgentConnection, CallResult
+from ..errors import ClientError, ConnectionLostError, EpisodeOverError
 
 END_WAIT_SECONDS = 10.0
 """How long a seat waits for its episode's end event after the server said the episode ended

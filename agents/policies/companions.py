@@ -20,7 +20,7 @@ import tokenize
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from metasre.agents.policies.base import ToolCaller, ToolReply
+from .base import ToolCaller, ToolReply
 
 MAX_CONTENT = 20_000
 """The most characters edit_lines carries (its JSON Schema says so too)."""

@@ -25,9 +25,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metasre.agents.errors import ClientError, ConnectionLostError, EpisodeOverError
-from metasre.agents.policies.base import ToolCaller, ToolReply
-from metasre.agents.policies.evidence import (
+from ..errors import ClientError, ConnectionLostError, EpisodeOverError
+from .base import ToolCaller, ToolReply
+from .evidence import (
     BUMP_COMMIT,
     FLAG_NAME,
     MIGRATION_ID,

@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from metasre.agents.policies.base import CATEGORIES, ToolCaller
-from metasre.agents.policies.expert import Diagnosis, ExpertPolicy
+from .base import CATEGORIES, ToolCaller
+from .expert import Diagnosis, ExpertPolicy
 
 
 def _loudest(observation: Mapping[str, Any]) -> str:

@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from metasre.agents.policies.base import CATEGORIES, REMEDIATIONS, ToolCaller
+from .base import CATEGORIES, REMEDIATIONS, ToolCaller
 
 _TOOLS = (
     "view_file",

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metasre.agents.policies.base import ToolCaller
-from metasre.agents.policies.evidence import parse_diff
+from .base import ToolCaller
+from .evidence import parse_diff
 
 __all__ = ["ShallowLearner", "example", "glance", "scripts"]
 

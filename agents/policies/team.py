@@ -31,9 +31,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from metasre.agents.policies.base import ToolCaller
-from metasre.agents.policies.evidence import SUITE_FOR, Finding, read_finding
-from metasre.agents.policies.expert import Diagnosis, ExpertPolicy
+from .base import ToolCaller
+from .evidence import SUITE_FOR, Finding, read_finding
+from .expert import Diagnosis, ExpertPolicy
 
 ROLES = ("commander", "investigator", "fixer")
 WAIT_SECONDS = 60.0

@@ -6,6 +6,6 @@ the trajectories into the page, `command` is the command line. Only `command` is
 the rest needs the `report` extra (Plotly, Jinja2), loaded when the command runs.
 """
 
-from metasre.cli.report.command import add_parser, report_command
+from .command import add_parser, report_command
 
 __all__ = ["add_parser", "report_command"]

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metasre.cli.arguments import add_command, port_number
-from metasre.cli.errors import ExitCode, OutputError, UsageError
+from ..arguments import add_command, port_number
+from ..errors import ExitCode, OutputError, UsageError
 
 DEFAULT_OUT = "report.html"
 DEFAULT_HOST = "127.0.0.1"
@@ -97,15 +97,15 @@ def add_parser(sub: Any) -> None:
 def report_command(args: argparse.Namespace) -> int:
     """Run `metasre report`; the exit code."""
     try:
-        from metasre.cli.report.page import build_report
+        from .page import build_report
     except ImportError as exc:
         if exc.name in ("plotly", "jinja2", "markupsafe"):
             raise UsageError(f"{MISSING_EXTRA} (missing: {exc.name})") from None
         raise
-    from metasre.cli.report.sources import read_runs
+    from .sources import read_runs
 
     if args.serve:
-        from metasre.cli.report.serve import serve
+        from .serve import serve
 
         if args.out is not None:
             raise UsageError(

@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
-from metasre.simulator import TOOLS, resolve
-from metasre.simulator.scenarios.splits import split_of
+from ...simulator import TOOLS, resolve
+from ...simulator.scenarios.splits import split_of
 
 MITIGATED = re.compile(r"\bmitigated at t\+(?P<minutes>\d+(?:\.\d+)?)")
 """The grade's `sla` component says when the cure held (`metasre.agents.teamwork` reads it too)."""

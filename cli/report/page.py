@@ -20,11 +20,11 @@ import orjson
 import plotly.io
 import plotly.offline
 
-from metasre.cli.report import plots
-from metasre.cli.report.episodes import EpisodeRow, config_of, row_of, viewer_record
-from metasre.cli.report.sources import Run
-from metasre.cli.report.summary import METRICS, TEAM_METRICS, ConfigSummary, pass_matrix, summarize
-from metasre.service import SERVER_VERSION
+from ...service import SERVER_VERSION
+from . import plots
+from .episodes import EpisodeRow, config_of, row_of, viewer_record
+from .sources import Run
+from .summary import METRICS, TEAM_METRICS, ConfigSummary, pass_matrix, summarize
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from metasre.agents.experiment import Estimate
-from metasre.cli.report.episodes import EpisodeRow
-from metasre.cli.report.summary import Cell, ConfigSummary
+from ...agents.experiment import Estimate
+from .episodes import EpisodeRow
+from .summary import Cell, ConfigSummary
 
 HEADLINE = (("resolved", "resolved"), ("grade", "mean grade"), ("sla_met", "SLA met"))
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"

@@ -25,9 +25,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from metasre.cli.errors import AddressInUseError, UsageError
-from metasre.cli.report.page import build_report
-from metasre.cli.report.sources import parse_input, read_runs
+from ..errors import AddressInUseError, UsageError
+from .page import build_report
+from .sources import parse_input, read_runs
 
 POLL_MS = 2000
 """How often the served page asks whether an input changed."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from metasre.cli.errors import StoreUnusableError, UsageError
+from ..errors import StoreUnusableError, UsageError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 """The first 16 bytes of every SQLite database file."""
@@ -83,7 +83,7 @@ def read_run(label: str, path: Path) -> Run:
 
 
 def _from_store(path: Path) -> list[Mapping[str, Any]]:
-    from metasre.service import StoreError, TrajectoryStore, episodes
+    from ...service import StoreError, TrajectoryStore, episodes
 
     try:
         store = TrajectoryStore(path)

@@ -13,8 +13,8 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from metasre.agents.experiment import CONFIDENCE, Estimate
-from metasre.cli.report.episodes import EpisodeRow
+from ...agents.experiment import CONFIDENCE, Estimate
+from .episodes import EpisodeRow
 
 RESAMPLES = 1000
 """Bootstrap resamples per figure: a thousand keep the report of 1,000 episodes within seconds

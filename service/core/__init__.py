@@ -5,10 +5,10 @@ and the errors they raise. No gRPC, no protobuf, no storage code: the wire
 (`metasre.service.wire`) and the store (`metasre.service.store`) are built on it.
 """
 
-from metasre.service.core.attribution import Attribution, RewardMode
-from metasre.service.core.coordinator import Coordinator, make_episode
-from metasre.service.core.errors import ServiceError, StoreError, StoreLostError
-from metasre.service.core.events import (
+from .attribution import Attribution, RewardMode
+from .coordinator import Coordinator, make_episode
+from .errors import ServiceError, StoreError, StoreLostError
+from .events import (
     Applied,
     Ended,
     Event,
@@ -18,8 +18,8 @@ from metasre.service.core.events import (
     Started,
     Turn,
 )
-from metasre.service.core.session import Recorder, Seat, SeatSpec, Session, SessionSpec, TurnPolicy
-from metasre.service.core.turns import Turns, turns_for
+from .session import Recorder, Seat, SeatSpec, Session, SessionSpec, TurnPolicy
+from .turns import Turns, turns_for
 
 __all__ = [
     "Applied",

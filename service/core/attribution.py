@@ -30,9 +30,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 
-from metasre.simulator import Episode, Grade
-from metasre.simulator.catalog import Catalog
-from metasre.simulator.replay import RecordedCall, replay
+from ...simulator import Episode, Grade
+from ...simulator.catalog import Catalog
+from ...simulator.replay import RecordedCall, replay
 
 
 class RewardMode(enum.Enum):

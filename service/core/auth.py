@@ -17,7 +17,7 @@ import hmac
 import secrets
 from collections.abc import Sequence
 
-from metasre.service.core.errors import NotSessionOwnerError, TokenInvalidError, TokenMissingError
+from .errors import NotSessionOwnerError, TokenInvalidError, TokenMissingError
 
 TOKEN_BYTES = 24
 """Entropy of every token, in bytes."""

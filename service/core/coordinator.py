@@ -21,13 +21,19 @@ from typing import Any
 import structlog
 from pydantic import BaseModel
 
-from metasre.service.core.attribution import (
+from ...simulator import Episode, EpisodePhase, Observation, StepResult, resolve, views
+from ...simulator.catalog import Catalog
+from ...simulator.errors import InvalidToolCallError
+from ...simulator.replay import RecordedCall, patch_of
+from ...simulator.tools import Tool, get_tool, validate_args
+from ...simulator.views import View
+from .attribution import (
     Attribution,
     credit,
     final_rewards,
     step_rewards,
 )
-from metasre.service.core.errors import (
+from .errors import (
     CallIdReusedError,
     EpisodeEndedError,
     EpisodeResetError,
@@ -38,15 +44,9 @@ from metasre.service.core.errors import (
     StoreUnavailableError,
     ToolNotAllowedError,
 )
-from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started
-from metasre.service.core.session import REWARD_DIGITS, Seat, Session
-from metasre.service.core.turns import TIMED_OUT, TimedOut, turns_for
-from metasre.simulator import Episode, EpisodePhase, Observation, StepResult, resolve, views
-from metasre.simulator.catalog import Catalog
-from metasre.simulator.errors import InvalidToolCallError
-from metasre.simulator.replay import RecordedCall, patch_of
-from metasre.simulator.tools import Tool, get_tool, validate_args
-from metasre.simulator.views import View
+from .events import Applied, Ended, LogEntry, Message, Reward, Started
+from .session import REWARD_DIGITS, Seat, Session
+from .turns import TIMED_OUT, TimedOut, turns_for
 
 log = structlog.get_logger("metasre.service.core.coordinator")
 

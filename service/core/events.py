@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from metasre.simulator import EpisodePhase, Grade, Observation
+from ...simulator import EpisodePhase, Grade, Observation
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

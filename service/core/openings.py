@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from metasre.simulator import Observation
-from metasre.simulator.lru import Lru
+from ...simulator import Observation
+from ...simulator.lru import Lru
 
 V = TypeVar("V")
 

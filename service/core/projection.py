@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metasre.service.core.events import Applied, Ended, Event, Message, Reward, Started, Turn
-from metasre.service.core.session import Seat, Session
-from metasre.simulator import Grade, GradeComponent, Observation, views
-from metasre.simulator.grader import MEASURES
-from metasre.simulator.views import View
+from ...simulator import Grade, GradeComponent, Observation, views
+from ...simulator.grader import MEASURES
+from ...simulator.views import View
+from .events import Applied, Ended, Event, Message, Reward, Started, Turn
+from .session import Seat, Session
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

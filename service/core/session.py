@@ -25,9 +25,13 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from metasre.service.core import auth
-from metasre.service.core.attribution import Attribution, RewardMode
-from metasre.service.core.errors import (
+from ...simulator import Episode
+from ...simulator.replay import RecordedCall
+from ...simulator.scenarios.spec import RoleSpec
+from ...simulator.views import FULL, View, owners_of
+from . import auth
+from .attribution import Attribution, RewardMode
+from .errors import (
     InvalidRequestError,
     SeatTakenError,
     StoreError,
@@ -35,11 +39,7 @@ from metasre.service.core.errors import (
     StoreUnavailableError,
     TokenInvalidError,
 )
-from metasre.service.core.events import Event, LogEntry
-from metasre.simulator import Episode
-from metasre.simulator.replay import RecordedCall
-from metasre.simulator.scenarios.spec import RoleSpec
-from metasre.simulator.views import FULL, View, owners_of
+from .events import Event, LogEntry
 
 PAST_PAGE = 64
 """Entries of past episodes a follower reads from the store at a time."""

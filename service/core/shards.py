@@ -12,7 +12,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from metasre.service.core.errors import SessionOnOtherShardError
+from .errors import SessionOnOtherShardError
 
 _SHARDED_ID = re.compile(r"^[0-9a-f]{16}-s(\d{1,4})$")
 

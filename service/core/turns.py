@@ -18,13 +18,13 @@ import enum
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from metasre.service.core.errors import NotYourTurnError
-from metasre.service.core.events import Turn
-from metasre.service.core.session import Seat, Session, TurnPolicy
-from metasre.simulator import EpisodePhase
+from ...simulator import EpisodePhase
+from .errors import NotYourTurnError
+from .events import Turn
+from .session import Seat, Session, TurnPolicy
 
 if TYPE_CHECKING:
-    from metasre.service.core.coordinator import Pending
+    from .coordinator import Pending
 
 
 class TimedOut(enum.Enum):

@@ -7,13 +7,13 @@ stored rows (and the recorder that writes them), recovery of the sessions a dead
 open, and the export of stored episodes. Built on `metasre.service.core`.
 """
 
-from metasre.service.store.codec import KINDS, StoreRecorder, entry_of, event_record
-from metasre.service.store.contract import EventRow, SessionRow, Store, StoreHold
-from metasre.service.store.export import episodes, write_jsonl
-from metasre.service.store.lock import StoreInUseError, StoreLock
-from metasre.service.store.opening import describe_store, hold_store, open_store
-from metasre.service.store.recovery import RecoveryError, rebuild
-from metasre.service.store.sqlite import TrajectoryStore
+from .codec import KINDS, StoreRecorder, entry_of, event_record
+from .contract import EventRow, SessionRow, Store, StoreHold
+from .export import episodes, write_jsonl
+from .lock import StoreInUseError, StoreLock
+from .opening import describe_store, hold_store, open_store
+from .recovery import RecoveryError, rebuild
+from .sqlite import TrajectoryStore
 
 __all__ = [
     "KINDS",

@@ -13,8 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from metasre.service.core.attribution import Attribution, RewardMode
-from metasre.service.core.events import (
+from ...simulator import EpisodePhase, Grade, Observation
+from ...simulator.grader import GradeComponent
+from ...simulator.observation import AlertView, ServiceRow
+from ...simulator.views import View
+from ..core.attribution import Attribution, RewardMode
+from ..core.events import (
     Applied,
     Ended,
     Event,
@@ -24,14 +28,10 @@ from metasre.service.core.events import (
     Started,
     Turn,
 )
-from metasre.service.core.openings import OpeningForms, observation_text
-from metasre.service.core.session import SeatSpec, Session, SessionSpec, TurnPolicy
-from metasre.service.store.contract import EventRow, SessionRow, Store
-from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
-from metasre.simulator import EpisodePhase, Grade, Observation
-from metasre.simulator.grader import GradeComponent
-from metasre.simulator.observation import AlertView, ServiceRow
-from metasre.simulator.views import View
+from ..core.openings import OpeningForms, observation_text
+from ..core.session import SeatSpec, Session, SessionSpec, TurnPolicy
+from ..version import PROTOCOL_VERSION, SERVER_VERSION
+from .contract import EventRow, SessionRow, Store
 
 
 class StoreRecorder:

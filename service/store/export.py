@@ -31,13 +31,13 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
-from metasre.service.core.events import Message
-from metasre.service.store.codec import observation_of
-from metasre.service.store.contract import EventRow, SessionRow, Store
-from metasre.simulator import resolve, views
-from metasre.simulator.replay import RecordedCall
-from metasre.simulator.scenarios.spec import RoleSpec
-from metasre.simulator.views import View
+from ...simulator import resolve, views
+from ...simulator.replay import RecordedCall
+from ...simulator.scenarios.spec import RoleSpec
+from ...simulator.views import View
+from ..core.events import Message
+from .codec import observation_of
+from .contract import EventRow, SessionRow, Store
 
 
 def episodes(

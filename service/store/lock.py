@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from metasre.service.core.errors import StoreError
+from ..core.errors import StoreError
 
 POLL_SECONDS = 0.05
 """How often a server waiting for a store tries its lock (flock has no timeout of its own)."""

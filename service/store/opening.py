@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from metasre.service.config import is_store_url
-from metasre.service.core.errors import StoreError
-from metasre.service.store.contract import Store, StoreHold
-from metasre.service.store.lock import StoreLock
-from metasre.service.store.sqlite import TrajectoryStore
+from ..config import is_store_url
+from ..core.errors import StoreError
+from .contract import Store, StoreHold
+from .lock import StoreLock
+from .sqlite import TrajectoryStore
 
 
 def open_store(where: str | Path, *, create: bool = True) -> Store:
@@ -30,7 +30,7 @@ def open_store(where: str | Path, *, create: bool = True) -> Store:
     """
     if is_store_url(where):
         try:
-            from metasre.service.store.postgres import PostgresStore
+            from .postgres import PostgresStore
         except ImportError as exc:
             raise _needs_driver(exc) from exc
         return PostgresStore(str(where), create=create)
@@ -55,7 +55,7 @@ def hold_store(
     """
     if is_store_url(where):
         try:
-            from metasre.service.store.postgres import PostgresLock
+            from .postgres import PostgresLock
         except ImportError as exc:
             raise _needs_driver(exc) from exc
         return PostgresLock(str(where), wait=wait, on_wait=on_wait, slot=slot)
@@ -66,7 +66,7 @@ def describe_store(where: str | Path) -> str:
     """`where` for people and logs: a URL loses its password."""
     if is_store_url(where):
         try:
-            from metasre.service.store.postgres import redact
+            from .postgres import redact
         except ImportError:
             return "postgresql://(a URL; the driver to read it is not installed)"
         return redact(str(where))

@@ -34,17 +34,17 @@ from typing import Any
 import psycopg
 from psycopg import conninfo
 
-from metasre.service.core.errors import StoreError
-from metasre.service.store.contract import EventRow, Op, SessionRow
-from metasre.service.store.lock import POLL_SECONDS, StoreInUseError
-from metasre.service.store.postgres_schema import (
+from ..core.errors import StoreError
+from .contract import EventRow, Op, SessionRow
+from .lock import POLL_SECONDS, StoreInUseError
+from .postgres_schema import (
     LOCK_CLASS,
     MIGRATIONS,
     SERVING,
     SHARD_SERVING,
     migrate,
 )
-from metasre.service.store.sqlite import _dumps, _Waiter, _wake_waiters
+from .sqlite import _dumps, _Waiter, _wake_waiters
 
 CONNECT_SECONDS = 10
 """How long one connection attempt may take before the store reports it cannot write."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 
-from metasre.service.core.errors import StoreError
+from ..core.errors import StoreError
 
 LOCK_CLASS = 0x6D657461
 """The first key of the store's advisory locks ('meta'); the second says which lock."""

@@ -26,19 +26,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from metasre.service.core.coordinator import Coordinator, make_episode
-from metasre.service.core.events import Applied, Ended, Reward, Started, Turn
-from metasre.service.core.session import Recorder, Session
-from metasre.service.store.codec import (
+from ...simulator import Episode, EpisodePhase, StepResult
+from ...simulator.catalog import Catalog
+from ...simulator.replay import RecordedCall, patch_of, replay
+from ..core.coordinator import Coordinator, make_episode
+from ..core.events import Applied, Ended, Reward, Started, Turn
+from ..core.session import Recorder, Session
+from .codec import (
     entry_of,
     keys_from_config,
     owner_from_config,
     spec_from_config,
 )
-from metasre.service.store.contract import EventRow, SessionRow
-from metasre.simulator import Episode, EpisodePhase, StepResult
-from metasre.simulator.catalog import Catalog
-from metasre.simulator.replay import RecordedCall, patch_of, replay
+from .contract import EventRow, SessionRow
 
 
 class RecoveryError(Exception):

@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 import orjson
 
-from metasre.service.core.errors import StoreError, StoreLostError
-from metasre.service.store.contract import EventRow, Op, SessionRow
+from ..core.errors import StoreError, StoreLostError
+from .contract import EventRow, Op, SessionRow
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (

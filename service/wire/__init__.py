@@ -5,8 +5,8 @@ to and from protobuf (with the prebuilt bytes of the hot replies), and the one t
 errors into statuses. Built on the core, the store and the registry.
 """
 
-from metasre.service.wire.agent import AgentServicer
-from metasre.service.wire.control import ControlServicer
-from metasre.service.wire.watch import WatchServicer
+from .agent import AgentServicer
+from .control import ControlServicer
+from .watch import WatchServicer
 
 __all__ = ["AgentServicer", "ControlServicer", "WatchServicer"]

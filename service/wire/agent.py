@@ -11,10 +11,13 @@ from typing import Any
 import grpc
 import structlog
 
-from metasre.service.config import Limits
-from metasre.service.core.auth import require_token
-from metasre.service.core.coordinator import Coordinator
-from metasre.service.core.errors import (
+from metasre.v1 import agent_pb2
+
+from ...simulator.lru import Lru
+from ..config import Limits
+from ..core.auth import require_token
+from ..core.coordinator import Coordinator
+from ..core.errors import (
     AlreadyJoinedError,
     InvalidRequestError,
     NotJoinedError,
@@ -25,15 +28,13 @@ from metasre.service.core.errors import (
     SlowReaderError,
     StoreUnavailableError,
 )
-from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
-from metasre.service.core.projection import SeatProjection, TeammateCall
-from metasre.service.core.session import Seat, Session
-from metasre.service.registry import Registry
-from metasre.service.wire import convert
-from metasre.service.wire.status import abort, guarded, status_of
-from metasre.service.wire.undecodable import Refused
-from metasre.simulator.lru import Lru
-from metasre.v1 import agent_pb2
+from ..core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from ..core.projection import SeatProjection, TeammateCall
+from ..core.session import Seat, Session
+from ..registry import Registry
+from . import convert
+from .status import abort, guarded, status_of
+from .undecodable import Refused
 
 Context = grpc.aio.ServicerContext[Any, Any]
 log = structlog.get_logger("metasre.service.agent")

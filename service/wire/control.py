@@ -7,8 +7,12 @@ from typing import Any
 
 import grpc
 
-from metasre.service.config import ServerConfig
-from metasre.service.core.auth import (
+from metasre.v1 import common_pb2, control_pb2
+
+from ...simulator import TOOLS, resolve, scenario_ids
+from ...simulator.sandbox import isolation
+from ..config import ServerConfig
+from ..core.auth import (
     bearer,
     check_admin,
     check_owner,
@@ -17,18 +21,15 @@ from metasre.service.core.auth import (
     new_token,
     seat_join_token,
 )
-from metasre.service.core.coordinator import Coordinator
-from metasre.service.core.errors import InvalidRequestError, SessionNotFoundError, TokenMissingError
-from metasre.service.core.session import Session
-from metasre.service.core.shards import ELSEWHERE_KEY
-from metasre.service.registry import CreateRequest, Registry
-from metasre.service.store.codec import owner_from_config
-from metasre.service.version import PROTOCOL_VERSION, SERVER_VERSION
-from metasre.service.wire import convert
-from metasre.service.wire.status import unary
-from metasre.simulator import TOOLS, resolve, scenario_ids
-from metasre.simulator.sandbox import isolation
-from metasre.v1 import common_pb2, control_pb2
+from ..core.coordinator import Coordinator
+from ..core.errors import InvalidRequestError, SessionNotFoundError, TokenMissingError
+from ..core.session import Session
+from ..core.shards import ELSEWHERE_KEY
+from ..registry import CreateRequest, Registry
+from ..store.codec import owner_from_config
+from ..version import PROTOCOL_VERSION, SERVER_VERSION
+from . import convert
+from .status import unary
 
 Context = grpc.aio.ServicerContext[Any, Any]
 

@@ -15,18 +15,19 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
-from metasre.service.config import Limits
-from metasre.service.core.attribution import Attribution, RewardMode
-from metasre.service.core.errors import InvalidRequestError
-from metasre.service.core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
-from metasre.service.core.openings import OpeningForms, observation_text
-from metasre.service.core.projection import SeatProjection, TeammateCall
-from metasre.service.core.session import Seat, SeatSpec, Session, SessionSpec, TurnPolicy
-from metasre.service.wire.struct_wire import delimited, struct_bytes, tag
-from metasre.simulator import TOOLS, EpisodePhase, Grade, InvalidToolCallError, Observation, Tool
-from metasre.simulator.scenarios.registry import ScenarioEntry
-from metasre.simulator.views import View
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
+
+from ...simulator import TOOLS, EpisodePhase, Grade, InvalidToolCallError, Observation, Tool
+from ...simulator.scenarios.registry import ScenarioEntry
+from ...simulator.views import View
+from ..config import Limits
+from ..core.attribution import Attribution, RewardMode
+from ..core.errors import InvalidRequestError
+from ..core.events import Applied, Ended, LogEntry, Message, Reward, Started, Turn
+from ..core.openings import OpeningForms, observation_text
+from ..core.projection import SeatProjection, TeammateCall
+from ..core.session import Seat, SeatSpec, Session, SessionSpec, TurnPolicy
+from .struct_wire import delimited, struct_bytes, tag
 
 _POLICY = {
     common_pb2.TURN_POLICY_UNSPECIFIED: TurnPolicy.FREE_FOR_ALL,

@@ -19,7 +19,9 @@ import structlog
 from google.rpc.error_details_pb2 import BadRequest, ErrorInfo, RetryInfo
 from google.rpc.status_pb2 import Status
 
-from metasre.service.core.errors import (
+from ...simulator import EpisodeOverError, InvalidToolCallError, UnknownToolError
+from ...simulator.scenarios.errors import UnknownScenarioError
+from ..core.errors import (
     AlreadyJoinedError,
     CallAbortedError,
     CallIdReusedError,
@@ -51,8 +53,6 @@ from metasre.service.core.errors import (
     TokenMissingError,
     ToolNotAllowedError,
 )
-from metasre.simulator import EpisodeOverError, InvalidToolCallError, UnknownToolError
-from metasre.simulator.scenarios.errors import UnknownScenarioError
 
 DOMAIN = "metasre.dev"
 """The ErrorInfo domain of every error this service raises."""

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from metasre.service.core.errors import InvalidRequestError, MessageTooLargeError, ServiceError
-from metasre.service.wire.call_id_scan import call_id_in
-from metasre.service.wire.status import abort
+from ..core.errors import InvalidRequestError, MessageTooLargeError, ServiceError
+from .call_id_scan import call_id_in
+from .status import abort
 
 RECEIVE_SLACK = 4
 """gRPC's receive limit is this many times the server's: between the two, the server refuses a

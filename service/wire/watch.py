@@ -7,13 +7,14 @@ from typing import Any
 
 import grpc
 
-from metasre.service.config import ServerConfig
-from metasre.service.core.auth import check_owner
-from metasre.service.core.errors import ServerHandingOverError, StoreError, StoreUnavailableError
-from metasre.service.registry import Registry
-from metasre.service.wire import convert
-from metasre.service.wire.status import abort
 from metasre.v1 import watch_pb2
+
+from ..config import ServerConfig
+from ..core.auth import check_owner
+from ..core.errors import ServerHandingOverError, StoreError, StoreUnavailableError
+from ..registry import Registry
+from . import convert
+from .status import abort
 
 Context = grpc.aio.ServicerContext[Any, Any]
 

@@ -287,8 +287,8 @@ def engine_checks(family: str, structures: int) -> dict[str, list[str]]:
     The loader's caches are cleared first, so that a scenario.toml just written is read.
     """
     # Imported here: the engine is the generators' subject, and only this helper needs it.
-    from metasre.simulator import Episode
-    from metasre.simulator.scenarios import loader
+    from .. import Episode
+    from . import loader
 
     loader.reload()
     found: dict[str, list[str]] = {}
@@ -402,7 +402,7 @@ class CodeSites:
 
     def healthy_tree(self, into: Path) -> dict[str, str]:
         """Write the code before the bad commit under `into`; its files by path."""
-        from metasre.simulator.history import load_history_dir
+        from ..history import load_history_dir
 
         files: dict[str, str] = {}
         parent = load_history_dir(self.topology, lambda text: text, files)[-1].sha

@@ -6,9 +6,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from metasre.simulator.report import normalize_location
-from metasre.simulator.scenarios.registry import ScenarioEntry
-from metasre.simulator.scenarios.spec import ScenarioSpec
+from ..report import normalize_location
+from .registry import ScenarioEntry
+from .spec import ScenarioSpec
 
 CATALOGUE_SEEDS = range(100)
 """The seeds a family's variety is counted over (`metasre scenarios`, `metasre validate`)."""

@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from metasre.simulator.history import Commit, make_commit
-from metasre.simulator.scenarios.spec import ScenarioSpec
-from metasre.simulator.vfs import BaseTree
+from ..history import Commit, make_commit
+from ..vfs import BaseTree
+from .spec import ScenarioSpec
 
 HERRINGS_FILE = "hidden/herrings.py"
 """The grader's checks that the herring commits' work is still in place."""

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from metasre.simulator.scenarios.spec import (
+from .spec import (
     ConfigPushSpec,
     DeploymentSpec,
     FaultSpec,

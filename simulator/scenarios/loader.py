@@ -13,14 +13,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from metasre.simulator.errors import HistoryError
-from metasre.simulator.history import Commit, load_history_dir
-from metasre.simulator.lru import Lru
-from metasre.simulator.observation import Opening
-from metasre.simulator.scenarios.errors import InvalidScenarioError
-from metasre.simulator.scenarios.render import Renderer, draw_values, draw_variants, drop_unwanted
-from metasre.simulator.scenarios.spec import ScenarioSpec
-from metasre.simulator.vfs import BaseTree
+from ..errors import HistoryError
+from ..history import Commit, load_history_dir
+from ..lru import Lru
+from ..observation import Opening
+from ..vfs import BaseTree
+from .errors import InvalidScenarioError
+from .render import Renderer, draw_values, draw_variants, drop_unwanted
+from .spec import ScenarioSpec
 
 SCENARIOS_DIR = Path(__file__).resolve().parent
 TOPOLOGIES_DIR = SCENARIOS_DIR / "_topologies"

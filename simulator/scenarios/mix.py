@@ -25,11 +25,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from metasre.simulator.observation import Opening
-from metasre.simulator.scenarios.errors import InvalidScenarioError
-from metasre.simulator.scenarios.herring_commits import add_herring_commits
-from metasre.simulator.scenarios.herrings import Herrings, add_herrings
-from metasre.simulator.scenarios.loader import (
+from ..observation import Opening
+from .errors import InvalidScenarioError
+from .herring_commits import add_herring_commits
+from .herrings import Herrings, add_herrings
+from .loader import (
     ScenarioInstance,
     is_test_seed,
     load_instance,
@@ -37,7 +37,7 @@ from metasre.simulator.scenarios.loader import (
     read_scenario_id,
     read_toml,
 )
-from metasre.simulator.scenarios.spec import AlertRule, ScenarioSpec, ServiceSpec
+from .spec import AlertRule, ScenarioSpec, ServiceSpec
 
 _MINUTES = re.compile(r"(\d+)\s+min")
 

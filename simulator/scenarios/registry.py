@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from metasre.simulator.scenarios.errors import UnknownScenarioError
-from metasre.simulator.scenarios.loader import (
+from .errors import UnknownScenarioError
+from .loader import (
     SCENARIOS_DIR,
     ScenarioInstance,
     is_test_seed,
@@ -20,7 +20,7 @@ from metasre.simulator.scenarios.loader import (
     read_toml,
     rendered_instance,
 )
-from metasre.simulator.scenarios.mix import (
+from .mix import (
     Mix,
     cause_of,
     mixed_instance,
@@ -28,7 +28,7 @@ from metasre.simulator.scenarios.mix import (
     mixed_load_spec,
     read_mix,
 )
-from metasre.simulator.scenarios.spec import ScenarioSpec
+from .spec import ScenarioSpec
 
 _VERSIONED = re.compile(r"^(?P<name>.+)-v(?P<version>[0-9]+)$")
 

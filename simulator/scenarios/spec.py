@@ -7,7 +7,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from metasre.simulator.views import View
+from ..views import View
 
 Metric = Literal["cpu", "memory", "error_rate", "p99_ms", "queue_depth", "business"]
 """The telemetry signals every service reports each simulated minute."""
@@ -622,7 +622,7 @@ class ScenarioSpec(_Strict):
         if not (self.hidden.fail_to_pass or self.hidden.state_checks):
             problems.append("hidden needs at least one fail_to_pass check or state check")
         # Imported here, not at the top: the tools read the metric names from this module.
-        from metasre.simulator.tools.registry import TOOLS
+        from ..tools.registry import TOOLS
 
         for r in self.roles:
             unknown = sorted(set(r.tools) - TOOLS.keys())
@@ -707,7 +707,7 @@ class ScenarioSpec(_Strict):
         call, whatever it was.
         """
         # Imported here: the knobs read their declarations from this module.
-        from metasre.simulator.knobs import Knobs
+        from ..knobs import Knobs
 
         knobs = Knobs(self, lambda *event: None)
         problems = []

@@ -1,6 +1,6 @@
 """The tool registry: every action an agent can take in the world."""
 
-from metasre.simulator.tools.base import Args, Tool, ToolContext, ToolOutput
-from metasre.simulator.tools.registry import TOOLS, get_tool, validate_args
+from .base import Args, Tool, ToolContext, ToolOutput
+from .registry import TOOLS, get_tool, validate_args
 
 __all__ = ["TOOLS", "Args", "Tool", "ToolContext", "ToolOutput", "get_tool", "validate_args"]

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from metasre.simulator.alerts import AlertRules
-    from metasre.simulator.faults import Fault
-    from metasre.simulator.logs import LogRenderer
-    from metasre.simulator.report import IncidentReport
-    from metasre.simulator.sandbox import RunReport
-    from metasre.simulator.scenarios.loader import ScenarioInstance
-    from metasre.simulator.telemetry import Telemetry
-    from metasre.simulator.vfs import Workspace
-    from metasre.simulator.views import View
-    from metasre.simulator.world import World
+    from ..alerts import AlertRules
+    from ..faults import Fault
+    from ..logs import LogRenderer
+    from ..report import IncidentReport
+    from ..sandbox import RunReport
+    from ..scenarios.loader import ScenarioInstance
+    from ..telemetry import Telemetry
+    from ..vfs import Workspace
+    from ..views import View
+    from ..world import World
 
 ToolKind = Literal["investigate", "change", "operate", "team"]
 

@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from metasre.simulator.clock import stamp
-from metasre.simulator.tools.base import Args, Output, Tool, ToolContext, ToolOutput
-from metasre.simulator.tools.observe import UnknownServiceRefusal, unknown_service
-from metasre.simulator.views import shows_event
+from ..clock import stamp
+from ..views import shows_event
+from .base import Args, Output, Tool, ToolContext, ToolOutput
+from .observe import UnknownServiceRefusal, unknown_service
 
 EventKind = Literal[
     "deploy",

@@ -8,10 +8,10 @@ from typing import Literal
 from pydantic import ConfigDict, Field, model_validator
 from pydantic.config import JsonDict
 
-from metasre.simulator.errors import SimulatorError
-from metasre.simulator.history import split_lines
-from metasre.simulator.tools.base import Args, Output, Refusal, Tool, ToolContext, ToolOutput
-from metasre.simulator.vfs import FileView
+from ..errors import SimulatorError
+from ..history import split_lines
+from ..vfs import FileView
+from .base import Args, Output, Refusal, Tool, ToolContext, ToolOutput
 
 MAX_VIEW_LINES = 400
 

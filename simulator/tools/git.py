@@ -6,10 +6,10 @@ import difflib
 
 from pydantic import Field
 
-from metasre.simulator.errors import SimulatorError
-from metasre.simulator.history import Commit, split_lines
-from metasre.simulator.tools.base import Args, Output, Tool, ToolContext, ToolOutput
-from metasre.simulator.tools.files import file_error_code, world_error
+from ..errors import SimulatorError
+from ..history import Commit, split_lines
+from .base import Args, Output, Tool, ToolContext, ToolOutput
+from .files import file_error_code, world_error
 
 
 def _when(minutes_ago: float) -> str:

@@ -7,9 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from metasre.simulator.logs import LEVELS, LogLine
-from metasre.simulator.scenarios.spec import METRICS, Metric
-from metasre.simulator.tools.base import (
+from ..logs import LEVELS, LogLine
+from ..scenarios.spec import METRICS, Metric
+from ..views import shows_event
+from .base import (
     Args,
     NoArgs,
     Output,
@@ -18,7 +19,6 @@ from metasre.simulator.tools.base import (
     ToolContext,
     ToolOutput,
 )
-from metasre.simulator.views import shows_event
 
 
 def unknown_service(ctx: ToolContext, name: str) -> ToolOutput:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from metasre.simulator.errors import OperationError
-from metasre.simulator.rewards import OPERATION, OVER_PROVISION_FACTOR, UNNEEDED_OPERATION
-from metasre.simulator.tools.base import (
+from ..errors import OperationError
+from ..rewards import OPERATION, OVER_PROVISION_FACTOR, UNNEEDED_OPERATION
+from ..world import MIGRATION_OUTAGE, RESTART_OUTAGE, ROLLBACK_OUTAGE
+from .base import (
     Args,
     Operation,
     Output,
@@ -15,8 +16,7 @@ from metasre.simulator.tools.base import (
     ToolContext,
     ToolOutput,
 )
-from metasre.simulator.tools.observe import UnknownServiceRefusal, unknown_service
-from metasre.simulator.world import MIGRATION_OUTAGE, RESTART_OUTAGE, ROLLBACK_OUTAGE
+from .observe import UnknownServiceRefusal, unknown_service
 
 
 def _refused(exc: OperationError) -> ToolOutput:

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from metasre.simulator.errors import InvalidToolCallError, UnknownToolError
-from metasre.simulator.tools import (
+from ..errors import InvalidToolCallError, UnknownToolError
+from . import (
     events,
     files,
     git,
@@ -20,7 +20,7 @@ from metasre.simulator.tools import (
     team,
     testing,
 )
-from metasre.simulator.tools.base import Tool
+from .base import Tool
 
 TOOLS: Mapping[str, Tool] = MappingProxyType(
     {

@@ -10,9 +10,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from metasre.simulator.clock import stamp
-from metasre.simulator.errors import OperationError
-from metasre.simulator.knobs import (
+from ..clock import stamp
+from ..errors import OperationError
+from ..knobs import (
     CACHE_WARM_LOAD,
     CERTIFICATE_ROTATION_OUTAGE,
     CONFIG_RELOAD_OUTAGE,
@@ -21,9 +21,9 @@ from metasre.simulator.knobs import (
     LOG_LEVEL_KEY,
     ConfigPush,
 )
-from metasre.simulator.rewards import OPERATION, UNNEEDED_OPERATION
-from metasre.simulator.scenarios.spec import ConfigValue, same_config_type
-from metasre.simulator.tools.base import (
+from ..rewards import OPERATION, UNNEEDED_OPERATION
+from ..scenarios.spec import ConfigValue, same_config_type
+from .base import (
     Args,
     Operation,
     Output,
@@ -32,7 +32,7 @@ from metasre.simulator.tools.base import (
     ToolContext,
     ToolOutput,
 )
-from metasre.simulator.tools.observe import UnknownServiceRefusal, unknown_service
+from .observe import UnknownServiceRefusal, unknown_service
 
 PUSHES_SHOWN = 10
 """get_config lists this many of a service's newest config pushes."""

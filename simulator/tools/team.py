@@ -6,9 +6,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from metasre.simulator.report import IncidentReport
-from metasre.simulator.rewards import HINT_PRICES, HINT_REPEAT_PRICE
-from metasre.simulator.tools.base import (
+from ..report import IncidentReport
+from ..rewards import HINT_PRICES, HINT_REPEAT_PRICE
+from .base import (
     Args,
     NoArgs,
     Output,

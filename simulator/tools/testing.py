@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from metasre.simulator.tools.base import Args, Output, Tool, ToolContext, ToolOutput
+from .base import Args, Output, Tool, ToolContext, ToolOutput
 
 SUITE_MINUTES = {"unit": 1.0, "integration": 2.0, "load": 3.0, "security": 2.0}
 
