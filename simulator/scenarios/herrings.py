@@ -29,6 +29,7 @@ training seeds; the families' comments say which one needed which.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -360,18 +361,17 @@ def add_herrings(
         shipped_bad = {
             f.service for f in spec.faults if f.kind == "deployment" or "bad_version" in f.params
         }
+        ago: Callable[[], float]
         if herrings.release_count == 2:
-            targets, ago = _two(rng, sick, rest), (lambda: _ago(rng, onset))
+            targets, ago = _two(rng, sick, rest), functools.partial(_ago, rng, onset)
         else:
-            targets, ago = (
-                _spread(spec, sick, rest, herrings.release_count, rng),
-                _mirror(
-                    [d.minutes_ago for d in deployments if d.minutes_ago < 1440.0] or [onset],
-                    rng,
-                    # A bad release lands at the onset, the newest change of most seeds: as
-                    # many harmless ones come after it as before.
-                    (0.25, 1.6),
-                ),
+            targets = _spread(spec, sick, rest, herrings.release_count, rng)
+            ago = _mirror(
+                [d.minutes_ago for d in deployments if d.minutes_ago < 1440.0] or [onset],
+                rng,
+                # A bad release lands at the onset, the newest change of most seeds: as many
+                # harmless ones come after it as before.
+                (0.25, 1.6),
             )
         for service in targets:
             mine = [d for d in deployments if d.service == service]
