@@ -238,6 +238,16 @@ async def _create_and_join(client: MetasreClient, scenario: str, n: int, workers
     await asyncio.gather(*(worker() for _ in range(workers)))
 
 
+def _graders(runner: Any) -> Any:
+    """What this tree's Registry grades with: the catalogue, or (trees from before it, which
+    the side-by-side tools run this harness on) the runner itself."""
+    try:
+        from metasre.simulator.catalog import default_catalog
+    except ImportError:
+        return runner
+    return default_catalog().with_runner(runner)
+
+
 async def _resets_in_process(n: int) -> tuple[float, float]:
     """CPU and wall ms per reset with no gRPC: what CreateSession and a join do on the server.
 
@@ -260,7 +270,7 @@ async def _resets_in_process(n: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(prefix="metasre-bench-") as tmp:
         store = TrajectoryStore(Path(tmp) / "reset.db")
         limits = Limits(max_sessions=n + 64, **_one_owner(Limits))
-        registry = Registry(limits, SubprocessRunner(), store)
+        registry = Registry(limits, _graders(SubprocessRunner()), store)
         try:
 
             async def one(seed: int) -> None:
@@ -461,9 +471,14 @@ def rollouts(sizes: Sizes) -> tuple[list[Row], dict[str, Any]]:
     from metasre.agents.policies import ExpertPolicy
     from metasre.agents.rollout import plan_episodes, run_rollout, solo_player
     from metasre.agents.sync import SyncClient
-    from metasre.agents.team_session import team_player
-    from metasre.conformance import EpisodeCaller
     from metasre.simulator import Episode, resolve, scenario_ids
+
+    try:
+        from metasre.agents.team_session import team_player
+        from metasre.conformance import EpisodeCaller
+    except ImportError:  # a tree from before they left the CLI (the side-by-side runs)
+        from metasre.cli.inprocess import EpisodeCaller  # type: ignore[no-redef]
+        from metasre.cli.rollout import team_player  # type: ignore[no-redef]
 
     ids = [resolve(s).id for s in sizes.rollout_scenarios] or scenario_ids()
     plan = plan_episodes(ids, list(sizes.rollout_seeds))

@@ -70,6 +70,7 @@ class Catalog:
         registry.reload()
         loader.reload()
         mix.mixed_instance.cache_clear()
+        mix._catalogue.cache_clear()
         self.hidden.clear()
         self.traffic.clear()
 

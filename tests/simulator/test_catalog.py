@@ -55,6 +55,7 @@ MODULE_STATE = {
     "simulator/scenarios/loader.py:_spec": "reload",
     "simulator/scenarios/loader.py:_BUILT": "reload",
     "simulator/scenarios/mix.py:mixed_instance": "reload",
+    "simulator/scenarios/mix.py:_catalogue": "reload",
     # keyed by the content they derive from, or pure functions of their arguments
     "simulator/scenarios/loader.py:_POOL": "spec entries keyed by their own JSON",
     "simulator/history.py:_SCANS": "a folder's listing; files are read by _TEXTS' key",
@@ -68,6 +69,9 @@ MODULE_STATE = {
     "simulator/telemetry.py:_INDEXES": "keyed by the signal names they index",
     "simulator/telemetry.py:_layout": "keyed by the spec's values",
     "simulator/tools/files.py:_render": "keyed by the frozen view it renders",
+    "simulator/probe_calls.py:shipped_source": "keyed by the probe module's bytes",
+    "simulator/probe_calls.py:_probe_functions": "keyed by the probe module's bytes",
+    "service/wire/struct_wire.py:_KEYS": "a key's encoded bytes, keyed by the key",
     "service/store/codec.py:_OPENING_RECORDS": "openings keyed by value (OpeningForms)",
     "service/wire/convert.py:_SHARED_OBSERVATIONS": "openings keyed by value (OpeningForms)",
     # the sandbox helper's own process, never the server's
