@@ -7,6 +7,7 @@ reach the wire only through this module, but the agent SDK meets protobuf on its
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import re
@@ -391,15 +392,8 @@ def applied_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
 def teammate_call_response_bytes(event: TeammateCall, sequence: int) -> bytes:
     """The serialized ConnectResponse telling a restricted seat of a teammate's call."""
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
-    applied = common_pb2.AppliedCall(
-        tick=event.tick,
-        agent_id=event.agent_id,
-        tool=event.tool,
-        ok=event.ok,
-        minutes=event.minutes,
-        clock=event.clock,
-        round=event.round,
-    )
+    # Every field the projection kept, and only those: what a seat learns is decided there.
+    applied = common_pb2.AppliedCall(**dataclasses.asdict(event))
     return head + delimited(_APPLIED_TAG, applied.SerializeToString())
 
 

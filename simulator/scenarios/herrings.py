@@ -133,9 +133,7 @@ def _two(rng: random.Random, sick: Sequence[str], rest: Sequence[str]) -> list[s
     return [rng.choice(pool) for pool in (sick, rest) if pool]
 
 
-def _spread(
-    spec: ScenarioSpec, sick: Sequence[str], rest: Sequence[str], count: int, rng: random.Random
-) -> list[str]:
+def _spread(sick: Sequence[str], rest: Sequence[str], count: int, rng: random.Random) -> list[str]:
     """`count` services: all but one on sick rows (the root too), one elsewhere.
 
     Enough of them that every sick row has a fresh change: a root whose cause is no change
@@ -196,11 +194,11 @@ def _shuffled(fault: FaultSpec, inner: set[str], rng: random.Random) -> FaultSpe
     "the loudest inner row" name the root. The edge keeps its own (its alerts are the page).
     """
     effects = {svc: dict(e) for svc, e in fault.effects.items()}
-    # Kept well below "down" (a down row logs nothing, and weather must be able to outshout
-    # it while its own logs still say what ails it).
-    # The ceiling is drawn too: a fixed one would be the root's exact error rate on the seeds
-    # where it was the loudest.
-    # The edge keeps its own: its alerts are the page, and its checks must fail at the start.
+    # The inner rows' loudest error rate is brought under a ceiling well below "down" (a down
+    # row logs nothing, and weather must be able to outshout it while its own logs still say
+    # what ails it), drawn per seed (a fixed one would be the root's exact error rate where it
+    # was the loudest). The edge keeps its own: its alerts are the page, its checks must fail
+    # at the start.
     loudest = max(
         (e.get("error_rate", 0.0) for svc, e in effects.items() if svc in inner), default=0.0
     )
@@ -316,17 +314,18 @@ def add_herrings(
     sick, rest = _pools(spec)
     services = {s.name: s for s in spec.services}
     update: dict[str, Any] = {}
-    called = {d for s in spec.services for d in s.depends_on}
     if paging:  # a consumer nothing calls is an inner row where only the storefront pages
-        called = {s.name for s in spec.services} - paging
-    inner_sick = [s for s in sick if s in called]
+        inner = {s.name for s in spec.services} - paging
+    else:
+        inner = {d for s in spec.services for d in s.depends_on}
+    inner_sick = [s for s in sick if s in inner]
     weather_rows: list[str] = []
     # These two draw from `rng` only where a family asks for them: the families that do not
     # keep every seed's world as it was.
     if herrings.shuffle_loudness:
-        update["faults"] = tuple(_shuffled(f, called, rng) for f in spec.faults)
+        update["faults"] = tuple(_shuffled(f, inner, rng) for f in spec.faults)
     if herrings.weather:
-        weather_rows = _add_weather(spec, update, services, rest, called, herrings.weather, rng)
+        weather_rows = _add_weather(spec, update, services, rest, inner, herrings.weather, rng)
 
     # Weather rows are sick rows like the root's symptoms: harmless changes land on them alike.
     sick = sorted({*sick, *weather_rows})
@@ -365,7 +364,7 @@ def add_herrings(
         if herrings.release_count == 2:
             targets, ago = _two(rng, sick, rest), functools.partial(_ago, rng, onset)
         else:
-            targets = _spread(spec, sick, rest, herrings.release_count, rng)
+            targets = _spread(sick, rest, herrings.release_count, rng)
             ago = _mirror(
                 [d.minutes_ago for d in deployments if d.minutes_ago < 1440.0] or [onset],
                 rng,
@@ -399,24 +398,19 @@ def add_herrings(
         # Timed like the pushes the fault's world already has (a bad push lands at the onset, a
         # log level an hour before its disk fills): neither "the newest push" nor "the oldest"
         # finds the culprit by rule.
-        times = [p.minutes_ago for p in pushes] or [onset]
-
-        def ago() -> float:
-            return float(max(2, round(rng.choice(times) * rng.uniform(0.4, 2.2))))
-
+        ago = _mirror([p.minutes_ago for p in pushes] or [onset], rng)
         # One elsewhere, the rest on the sick inner rows: a rule "undo the push on the loudest
         # (or deepest, or only) sick service" meets a harmless push as often as the culprit.
-        calm = [s for s in rest if s not in weather_rows] or rest
         # Not the root: it has its culprit already, and each push elsewhere is one more
         # sick row a rule must tell from it.
         sick_inner = sorted({*inner_sick, *weather_rows} - {spec.ground_truth.service})
         rng.shuffle(sick_inner)
         targets = sick_inner[: max(0, herrings.push_count - 1)] + (
-            [rng.choice(calm)] if calm else []
+            [rng.choice(rest)] if rest else []
         )
         # And one on the paging edge: a root at the edge is where the alerts are, so "undo the
         # alerted service's push" must meet a harmless one there too.
-        pagers = [s for s in sick if s not in called]
+        pagers = [s for s in sick if s not in inner]
         if pagers:
             targets.append(rng.choice(pagers))
         for service in targets:

@@ -125,6 +125,11 @@ def _edges(spec: ScenarioSpec) -> set[str]:
     return {s.name for s in spec.services if s.name not in called}
 
 
+def _paging(mix: Mix, spec: ScenarioSpec) -> set[str]:
+    """The services whose alerts page: the family's named ones, else the platform's edges."""
+    return set(mix.paging) or _edges(spec)
+
+
 _METRIC_WORDS = {
     "error_rate": "error rate",
     "p99_ms": "p99 latency",
@@ -180,7 +185,7 @@ def _padded(mix: Mix, spec: ScenarioSpec, seed: int) -> tuple[ServiceSpec, ...]:
     missing = sorted(set(seen) - set(services))
     rng.shuffle(missing)
     add = missing[: max(0, most + rng.randint(0, 2) - len(services))]
-    edges = sorted(set(mix.paging) or _edges(spec))
+    edges = sorted(_paging(mix, spec))
     for name in add:
         services[name] = seen[name].model_copy(update={"code_dir": None, "depends_on": ()})
     for name in add:
@@ -201,7 +206,7 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     onset = max((f.onset_minutes_ago for f in spec.faults), default=0.0)
     found = _MINUTES.search(spec.description)
     minutes = int(found.group(1)) if found else round(onset)
-    edges = set(mix.paging) or _edges(spec)
+    edges = _paging(mix, spec)
     alerts = tuple(
         a.model_copy(update={"summary": _summary(a)})
         for a in spec.alerts
