@@ -162,11 +162,16 @@ def mentioned(text: str, services: Iterable[str], exclude: str) -> list[str]:
     return found
 
 
+BENIGN = re.compile(r"within (every |its |the )?[\w ]*tolerance|\bin sync\b|look(s)? normal", re.I)
+"""A line that names a mechanism to say it is fine ("clock in sync", "+1.97 s from NTP,
+slewing back (within tolerance)"): a healthy neighbour's noise, not a cue."""
+
+
 def categorise(lines: Sequence[str]) -> tuple[str | None, str | None]:
     """The failure category the lines show, and the line that shows it."""
     for category, pattern in CUES:
         for line in lines:
-            if pattern.search(line):
+            if pattern.search(line) and not BENIGN.search(line):
                 return category, line
     return None, None
 

@@ -195,6 +195,8 @@ class ExpertPolicy:
                 suspects.append(a["service"])
         suspects += [s for s in services if health[s] != "healthy" and s not in suspects]
         suspects = [s for s in suspects if s not in skip]
+        if not suspects and not skip:
+            return self._sole_finding(call, services, terminal)
         queue = self._deepest_first(suspects, deps)
         seen: list[str] = list(skip)
         findings: dict[str, Finding] = {}
@@ -230,6 +232,36 @@ class ExpertPolicy:
             if f.category is not None:
                 return Diagnosis(service, f.category, f.cue or "", evidence=evidence[service])
         return None
+
+    def _sole_finding(
+        self, call: ToolCaller, services: Sequence[str], terminal: Sequence[str]
+    ) -> Diagnosis | None:
+        """The one service whose log shows a fault, when nothing pages and nothing looks sick.
+
+        Wrong data or a leak: read every service's log, as an on-call with only a customer's
+        word would. A finding that blames another service with a finding of its own is that
+        one's symptom. Several look-alike findings left with nothing to tell them apart are a
+        guess, not a diagnosis: a seat that sees only part of the platform must not bet on one.
+        """
+        found: list[tuple[Diagnosis, Finding]] = []
+        for service in services:
+            reply = call("read_logs", {"service": service, "level": "WARN", "lines": 80})
+            lines = [str(r["text"]) for r in _mappings(reply.data.get("lines", ()))]
+            lines += [t for t in terminal if mentioned(t, [service], "")]
+            finding = read_finding(service, lines, services)
+            if reply.ok:
+                self._findings[service], self._evidence[service] = finding, lines
+            if finding.category is not None:
+                found.append(
+                    (
+                        Diagnosis(service, finding.category, finding.cue or "", evidence=lines),
+                        finding,
+                    )
+                )
+        # A finding that blames another service with a finding of its own is that one's symptom.
+        named = {d.service for d, _ in found}
+        roots = [d for d, f in found if not named & (set(f.mentions) - {d.service})]
+        return roots[0] if len(roots) == 1 else None
 
     @staticmethod
     def _deepest_first(suspects: Sequence[str], deps: Mapping[str, list[str]]) -> list[str]:
@@ -305,7 +337,29 @@ class ExpertPolicy:
         self._revert_push(call, d, lambda key: True)
 
     def _fix_retry_storm(self, call: ToolCaller, d: Diagnosis) -> None:
-        """Put back the retry setting of the service that retries (the one with a retry push)."""
+        """Put back the retry setting of the service that retries (the one with a retry push).
+
+        The storm's target is the diagnosed service: the push to undo is a caller's retries
+        *to it* ("<target>.retries"); a retry push elsewhere, even on the target itself (its own
+        retries to its callees), is not the storm's. Any retry push only if none aims at it.
+        """
+        target = f"{d.service}."
+        aimed = [
+            s
+            for s in self._candidates(call, d)
+            if any(
+                str(p["key"]).startswith(target) and RETRY_KEY.search(str(p["key"]))
+                for p in self._config(call, s).get("pushes", ())
+                if not p.get("rollback")
+            )
+        ]
+        if aimed:
+            self._revert_push(
+                call,
+                d,
+                lambda key: key.startswith(target) and RETRY_KEY.search(key) is not None,
+            )
+            return
         self._revert_push(call, d, lambda key: RETRY_KEY.search(key) is not None)
 
     def _revert_push(self, call: ToolCaller, d: Diagnosis, wanted: Any) -> None:
@@ -493,10 +547,12 @@ class ExpertPolicy:
         read each and weigh what it changed against what the logs say (the newest wins ties).
         """
         said = set(IDENTIFIER.findall(" ".join([d.cue, *d.evidence]).lower()))
+        # The files the stack traces pass through (as deployed: "/app/<tree path>").
+        traced = {m.group("path").lstrip("/") for m in TRACE_FILE.finditer(" ".join(d.evidence))}
         # A commit's message says what it meant to change, in the words logs use ("millisecond
         # senders" beside "send milliseconds"): compared by their stems, as a reader would.
         said_stems = _stems(" ".join([d.cue, *d.evidence]))
-        best, best_score = str(commits[0]["sha"]), (-1, -1)
+        best, best_score = str(commits[0]["sha"]), (-1, -1, -1)
         for commit in commits:
             shown = call("git_show", {"commit": commit["sha"]})
             changed = {
@@ -509,8 +565,14 @@ class ExpertPolicy:
             }
             subject = str(commit.get("message", commit.get("subject", "")))
             meant = _stems(subject)
-            # What it changed decides; what it meant to change breaks the ties.
-            score = (len(changed & said), len(meant & said_stems))
+            touched = [
+                h.path for h in parse_diff(str(shown.data.get("diff", ""))) if h.path != "/dev/null"
+            ]
+            in_trace = any(t == p or t.endswith("/" + p) for p in touched for t in traced)
+            # What it changed decides, then whether it touched a file the traces pass through
+            # (a rates table changed under the function that fails); what it meant to change
+            # breaks the ties.
+            score = (len(changed & said), int(in_trace), len(meant & said_stems))
             if score > best_score:
                 best, best_score = str(commit["sha"]), score
         return best

@@ -52,7 +52,7 @@ def _team(commits: Sequence[Commit], service: str) -> tuple[list[str], str]:
     authors = sorted({c.author for c in mine or commits})
     tickets = [m.group(1) for c in mine or commits if (m := _TICKET.search(c.message))]
     # A service nobody committed to yet takes the repository's commonest people and tickets.
-    return authors, max(set(tickets), key=tickets.count) if tickets else "OPS"
+    return authors, max(sorted(set(tickets)), key=tickets.count) if tickets else "OPS"
 
 
 def add_herring_commits(
@@ -62,12 +62,15 @@ def add_herring_commits(
     work: Sequence[tuple[str, str, str]],
     count: int,
     rng: random.Random,
+    messages: Mapping[str, Sequence[str]] = MappingProxyType({}),
 ) -> tuple[BaseTree, MappingProxyType[str, bytes], dict[str, Any]]:
     """`tree` with `count` harmless commits woven into its history, and what goes with them.
 
     Returns the new tree, the hidden files with the checks that the commits' work stays, and
     the spec fields that change (for model_copy). `work`: (subject, setting name, value as
-    Python source) of the pieces a commit may ship.
+    Python source) of the pieces a commit may ship. `messages`: culprit messages by package;
+    a commit on a package that has some carries one of them (not the seed's culprit's) in
+    place of its work's subject, ticket and body alike.
     """
     truth = spec.ground_truth
     names = sorted({s.name for s in spec.services})
@@ -88,6 +91,7 @@ def add_herring_commits(
     # them after it drawn uniformly, so "revert the newest" (or the k-th newest) finds it on
     # one seed in count + 1.
     newest = min(dated)
+    culprit = next(c.message for c in commits if c.minutes_ago == newest).splitlines()[0]
     # When each file first appeared: a herring appends to a module that existed at its time.
     born: dict[str, float] = {}
     for c in commits:
@@ -114,6 +118,12 @@ def add_herring_commits(
                 continue
             path = there[0]
         message = f"{_package(service)}: {subject} ({ticket})"
+        borrowed = [m for m in messages.get(_package(service), ()) if m.splitlines()[0] != culprit]
+        if borrowed:
+            message = rng.choice(borrowed)
+            # The comment names the work as the message does: "subject (TICKET)".
+            said = message.splitlines()[0].split(": ", 1)[1]
+            block = f"\n\n# {said}\n{name} = {value}\n"
         blocks.append((minutes, rng.choice(authors), message, path, block, name))
 
     # Weave: every commit at or after a herring's time carries its block in the file it

@@ -33,6 +33,7 @@ import functools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from .spec import (
@@ -61,7 +62,9 @@ _LOUDEST = (0.22, 0.4)
 _SICK = 0.09
 """The least error rate a dealt-out row keeps if it had more: clear of the health line (5%)."""
 
-_PEOPLE = ("lena", "ravi", "tomasz", "mei", "dan", "sofia", "ana", "kofi")
+_PEOPLE = ("lena", "ravi", "tomasz", "mei", "dan", "sofia")
+"""Who pushes harmless config: the people the config causes' culprits are pushed by (two more
+names here were two words that only ever meant "harmless" to the learner)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +76,8 @@ class Herrings:
     releases: bool = False
     """Whether each seed ships two harmless releases."""
     config_pushes: tuple[tuple[str, Any, Any], ...] = ()
-    """(key, before, after) of harmless settings; each seed pushes two on services lacking it."""
+    """(key, before, after) of harmless settings; each seed pushes two on services lacking it.
+    `{dep}` in a key or a string value is one of the service's dependencies."""
     hot_rows: bool = False
     """Whether each seed runs one healthy service hot (CPU or memory near its limit)."""
     noisy_rows: bool = False
@@ -96,6 +100,25 @@ class Herrings:
     shuffle_loudness: bool = False
     """Whether the fault's inner rows trade how loud they are, so the root is as likely the
     loudest as each of its inner symptoms."""
+    borrowed: bool = False
+    """Whether harmless changes are named as the causes' culprits are: other teams' commits
+    carry another site's culprit message, harmless flags another site's culprit flag, harmless
+    pushes the key and values of a culprit push (aimed at the pushing service's own callee).
+    A fixed list of herring names is a list of what not to undo: the culprit was the change
+    named off it."""
+    pager_pushes: int = 1
+    """How many of the harmless pushes land on the paging edge (with `config_pushes`)."""
+    site_pushes: int = 0
+    """How many culprit pushes of other sites land whole on their own services (`borrowed`)."""
+    flag_count: int = 2
+    """How many harmless flags each seed ramps (with `flags`): two is one on a row the page
+    points at and one elsewhere; more is all but one on sick rows (the root too)."""
+    flag_rampers: tuple[str, ...] = ("flag-bot (scheduled ramp)", "dev-console (self-serve)")
+    """Who ramps the harmless flags: the family names the people its culprits are ramped by."""
+    near_onset: float = 0.0
+    """The share of harmless changes (releases, pushes, flags) that land 0-LAG minutes before
+    the onset, as the culprit does (`mix._lagged` dates it so): "undo what changed when it
+    started" (the page and the alert say when) must meet as many of them as it meets culprits."""
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any]) -> Herrings:
@@ -117,6 +140,17 @@ class Herrings:
             release_count=int(table.get("release_count", 2)),
             weather=int(table.get("weather", 0)),
             shuffle_loudness=bool(table.get("shuffle_loudness", False)),
+            near_onset=float(table.get("near_onset", 0.0)),
+            flag_count=int(table.get("flag_count", 2)),
+            site_pushes=int(table.get("site_pushes", 0)),
+            pager_pushes=int(table.get("pager_pushes", 1)),
+            flag_rampers=tuple(
+                str(r)
+                for r in table.get(
+                    "flag_rampers", ("flag-bot (scheduled ramp)", "dev-console (self-serve)")
+                )
+            ),
+            borrowed=bool(table.get("borrowed", False)),
         )
 
 
@@ -157,6 +191,29 @@ def _mirror(
 
 def _ago(rng: random.Random, onset: float) -> float:
     return float(round(rng.uniform(2.0, onset + 60.0)))
+
+
+LAG = 5
+"""The most minutes a change lands before the onset it causes (a rollout, a ramp, a push
+picked up): a symptom-first family dates its culprit 0-LAG minutes before the onset, and a
+harmless change drawn near the onset lands in the same way, so no clock tells them apart."""
+
+
+def _near(
+    ago: Callable[[], float], rng: random.Random, onset: float, share: float
+) -> Callable[[], float]:
+    """`ago`, but `share` of the times drawn within LAG minutes of the onset, either side."""
+    if share <= 0.0:
+        return ago
+
+    def drawn() -> float:
+        if rng.random() < share:
+            # Half as the culprit lands, half as late after the onset: neither "the newest"
+            # nor "the one just before the alert" is the culprit by rule.
+            return float(max(1, round(onset) + rng.randint(-LAG, LAG)))
+        return ago()
+
+    return drawn
 
 
 def _prefix(service: str) -> str:
@@ -304,11 +361,17 @@ def add_herrings(
     herrings: Herrings,
     rng: random.Random,
     paging: frozenset[str] = frozenset(),
+    borrowed_flags: Mapping[str, Sequence[tuple[str, str]]] = MappingProxyType({}),
+    borrowed_pushes: Sequence[tuple[str, Any, Any]] = (),
+    borrowed_sites: Sequence[tuple[str, str, Any, Any]] = (),
 ) -> dict[str, Any]:
     """The spec fields that change when `herrings` are added to `spec` (for model_copy).
 
     `paging`: the services whose alerts page, when the family names them; every other service
-    is an inner row. By default the inner rows are those something calls.
+    is an inner row. By default the inner rows are those something calls. `borrowed_flags`:
+    the causes' culprit flags by service (name, description), which harmless flags reuse;
+    `borrowed_pushes`: the causes' culprit pushes, which join the harmless pushes' pool;
+    `borrowed_sites`: the same whole, on their own services (`site_pushes` of them land).
     """
     onset = max((f.onset_minutes_ago for f in spec.faults), default=0.0)
     sick, rest = _pools(spec)
@@ -334,20 +397,28 @@ def add_herrings(
     if herrings.flags:
         taken = {f.name for f in spec.flags}
         flags = list(spec.flags)
-        for service in _two(rng, sick, rest):
-            suffix, description = rng.choice(herrings.flags)
-            name = f"{_prefix(service)}.{suffix}"
+        flag_ago = _near(functools.partial(_ago, rng, onset), rng, onset, herrings.near_onset)
+        if herrings.flag_count > 2:
+            targets = _spread(sick, rest, herrings.flag_count, rng)
+        else:
+            targets = _two(rng, sick, rest)
+        for service in targets:
+            mine = [f for f in borrowed_flags.get(service, ()) if f[0] not in taken]
+            if mine:  # another site's culprit flag of this service: named as culprits are
+                name, description = rng.choice(mine)
+            else:
+                suffix, description = rng.choice(herrings.flags)
+                name = f"{_prefix(service)}.{suffix}"
             if name in taken:
                 continue
             taken.add(name)
-            by = rng.choice(("flag-bot (scheduled ramp)", "dev-console (self-serve)"))
             flags.append(
                 FlagSpec(
                     name=name,
                     service=service,
                     rollout_percent=100.0,
-                    minutes_ago=_ago(rng, onset),
-                    by=by,
+                    minutes_ago=flag_ago(),
+                    by=rng.choice(herrings.flag_rampers),
                     description=description,
                 )
             )
@@ -372,6 +443,7 @@ def add_herrings(
                 # harmless ones come after it as before.
                 (0.25, 1.6),
             )
+        ago = _near(ago, rng, onset, herrings.near_onset)
         for service in targets:
             mine = [d for d in deployments if d.service == service]
             if service in shipped_bad:
@@ -393,12 +465,17 @@ def add_herrings(
         # Releases are listed in the order they went out.
         update["deployments"] = tuple(sorted(deployments, key=lambda d: -d.minutes_ago))
 
-    if herrings.config_pushes:
+    if herrings.config_pushes or borrowed_pushes:
         pushes = list(spec.config_pushes)
         # Timed like the pushes the fault's world already has (a bad push lands at the onset, a
         # log level an hour before its disk fills): neither "the newest push" nor "the oldest"
         # finds the culprit by rule.
-        ago = _mirror([p.minutes_ago for p in pushes] or [onset], rng)
+        ago = _near(
+            _mirror([p.minutes_ago for p in pushes] or [onset], rng),
+            rng,
+            onset,
+            herrings.near_onset,
+        )
         # One elsewhere, the rest on the sick inner rows: a rule "undo the push on the loudest
         # (or deepest, or only) sick service" meets a harmless push as often as the culprit.
         # Not the root: it has its culprit already, and each push elsewhere is one more
@@ -411,19 +488,63 @@ def add_herrings(
         # And one on the paging edge: a root at the edge is where the alerts are, so "undo the
         # alerted service's push" must meet a harmless one there too.
         pagers = [s for s in sick if s not in inner]
-        if pagers:
+        for _ in range(herrings.pager_pushes if pagers else 0):
             targets.append(rng.choice(pagers))
         for service in targets:
-            free = [h for h in herrings.config_pushes if h[0] not in services[service].config]
+            deps = sorted(services[service].depends_on)
+            # A "{dep}" key or value names one of the service's own dependencies, as the
+            # culprits' keys do (a timeout, retries or host of a callee): a service that calls
+            # nothing takes the plain keys only.
+            free = [
+                h
+                for h in (*herrings.config_pushes, *borrowed_pushes)
+                if (deps or "{dep}" not in h[0]) and h[0] not in services[service].config
+            ]
             if not free:
                 continue
             key, before, after = rng.choice(free)
+            if "{dep}" in key:
+                dep = rng.choice(deps)
+                key, before, after = (
+                    v.replace("{dep}", dep) if isinstance(v, str) else v
+                    for v in (key, before, after)
+                )
+            # A key the service already sets (a callee's timeout) is pushed from its value.
+            before = services[service].config.get(key, before)
+            if before == after:
+                continue
             config = {**services[service].config, key: before}
             services[service] = services[service].model_copy(update={"config": config})
             # People of the service's team push, as they push the culprits.
             by = f"{rng.choice(_PEOPLE)}@{_prefix(service)}-team"
             pushes.append(
                 ConfigPushSpec(service=service, key=key, value=after, minutes_ago=ago(), by=by)
+            )
+        # Culprit pushes of other sites, on the services they hit there: the pushes a herring
+        # lands on a sick row go where the sick rows are, culprits where their sites are, and
+        # a learner read which services take culprits off the hosts' names.
+        whole = [
+            (host, key, before, after)
+            for host, key, before, after in borrowed_sites
+            if host in services
+            and host != spec.ground_truth.service
+            and ("-" not in key.split(".", 1)[0] or key.split(".", 1)[0] in services)
+            and not any(p.service == host and p.key == key for p in pushes)
+        ]
+        for _ in range(herrings.site_pushes):
+            if not whole:
+                break
+            host, key, before, after = rng.choice(whole)
+            whole = [w for w in whole if w[0] != host]
+            before = services[host].config.get(key, before)
+            if before == after:
+                continue
+            services[host] = services[host].model_copy(
+                update={"config": {**services[host].config, key: before}}
+            )
+            by = f"{rng.choice(_PEOPLE)}@{_prefix(host)}-team"
+            pushes.append(
+                ConfigPushSpec(service=host, key=key, value=after, minutes_ago=ago(), by=by)
             )
         update["config_pushes"] = tuple(sorted(pushes, key=lambda p: -p.minutes_ago))
 

@@ -28,7 +28,7 @@ from typing import Any
 from ..observation import Opening
 from .errors import InvalidScenarioError
 from .herring_commits import add_herring_commits
-from .herrings import Herrings, add_herrings
+from .herrings import LAG, Herrings, add_herrings
 from .loader import (
     ScenarioInstance,
     is_test_seed,
@@ -70,6 +70,84 @@ class Mix:
     services nothing calls (a queue consumer is called by no one and pages no one)."""
     same_size: bool = False
     """Whether every seed runs about as many services, whatever its cause (see `_padded`)."""
+    messages: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    pushes: tuple[tuple[str, Any, Any], ...] = ()
+    """The causes' culprit config pushes as (key, before, after), the callee a key or value
+    names written `{dep}`: harmless pushes borrow them (see scenarios.herrings)."""
+    sites: tuple[tuple[str, str, Any, Any], ...] = ()
+    """The same pushes whole, (service, key, before, after), on the service a culprit has."""
+    flags: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    """The causes' culprit flags by service, (name, description): harmless flags borrow them
+    (with `[herrings] borrowed`), so a flag's name does not say culprit."""
+    """The causes' culprit commit messages by the package they name: other teams' commits
+    borrow them (see scenarios.herring_commits)."""
+
+
+def _culprit_sites(paths: tuple[Path, ...]) -> tuple[tuple[str, str, Any, Any], ...]:
+    """Every culprit config push the causes' tables write, whole: (service, key, before, after)."""
+    found: list[tuple[str, str, Any, Any]] = []
+    for folder in paths:
+        for tables in read_toml(folder / "scenario.toml").get("variants", {}).values():
+            for t in tables:
+                key = t.get("config_key") if isinstance(t, dict) else None
+                if isinstance(key, str) and "{{" not in key and "good" in t and "bad" in t:
+                    found.append((str(t["service"]), key, t["good"], t["bad"]))
+    return tuple(found)
+
+
+def _culprit_pushes(paths: tuple[Path, ...]) -> tuple[tuple[str, Any, Any], ...]:
+    """Every culprit config push the causes' tables write, the callee it names as `{dep}`.
+
+    Repeats stay, so that a harmless push takes each shape as often as a culprit does.
+    """
+    found: list[tuple[str, Any, Any]] = []
+    for folder in paths:
+        for tables in read_toml(folder / "scenario.toml").get("variants", {}).values():
+            for t in tables:
+                key = t.get("config_key") if isinstance(t, dict) else None
+                if not isinstance(key, str) or "{{" in key or "good" not in t or "bad" not in t:
+                    continue
+                head = key.split(".", 1)[0]
+                # "<service>.timeout_ms" names a callee; "db.pool_size" and "region" do not.
+                callee = head if "-" in head else None
+
+                def named(v: Any, callee: str | None = callee) -> Any:
+                    return v.replace(callee, "{dep}") if callee and isinstance(v, str) else v
+
+                item = (named(key), named(t["good"]), named(t["bad"]))
+                if item[0].endswith(".host") and "{dep}" not in str(item[2]):
+                    continue  # a host renamed outright ("menus.courier...") fits no other callee
+                # Repeats kept: the pool weighs each shape as often as culprits take it.
+                found.append(item)
+    return tuple(found)
+
+
+def _culprit_flags(paths: tuple[Path, ...]) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """Every culprit flag the causes' tables write, by service: (name, description)."""
+    by: dict[str, list[tuple[str, str]]] = {}
+    for folder in paths:
+        for tables in read_toml(folder / "scenario.toml").get("variants", {}).values():
+            for t in tables:
+                flag = t.get("flag") if isinstance(t, dict) else None
+                if isinstance(flag, str) and "{{" not in flag and isinstance(t.get("service"), str):
+                    item = (flag, str(t.get("description", "")))
+                    if item not in by.setdefault(t["service"], []):
+                        by[t["service"]].append(item)
+    return tuple((k, tuple(v)) for k, v in sorted(by.items()))
+
+
+def _culprit_messages(paths: tuple[Path, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every culprit commit message the causes' tables write, by package (`pkg: subject`)."""
+    by: dict[str, list[str]] = {}
+    for folder in paths:
+        for tables in read_toml(folder / "scenario.toml").get("variants", {}).values():
+            for t in tables:
+                message = t.get("message") if isinstance(t, dict) else None
+                if isinstance(message, str) and "{{" not in message and ": " in message:
+                    package = message.split(": ", 1)[0]
+                    if message not in by.setdefault(package, []):
+                        by[package].append(message)
+    return tuple((k, tuple(v)) for k, v in sorted(by.items()))
 
 
 def read_mix(folder: Path, scenarios: Path) -> Mix | None:
@@ -102,6 +180,10 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             step_budget=int(raw["step_budget"]),
             herrings=Herrings.from_table(raw.get("herrings", {})),
             same_size=bool(raw.get("same_size", False)),
+            messages=_culprit_messages(paths),
+            flags=_culprit_flags(paths),
+            pushes=_culprit_pushes(paths),
+            sites=_culprit_sites(paths),
         )
     except KeyError as exc:
         raise InvalidScenarioError(f"{folder.name}/scenario.toml lacks {exc.args[0]!r}") from exc
@@ -199,6 +281,30 @@ def _padded(mix: Mix, spec: ScenarioSpec, seed: int) -> tuple[ServiceSpec, ...]:
     return tuple(services.values())
 
 
+def _lagged(spec: ScenarioSpec, onset: float, seed: int, mix: Mix) -> dict[str, Any]:
+    """The changes made at the onset, dated 0-LAG minutes before it (for model_copy).
+
+    A change takes effect a while after it is made (a rollout, a ramp, pods picking a push
+    up). The causes date their culprit at the onset to the minute, so the alert's time dated
+    the culprit; herrings near the onset are drawn with the same lag (scenarios.herrings).
+    """
+    if not mix.herrings.near_onset:
+        return {}
+    lag = float(random.Random(f"{mix.id}:lag:{seed}").randint(0, LAG))
+    update: dict[str, Any] = {}
+    for name in ("deployments", "config_pushes", "flags", "migrations"):
+        changes = getattr(spec, name)
+        moved = tuple(
+            c.model_copy(update={"minutes_ago": c.minutes_ago + lag})
+            if abs(c.minutes_ago - onset) < 0.5
+            else c
+            for c in changes
+        )
+        if moved != changes:
+            update[name] = moved
+    return update
+
+
 def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     """The cause's spec opened as the mix opens: its page, its alerts, no telling terminal."""
     if mix.same_size:
@@ -206,6 +312,9 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     onset = max((f.onset_minutes_ago for f in spec.faults), default=0.0)
     found = _MINUTES.search(spec.description)
     minutes = int(found.group(1)) if found else round(onset)
+    # Customers notice a while after the change that hurt them: a page that dated the symptom
+    # to the minute would date the culprit change with it.
+    minutes = max(1, minutes - random.Random(f"{mix.id}:page:{seed}").randint(0, 3))
     edges = _paging(mix, spec)
     alerts = tuple(
         a.model_copy(update={"summary": _summary(a)})
@@ -214,7 +323,7 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     )
     faults = tuple(f.model_copy(update={"terminal": ()}) for f in spec.faults)
     rng = random.Random(f"{mix.id}:herrings:{seed}")
-    spec = spec.model_copy(update={"faults": faults})
+    spec = spec.model_copy(update={"faults": faults, **_lagged(spec, onset, seed, mix)})
     return spec.model_copy(
         update={
             "id": mix.id,
@@ -225,7 +334,15 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
             "step_budget": mix.step_budget,
             "alerts": alerts,
             "seed_varies": mix.seed_varies,
-            **add_herrings(spec, mix.herrings, rng, mix.paging),
+            **add_herrings(
+                spec,
+                mix.herrings,
+                rng,
+                mix.paging,
+                dict(mix.flags) if mix.herrings.borrowed else {},
+                mix.pushes if mix.herrings.borrowed else (),
+                mix.sites if mix.herrings.borrowed else (),
+            ),
         }
     )
 
@@ -249,7 +366,13 @@ def mixed_instance(mix: Mix, seed: int) -> ScenarioInstance:
     if mix.herrings.commits:
         rng = random.Random(f"{mix.id}:commits:{seed}")
         tree, hidden, update = add_herring_commits(
-            spec, tree, hidden, mix.herrings.commits, mix.herrings.commit_count, rng
+            spec,
+            tree,
+            hidden,
+            mix.herrings.commits,
+            mix.herrings.commit_count,
+            rng,
+            dict(mix.messages) if mix.herrings.borrowed else {},
         )
         spec = spec.model_copy(update=update)
     return ScenarioInstance(

@@ -290,9 +290,17 @@ PLAN = [
     ("orders_pending_created_idx", ["narrowed", "drop"]),
 ]
 
-# Harmless migrations that ride in the same batches, per database.
+# Harmless migrations that ride in the same batches, per database. Half of them are index work
+# named as the bad ones are (drop_unused_, reindex_, narrow_, simplify_) on indexes no hot query
+# reads: with only the bad one named for an index, its name alone told it from its batch.
 INNOCENT = {
     "catalog-db": [
+        (
+            "drop_unused_listing_flags_reason_idx",
+            "-- pg_stat_user_indexes shows idx_scan = 0 for listing_flags_reason_idx on the"
+            " primary too.\nDROP INDEX CONCURRENTLY IF EXISTS listing_flags_reason_idx;\n",
+            "dropped listing_flags_reason_idx, which no query reads",
+        ),
         (
             "add_listings_condition",
             "ALTER TABLE listings ADD COLUMN condition text;\n",
@@ -310,6 +318,13 @@ INNOCENT = {
             "saved searches for the e-mail alerts",
         ),
         (
+            "reindex_reviews_listing_id_idx",
+            "-- reviews_listing_id_idx is 35% bloat; rebuild it without taking a write lock.\n"
+            "DROP INDEX CONCURRENTLY reviews_listing_id_idx;\n"
+            "CREATE INDEX CONCURRENTLY reviews_listing_id_idx ON reviews (listing_id);\n",
+            "rebuilt reviews_listing_id_idx as it was, without its bloat",
+        ),
+        (
             "sellers_add_vat_id",
             "ALTER TABLE sellers ADD COLUMN vat_id text;\n",
             "sellers: VAT id for business sellers (DAC7 reporting)",
@@ -324,6 +339,14 @@ INNOCENT = {
             "listing flags for trust & safety",
         ),
         (
+            "narrow_sellers_created_idx",
+            "-- Smaller index: the admin list reads active sellers only.\n"
+            "DROP INDEX CONCURRENTLY sellers_created_idx;\n"
+            "CREATE INDEX CONCURRENTLY sellers_created_idx ON sellers (created_at)"
+            " WHERE status = 'active';\n",
+            "rebuilt sellers_created_idx for the active sellers the admin list reads",
+        ),
+        (
             "reviews_add_helpful_count",
             "ALTER TABLE reviews ADD COLUMN helpful_count integer NOT NULL DEFAULT 0;\n",
             "reviews: helpful votes",
@@ -335,6 +358,12 @@ INNOCENT = {
         ),
     ],
     "orders-db": [
+        (
+            "drop_unused_payouts_batch_idx",
+            "-- pg_stat_user_indexes shows idx_scan = 0 for payouts_batch_idx on the primary"
+            " too.\nDROP INDEX CONCURRENTLY IF EXISTS payouts_batch_idx;\n",
+            "dropped payouts_batch_idx, which no query reads since the batch job moved",
+        ),
         (
             "orders_add_currency",
             "ALTER TABLE orders ADD COLUMN currency char(3) NOT NULL DEFAULT 'EUR';\n",
@@ -352,6 +381,13 @@ INNOCENT = {
             "refund requests table",
         ),
         (
+            "reindex_shipments_order_id_idx",
+            "-- shipments_order_id_idx is 40% bloat; rebuild it without taking a write lock.\n"
+            "DROP INDEX CONCURRENTLY shipments_order_id_idx;\n"
+            "CREATE INDEX CONCURRENTLY shipments_order_id_idx ON shipments (order_id);\n",
+            "rebuilt shipments_order_id_idx as it was, without its bloat",
+        ),
+        (
             "shipments_add_eta",
             "ALTER TABLE shipments ADD COLUMN eta date;\n",
             "shipments: carrier ETA",
@@ -360,6 +396,13 @@ INNOCENT = {
             "payouts_add_iban_last4",
             "ALTER TABLE payouts ADD COLUMN iban_last4 char(4);\n",
             "payouts: last four IBAN digits for the statement",
+        ),
+        (
+            "simplify_refund_requests_order_idx",
+            "-- One index serves the support tool's lookups; the composite was never read.\n"
+            "CREATE INDEX CONCURRENTLY refund_requests_order_only_idx ON refund_requests"
+            " (order_id);\nDROP INDEX CONCURRENTLY refund_requests_order_idx;\n",
+            "replaced refund_requests_order_idx by one on order_id alone, as support reads it",
         ),
         (
             "create_order_notes",

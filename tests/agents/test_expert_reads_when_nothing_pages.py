@@ -1,0 +1,82 @@
+"""The expert with nothing to follow reads every log it can see, and acts only on a lone fault.
+
+ads-data-v1's personal-data seeds page nobody and leave every row healthy: the expert must read
+every service's log to find the leak. The same rule, seated alone in a team family's role that
+sees look-alike faults (schema-release's two databases both rejecting rows, split-evidence's
+three releases all warning), must not bet on one of them: the split of the evidence between the
+roles is what the family tests, and a guess that lands one time in two would hide it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from metasre.agents.policies import ExpertPolicy, ToolReply
+from metasre.conformance import EpisodeCaller
+from metasre.simulator import Episode
+
+OPERATIONS = {
+    "rollback_deployment",
+    "rollback_migration",
+    "rollback_config",
+    "restart_service",
+    "scale_service",
+    "edit_file",
+}
+
+
+class Recording:
+    """A caller that keeps every (tool, args) it was asked to make."""
+
+    def __init__(self, inner: EpisodeCaller) -> None:
+        self.inner = inner
+        self.made: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
+        self.made.append((tool, dict(args)))
+        return self.inner(tool, args)
+
+    def observation(self) -> dict[str, Any]:
+        return self.inner.observation()
+
+
+def _silent(seed: int) -> bool:
+    ep = Episode.make("meta-sre/ads-data-v1", seed)
+    obs = ep.observation().to_dict()
+    return not obs.get("alerts") and all(
+        r.get("health", r.get("status")) == "healthy" for r in obs.get("services", ())
+    )
+
+
+def test_a_page_with_nothing_sick_is_solved_by_reading_every_log():
+    silent = [s for s in range(12) if _silent(s)]
+    assert silent, "ads-data-v1 has seeds that page nobody (its personal-data cause)"
+    for seed in silent[:3]:
+        ep = Episode.make("meta-sre/ads-data-v1", seed)
+        rec = Recording(EpisodeCaller(ep))
+        ExpertPolicy().play(rec, rec.observation())
+        assert ep.grade().resolved, f"seed {seed}"
+        read = {a["service"] for t, a in rec.made if t == "read_logs"}
+        assert len(read) > 3, f"seed {seed}: the expert read only {sorted(read)}"
+
+
+@pytest.mark.parametrize(
+    ("family", "role"),
+    [("meta-sre/schema-release-v1", "dba"), ("meta-sre/split-evidence-v1", "release-manager")],
+)
+def test_alone_in_a_role_that_sees_look_alike_faults_the_expert_looks_and_does_not_guess(
+    family: str, role: str
+):
+    for seed in range(4):
+        ep = Episode.make(family, seed)
+        seat = next(r for r in ep.instance.spec.roles if r.name == role)
+        rec = Recording(EpisodeCaller(ep, seat.name, seat.view))
+        ExpertPolicy().play(rec, rec.observation())
+        read = {a["service"] for t, a in rec.made if t == "read_logs"}
+        assert len(read) >= 2, f"{family} seed {seed}: it must look ({sorted(read)})"
+        acted = [t for t, _ in rec.made if t in OPERATIONS]
+        assert not acted, f"{family} seed {seed}: alone in {role} it bet on {acted}"
+        assert not ep.grade().resolved
