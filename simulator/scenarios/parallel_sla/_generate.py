@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metasre.simulator.scenarios.authoring import toml_tables
 from metasre.simulator.scenarios.twin_faults._edge_faults import (
     Table,
     axis_blocks,
@@ -27,6 +26,7 @@ from metasre.simulator.scenarios.twin_faults._edge_faults import (
     release,
     with_service_fields,
 )
+from tools.families.legacy import toml_tables
 
 HERE = Path(__file__).resolve().parent
 

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import probe_names, write_engine_checked_axis
+from tools.families.legacy import probe_names, write_engine_checked_axis
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "history" / "06-inbox-and-match-keys"

@@ -18,7 +18,7 @@ import random
 from pathlib import Path
 from typing import Any, TypedDict
 
-from metasre.simulator.scenarios.authoring import (
+from tools.families.legacy import (
     FROM_HERE,
     healthy_check,
     marked_text,

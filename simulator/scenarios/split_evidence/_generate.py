@@ -18,14 +18,14 @@ import random
 from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios._topologies.courier.families import OPS, gateway_alert, shape
-from metasre.simulator.scenarios._topologies.courier.platform_data import (
+from tools.families.courier import OPS, gateway_alert, shape
+from tools.families.courier_platform import (
     BY_NAME,
     SERVICES,
     app_deps,
     upstream,
 )
-from metasre.simulator.scenarios.authoring import (
+from tools.families.legacy import (
     BARE_DASHED_KEYS,
     FROM_HERE,
     deployed_check,

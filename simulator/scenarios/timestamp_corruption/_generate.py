@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import CodeSites
+from tools.families.legacy import CodeSites, replace_marked
 
 # --- the sites, by the service whose code holds them -----------------------------------------
 
@@ -489,7 +489,7 @@ SITES = CodeSites(
 
 def main() -> None:
     """Complete every site's table from runs of the code and write them into scenario.toml."""
-    SITES.write(FAULTS)
+    replace_marked(HERE / "scenario.toml", SITES.axis(FAULTS))
 
 
 if __name__ == "__main__":

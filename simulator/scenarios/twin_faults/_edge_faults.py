@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import healthy_check, toml_value
+from tools.families.legacy import healthy_check, toml_value
 
 Table = dict[str, Any]
 

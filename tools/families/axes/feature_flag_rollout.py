@@ -7,18 +7,16 @@ two red-herring flags: `sibling`, another flag of the same owner, and `decoy`, a
 service (declared and changed harmlessly when the seed's herring axis says so). Run after
 changing a row:
 
-    python simulator/scenarios/feature_flag_rollout/_generate.py
+    python -m tools.families regenerate feature_flag_rollout
 """
 
 # ruff: noqa: E501  # the rows hold whole log lines; split, they no longer read as logs
 
 from __future__ import annotations
 
-from pathlib import Path
+from ..authoring import SCENARIOS, TomlStyle, fault_axis
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, TomlStyle, fault_axis, marked_text
-
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "feature_flag_rollout"
 
 # (flag, owner, description, observer ("" when the owner pages itself), the observer's caller
 #  that also alerts, difficulty, owner's error lines, observer's error lines, added metrics,
@@ -548,20 +546,6 @@ STYLE = TomlStyle(wrap_string_lists_over=80)
 """Long lists of log lines one item a line, so that a table reads (and diffs) line by line."""
 
 
-def generated() -> str:
-    """Everything below the marker."""
+def axes() -> str:
+    """The main axis (and what follows from it)."""
     return fault_axis(tables(), STYLE)
-
-
-def text() -> str:
-    """The whole scenario.toml: its hand-written head, the marker, the generated tables."""
-    current = (HERE / "scenario.toml").read_text(encoding="utf-8")
-    return marked_text(current, generated(), FROM_HERE, None)
-
-
-def main() -> None:
-    (HERE / "scenario.toml").write_text(text(), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()

@@ -8,7 +8,7 @@ errors, the services' own errors, the effects, the health checks and the report 
 those tables, so they are derived here rather than typed into each table. Run it after changing
 a migration, a writer or a mechanism, then `metasre validate migration-cascade`:
 
-    python simulator/scenarios/migration_cascade/_generate.py
+    python -m tools.families regenerate migration_cascade
 """
 
 # ruff: noqa: E501  # the migrations' SQL stays line for line as its files show it, indented
@@ -16,15 +16,13 @@ a migration, a writer or a mechanism, then `metasre validate migration-cascade`:
 from __future__ import annotations
 
 import json
-import shutil
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import write_fault_axis
+from ..authoring import SCENARIOS, fault_axis
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "migration_cascade"
 FIRST_COMMIT = 6
 """The topology's history ends at 05; the batches' commits follow."""
 SLOTS = ("s5", "s6", "s7")
@@ -1160,35 +1158,28 @@ def fault_table(batch: str, position: int) -> dict[str, Any]:
     }
 
 
-def write_history(folder: Path) -> None:
-    """One commit per migration, gated by its batch."""
-    for old in folder.glob("[0-9][0-9]-*"):
-        if int(old.name[:2]) >= FIRST_COMMIT:
-            shutil.rmtree(old)
+OWNED = ("history",)
+"""The whole history of the family is written here: one commit per migration."""
+
+
+def files() -> dict[str, str]:
+    """One commit per migration, gated by its batch, by path under the family's folder."""
+    out = {}
     number = FIRST_COMMIT
     for batch, migrations in BATCHES.items():
         for slot, m in zip(SLOTS, migrations, strict=True):
-            commit = folder / f"{number:02d}-{batch}-{m.id[5:].replace('_', '-')}"
+            commit = f"history/{number:02d}-{batch}-{m.id[5:].replace('_', '-')}"
             number += 1
-            (commit / "migrations").mkdir(parents=True)
-            (commit / "commit.toml").write_text(
+            out[f"{commit}/commit.toml"] = (
                 f'when = "{{{{fault.batch.{batch}}}}}"\n'
                 f"author = {json.dumps(m.author)}\n"
                 f'message = """{m.message}\n"""\n'
-                f"minutes_ago = {m.minutes_ago}\n",
-                encoding="utf-8",
+                f"minutes_ago = {m.minutes_ago}\n"
             )
-            (commit / "migrations" / f"{m.id}.sql").write_text(
-                m.sql.replace("{{S}}", f"{{{{fault.{slot}}}}}"), encoding="utf-8"
-            )
+            out[f"{commit}/migrations/{m.id}.sql"] = m.sql.replace("{{S}}", f"{{{{fault.{slot}}}}}")
+    return out
 
 
-def main() -> None:
-    """Write the axis and the history."""
-    tables = [fault_table(batch, position) for batch in BATCHES for position in range(3)]
-    write_fault_axis(HERE, tables)
-    write_history(HERE / "history")
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """The main axis."""
+    return fault_axis([fault_table(batch, position) for batch in BATCHES for position in range(3)])

@@ -10,7 +10,7 @@ certificate (declarations are not merged), so every fault table carries every ce
 expiry in `expires` (the bad one negative, the others 20-85 days out, fixed per structure) and each
 declaration reads its own key. Run after changing a row:
 
-    python simulator/scenarios/tls_cert_expiry/_generate.py
+    python -m tools.families regenerate tls_cert_expiry
 """
 
 # ruff: noqa: E501  # the rows hold whole log lines; split, they no longer read as logs
@@ -18,11 +18,10 @@ declaration reads its own key. Run after changing a row:
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, fault_axis, marked_text, toml_value
+from ..authoring import SCENARIOS, fault_axis, toml_value
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "tls_cert_expiry"
 
 
 def H(service: str) -> str:
@@ -545,8 +544,8 @@ def tables() -> list[dict[str, object]]:
     return out
 
 
-def generated() -> str:
-    """Everything below the marker."""
+def axes() -> str:
+    """The main axis (and what follows from it)."""
     lines = ["# Every certificate, its expiry from the seed's table (see the module docstring)."]
     for service, cert, hostnames in INVENTORY:
         lines += [
@@ -557,17 +556,3 @@ def generated() -> str:
             f'expires_in_minutes = "{{{{fault.expires.{_key(service, cert)}}}}}"',
         ]
     return fault_axis(tables()) + "\n" + "\n".join(lines) + "\n"
-
-
-def text() -> str:
-    """The whole scenario.toml: its hand-written head, the marker, the generated tables."""
-    current = (HERE / "scenario.toml").read_text(encoding="utf-8")
-    return marked_text(current, generated(), FROM_HERE, None)
-
-
-def main() -> None:
-    (HERE / "scenario.toml").write_text(text(), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()

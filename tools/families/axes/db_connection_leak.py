@@ -17,7 +17,7 @@ would repair the other's lines too, and a memorised seed would solve its sibling
 
 Run it after changing a call, a mechanism or a probe, then `metasre validate db-connection-leak`:
 
-    python simulator/scenarios/db_connection_leak/_generate.py
+    python -m tools.families regenerate db_connection_leak
 """
 
 # ruff: noqa: E501  # the broken code stays line for line as the commit writes it
@@ -25,13 +25,11 @@ Run it after changing a call, a mechanism or a probe, then `metasre validate db-
 from __future__ import annotations
 
 import ast
-import json
-from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import probe_names, write_engine_checked_axis
+from ..authoring import SCENARIOS, engine_checked_axis, probe_names
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "db_connection_leak"
 TOPOLOGY = HERE.parent / "_topologies" / "ads_platform" / "history"
 FAMILY = "meta-sre/db-connection-leak-v2"
 SOURCES = {
@@ -64,6 +62,7 @@ connection ran last)."""
 
 
 def add(key: str, file: str, fn: str, mech: str, bug: str, **kw: Any) -> None:
+    """Add a leak: `fn` of `file` rewritten as `bug`, by mechanism `mech`."""
     FAULTS.append(dict(key=key, file=file, fn=fn, mech=mech, bug=bug.strip("\n"), **kw))
 
 
@@ -907,12 +906,6 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
     return out
 
 
-def main() -> None:
-    """Write the tables, with the hidden checks the engine computes for them."""
-    keys = [f["key"] for f in FAULTS]
-    checks = write_engine_checked_axis(HERE, FAMILY, keys, tables, "leak")
-    print(json.dumps({k: len(v) for k, v in checks.items()}))
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """The main axis, with the hidden checks the engine computes for its tables."""
+    return engine_checked_axis(HERE.name, [f["key"] for f in FAULTS], tables, "leak")

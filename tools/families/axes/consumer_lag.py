@@ -7,7 +7,7 @@ made the handler slow (roll it back). The poison tables' stack traces are real: 
 runs each consumer's handler on the queue's poison payload against the marketplace
 topology's code and records the innermost frame. Run it after changing a handler or the data:
 
-    python simulator/scenarios/consumer_lag/_generate.py
+    python -m tools.families regenerate consumer_lag
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ import textwrap
 from pathlib import Path
 from typing import Any, TypedDict
 
-from metasre.simulator.scenarios.authoring import (
-    FROM_HERE,
+from ..authoring import (
+    SCENARIOS,
     deployed_check,
+    fault_axis,
     healthy_check,
-    write_fault_axis,
 )
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "consumer_lag"
 
 
 class Queue(TypedDict):
@@ -543,12 +543,6 @@ def table(root: Path, q: Queue, mech: str, n: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    """Rewrite scenario.toml's generated tables in place."""
-    rows = tables()
-    write_fault_axis(HERE, rows, FROM_HERE, None)
-    print(f"{len(rows)} tables written")
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """The main axis."""
+    return fault_axis(tables())

@@ -8,18 +8,16 @@ left INVALID). Each table holds what must agree: the batch (one history commit p
 gated by `when`), which of the three is bad (first, middle or newest), the query, its callers,
 their errors and the database's slow-query log. Run it after changing the data below:
 
-    python simulator/scenarios/slow_query/_generate.py
+    python -m tools.families regenerate slow_query
 """
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, write_fault_axis
+from ..authoring import SCENARIOS, fault_axis
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "slow_query"
 
 
 class IndexSpec(TypedDict):
@@ -615,17 +613,18 @@ def variant(t: Table, keys: list[str]) -> dict[str, Any]:
     }
 
 
-def write_history(all_tables: list[Table]) -> None:
-    """Write each table's batch as a history commit (gated by the table's `when`)."""
-    history = HERE / "history"
-    for old in history.glob("[0-9][0-9]-*"):
-        shutil.rmtree(old)
-    for t in all_tables:
-        folder = history / f"{t['n'] + 2:02d}-batch-{t['key']}"
-        (folder / "migrations" / t["dbdir"]).mkdir(parents=True)
+OWNED = ("history",)
+"""The whole history of the family is written here: one commit per batch."""
+
+
+def files() -> dict[str, str]:
+    """Each table's batch as a history commit (gated by the table's `when`), by path."""
+    out = {}
+    for t in tables():
+        folder = f"history/{t['n'] + 2:02d}-batch-{t['key']}"
         lines = []
         for m, sql, is_bad in t["batch"]:
-            (folder / "migrations" / t["dbdir"] / f"{m}.sql").write_text(f"-- {t['db']} {m}\n{sql}")
+            out[f"{folder}/migrations/{t['dbdir']}/{m}.sql"] = f"-- {t['db']} {m}\n{sql}"
             about = (
                 t["what"].split(";")[0]
                 if is_bad
@@ -641,7 +640,7 @@ def write_history(all_tables: list[Table]) -> None:
                 }[t["mech"]]
             lines.append(f"  {m}: {about}")
         author = AUTHORS[t["n"] % len(AUTHORS)]
-        (folder / "commit.toml").write_text(
+        out[f"{folder}/commit.toml"] = (
             f'author = "{author}"\n'
             f'message = """{t["db"]}: schema batch for the {{{{batch_window}}}} migrate window\n\n'
             + "\n".join(lines)
@@ -650,17 +649,11 @@ def write_history(all_tables: list[Table]) -> None:
             "minutes_ago = {{merged_ago}}\n"
             f'when = "{{{{fault.batch.{t["key"].replace("-", "_")}}}}}"\n'
         )
+    return out
 
 
-def main() -> None:
-    """Rewrite the batch commits and scenario.toml's generated tables in place."""
+def axes() -> str:
+    """The main axis."""
     all_tables = tables()
     keys = [t["key"] for t in all_tables]
-    write_history(all_tables)
-    rows = [variant(t, keys) for t in all_tables]
-    write_fault_axis(HERE, rows, FROM_HERE, None)
-    print(f"{len(all_tables)} tables written")
-
-
-if __name__ == "__main__":
-    main()
+    return fault_axis([variant(t, keys) for t in all_tables])

@@ -6,7 +6,7 @@ which of the other teams' services the seed deploys, the callers that time out a
 dependency chain with their logs and effects, the alerts, the health checks and the report. Run
 it after changing a service, a source or the chain, then `metasre validate auth-traffic-spike`:
 
-    python simulator/scenarios/auth_traffic_spike/_generate.py
+    python -m tools.families regenerate auth_traffic_spike
 """
 
 # ruff: noqa: E501  # one source a line: its log line, terminal line and summary stay whole
@@ -16,12 +16,11 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import write_fault_axis
+from ..authoring import SCENARIOS, fault_axis
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "auth_traffic_spike"
 SATURATION = 1.3
 """A replica saturates at this multiple of its usual load (load test LT-42)."""
 
@@ -839,11 +838,6 @@ def fault_table(index: int, source: Source) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    """Write the axis."""
-    tables = [fault_table(i, s) for i, s in enumerate(SOURCES)]
-    write_fault_axis(HERE, tables)
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """The main axis."""
+    return fault_axis([fault_table(i, s) for i, s in enumerate(SOURCES)])

@@ -7,7 +7,7 @@ lines. So they are derived, not typed: this script builds the tree (the shop top
 and this family's commit 06), applies each bump, runs the caller's probe against it and records
 the innermost frame and the exception. Run it after changing a library, a caller or a probe:
 
-    python simulator/scenarios/dependency_bump/_generate.py
+    python -m tools.families regenerate dependency_bump
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import textwrap
 from pathlib import Path
 from typing import Any, TypedDict
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, write_fault_axis
+from ..authoring import SCENARIOS, fault_axis
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "dependency_bump"
 
 
 class Change(TypedDict):
@@ -649,12 +649,6 @@ def tables() -> list[dict[str, Any]]:
     return out
 
 
-def main() -> None:
-    """Rewrite scenario.toml's generated tables in place."""
-    rows = tables()
-    write_fault_axis(HERE, rows, FROM_HERE, None)
-    print(f"{len(rows)} tables written")
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """The main axis."""
+    return fault_axis(tables())

@@ -1,8 +1,8 @@
 """The courier platform as data: services, dependencies, runtime config and routine logs.
 
-Read by generate.py (topology.toml and the platform's healthy history) and families.py (the
-variant tables of the families on it: bad_config_push, retry_storm, disk_full). The engine
-never imports it: it reads what they write.
+Read by topologies/courier.py (topology.toml and the platform's healthy history) and
+courier.py (the variant tables of the families on it: bad_config_push, retry_storm, disk_full).
+The engine never imports it: it reads what they write.
 """
 
 from __future__ import annotations

@@ -10,19 +10,18 @@ structure: the root's drift, milliseconds or a few seconds elsewhere), and one o
 service reads its own key. Run after
 changing a row:
 
-    python simulator/scenarios/clock_skew/_generate.py
+    python -m tools.families regenerate clock_skew
 """
 
 from __future__ import annotations
 
 import random
 import tomllib
-from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import FROM_HERE, fault_axis, marked_text
+from ..authoring import SCENARIOS, fault_axis
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "clock_skew"
 
 ISSUER, SERVER = "issuer", "server"
 
@@ -497,8 +496,8 @@ def _table(n: int, row: tuple[Any, ...], drift: float) -> dict[str, object]:
     }
 
 
-def generated() -> str:
-    """Everything below the marker."""
+def axes() -> str:
+    """The main axis, then every service's clock read from it."""
     lines = ["# Every service's clock, from the seed's table (see the module docstring)."]
     for service in SERVICES:
         lines += [
@@ -507,17 +506,3 @@ def generated() -> str:
             f'clock_offset_seconds = "{{{{fault.clock.{_key(service)}}}}}"',
         ]
     return fault_axis(tables()) + "\n" + "\n".join(lines) + "\n"
-
-
-def text() -> str:
-    """The whole scenario.toml: its hand-written head, the marker, the generated tables."""
-    current = (HERE / "scenario.toml").read_text(encoding="utf-8")
-    return marked_text(current, generated(), FROM_HERE, None)
-
-
-def main() -> None:
-    (HERE / "scenario.toml").write_text(text(), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()

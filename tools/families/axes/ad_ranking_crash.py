@@ -10,17 +10,16 @@ FAIL_TO_PASS checks (the `*_unchanged` probes run the others as PASS_TO_PASS); t
 fix is the edit that restores the line, proven to restore the file exactly. Run it after
 changing a site, the healthy code or the probes, then `metasre validate ad-ranking-crash`:
 
-    python simulator/scenarios/ad_ranking_crash/_generate.py
+    python -m tools.families regenerate ad_ranking_crash
 """
 
 # ruff: noqa: E501  # the sites quote their code lines whole
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from metasre.simulator.scenarios.authoring import CodeSites
+from ..authoring import SCENARIOS, CodeSites
 
 # --- the requests that reach each site -------------------------------------------------------
 
@@ -441,7 +440,7 @@ def derived(table: dict[str, Any]) -> dict[str, Any]:
 
 # --- the harness: every table is checked against real runs of the code ----------------------
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "ad_ranking_crash"
 SITES = CodeSites(
     here=HERE,
     topology=HERE.parent / "_topologies" / "ads_platform" / "history",
@@ -451,10 +450,6 @@ SITES = CodeSites(
 )
 
 
-def main() -> None:
-    """Complete every site's table from runs of the code and write them into scenario.toml."""
-    SITES.write(FAULTS)
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """Every site's table, completed from runs of the code."""
+    return SITES.axis(FAULTS)
