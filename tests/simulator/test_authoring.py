@@ -19,17 +19,6 @@ import pytest
 from tools.families import HEAD, SCENARIOS, Unit, mixes, stale, unit, units
 from tools.families.authoring import ROOT
 
-NOT_YET = {
-    "parallel_sla",
-    "pii_exposure",
-    "schema_release",
-    "split_evidence",
-    "timestamp_corruption",
-    "twin_faults",
-}
-"""Families still written the old way (a generator beside the data, tools/families/legacy.py),
-held by their own tests until they are converted."""
-
 FOLDERS = sorted(p.parent.name for p in SCENARIOS.glob("[!_]*/scenario.toml"))
 GENERATED = {u.name for u in units()}
 
@@ -37,7 +26,7 @@ GENERATED = {u.name for u in units()}
 def test_every_folder_is_a_generated_family_or_a_mix():
     mixed = set(mixes())
     assert len(FOLDERS) >= 27 and len(mixed) >= 5  # a search that found nothing passes anything
-    for folder in set(FOLDERS) - NOT_YET:
+    for folder in FOLDERS:
         assert (folder in GENERATED) != (folder in mixed), folder
         assert (SCENARIOS / folder / HEAD).is_file() == (folder in GENERATED), folder
     assert {n for n in GENERATED if not n.startswith("_topologies/")} <= set(FOLDERS)
@@ -51,7 +40,6 @@ def test_no_generator_lives_beside_the_data():
         if p.parent != SCENARIOS
         and not {"history", "hidden"} & set(p.relative_to(SCENARIOS).parts)
         and "__pycache__" not in p.parts
-        and p.relative_to(SCENARIOS).parts[0] not in NOT_YET
     ]
     assert stray == []
 
@@ -64,7 +52,7 @@ def test_the_runtime_package_never_imports_the_authoring_tool():
     for folder in ("simulator", "service", "agents", "cli", "conformance"):
         for path in (ROOT / folder).rglob("*.py"):
             parts = set(path.relative_to(ROOT).parts)
-            if {"history", "hidden"} & parts or NOT_YET & parts:
+            if {"history", "hidden"} & parts:
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.ImportFrom) and node.level == 0:

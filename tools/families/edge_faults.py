@@ -2,11 +2,12 @@
 
 Both team families (twin-faults, parallel-sla) put several independent faults on the edge
 platform (`_topologies/edge_platform`) at once, each drawn by an axis of its own from the sites
-below. Every site is a table of the same shape, so one block of templates per axis
-(`axis_blocks`) declares whatever that fault needs (a good and a bad release, a config push, a
-flag, a certificate, a drifted clock, a cold cache), the fault itself with its evidence, its
-alert, its state checks and its remedy; a field a kind does not use stays false or empty and
-the `when` of its block drops it. The evidence follows simulator/scenarios/README.md
+below. Every site is a table of the same shape, so one block of templates per axis (in each
+family's head.toml, "the fault of axis `a`") declares whatever that fault needs (a good and a
+bad release, a config push, a flag, a certificate, a drifted clock, a cold cache), the fault
+itself with its evidence, its alert, its state checks and its remedy; a field a kind does not
+use stays false or empty and the `when` of its block drops it. The `[[services]]` entries the
+knobs need follow from the sites (`service_entries`). The evidence follows simulator/scenarios/README.md
 ("Evidence vocabulary"): the root's log carries the words of its failure, and each caller's log
 names the dependency it blames.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.families.legacy import healthy_check, toml_value
+from .authoring import healthy_check, toml_value
 
 Table = dict[str, Any]
 
@@ -395,7 +396,7 @@ def with_service_fields(sites: list[Table]) -> list[Table]:
     return out
 
 
-def _service_entries(axis: str, sites: list[Table]) -> str:
+def service_entries(axis: str, sites: list[Table]) -> str:
     """The `[[services]]` entries an axis's knobs need (see `with_service_fields`)."""
     blocks = []
     for service in sorted({s["service"] for s in sites}):
@@ -415,78 +416,16 @@ def _service_entries(axis: str, sites: list[Table]) -> str:
     return "\n".join(blocks)
 
 
-def axis_blocks(axis: str, severity: str, threshold: float, sites: list[Table]) -> str:
-    """The TOML blocks that declare one axis's fault: what it needs, the fault, its alert.
-
-    `severity` and `threshold`: the alert on the fault's root (a P1 pages first).
-    """
-    a = "{{" + axis + "."
-    return f"""# ---- the fault of axis `{axis}` ----
-{_service_entries(axis, sites)}
-[[deployments]]
-when = "{a}release}}}}"
-service = "{a}service}}}}"
-version = "{a}good}}}}"
-minutes_ago = "{{{{good_minutes_ago}}}}"
-[[deployments]]
-when = "{a}release}}}}"
-service = "{a}service}}}}"
-version = "{a}bad}}}}"
-minutes_ago = "{{{{{axis}_minutes_ago}}}}"
-
-[[config_pushes]]
-when = "{a}push_key}}}}"
-service = "{a}service}}}}"
-key = "{a}push_key}}}}"
-value = "{a}push_value}}}}"
-minutes_ago = "{{{{{axis}_minutes_ago}}}}"
-by = "{{{{pusher}}}}"
-
-[[flags]]
-when = "{a}flag}}}}"
-name = "{a}flag}}}}"
-service = "{a}service}}}}"
-rollout_percent = 100
-minutes_ago = "{{{{{axis}_minutes_ago}}}}"
-by = "{{{{pusher}}}}"
-
-[[certificates]]
-when = "{a}cert}}}}"
-service = "{a}service}}}}"
-name = "{a}cert}}}}"
-hostnames = "{a}hosts}}}}"
-expires_in_minutes = "{a}cert_expires}}}}"
-
-[[faults]]
-kind = "{a}kind}}}}"
-service = "{a}service}}}}"
-onset_minutes_ago = "{{{{{axis}_minutes_ago}}}}"
-ramp_minutes = 2
-recover_minutes = 3
-params = "{a}params}}}}"
-effects = "{a}effects}}}}"
-logs = "{a}logs}}}}"
-terminal = "{a}terminal}}}}"
-
-[[alerts]]
-service = "{a}service}}}}"
-metric = "error_rate"
-above = {threshold}
-severity = "{severity}"
-summary = "{a}service}}}} error rate above {threshold:.0%}"
-"""
-
-
 __all__ = [
     "CALLERS",
     "VERSIONS",
     "Table",
-    "axis_blocks",
     "certificate",
     "clock",
     "cold_cache",
     "config",
     "flag",
     "release",
+    "service_entries",
     "with_service_fields",
 ]

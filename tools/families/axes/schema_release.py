@@ -9,23 +9,21 @@ another service's release, whose constraint rejects rows too (a batch job's, ret
 and so makes its database log the same kind of error. Run it after changing the data below,
 and commit what it writes:
 
-    python simulator/scenarios/schema_release/_generate.py
+    python -m tools.families regenerate schema_release
 """
 
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any, TypedDict
 
-from tools.families.legacy import (
-    FROM_HERE,
+from ..authoring import (
+    SCENARIOS,
     healthy_check,
-    marked_text,
     toml_tables,
 )
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "schema_release"
 
 
 class Written(TypedDict):
@@ -336,17 +334,6 @@ def tables() -> list[dict[str, Any]]:
     return out
 
 
-def render(text: str) -> str:
-    """scenario.toml's text with its generated block rewritten."""
-    return marked_text(text, toml_tables("[[variants.fault]]", tables()), FROM_HERE, None)
-
-
-def main() -> None:
-    """Rewrite scenario.toml's generated tables in place."""
-    path = HERE / "scenario.toml"
-    path.write_text(render(path.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"{len(tables())} tables written")
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """The main axis."""
+    return toml_tables("[[variants.fault]]", tables())

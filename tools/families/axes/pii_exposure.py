@@ -9,22 +9,19 @@ differs from the reference's, all the others its PASS_TO_PASS.
 
 Run it after changing an exposure or a probe, then `metasre validate pii-exposure`:
 
-    python simulator/scenarios/pii_exposure/_generate.py
+    python -m tools.families regenerate pii_exposure
 """
 
 # ruff: noqa: E501  # the edited code stays line for line as the commit writes it
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from tools.families.legacy import probe_names, write_engine_checked_axis
+from ..authoring import SCENARIOS, engine_checked_axis, probe_names
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "pii_exposure"
 SOURCES = HERE / "history" / "06-inbox-and-match-keys"
-FAMILY = "meta-sre/pii-exposure-v2"
 
 FAULTS: list[dict[str, Any]] = []
 """One dict per structure: key, service, file, find (healthy lines), bug, msg (the commit
@@ -42,6 +39,7 @@ def add(
     scan: str,
     difficulty: str = "medium",
 ) -> None:
+    """Add an exposure: `find` in `file` of `service` becomes `bug` in the bad commit."""
     FAULTS.append(
         dict(
             key=key,
@@ -407,12 +405,6 @@ def tables(checks: dict[str, list[str]]) -> list[dict[str, Any]]:
     return out
 
 
-def main() -> None:
-    """Write the tables, with the hidden checks the engine computes for them."""
-    keys = [f["key"] for f in FAULTS]
-    checks = write_engine_checked_axis(HERE, FAMILY, keys, tables, "exposure")
-    print(json.dumps({k: len(v) for k, v in checks.items()}))
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """The main axis, with the hidden checks the engine computes for its tables."""
+    return engine_checked_axis(HERE.name, [f["key"] for f in FAULTS], tables, "exposure")

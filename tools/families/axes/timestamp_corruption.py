@@ -10,17 +10,16 @@ probes run the others as PASS_TO_PASS); the reference fix is the edit that resto
 proven to restore the file exactly. Run it after changing a site, the healthy code or the
 probes, then `metasre validate timestamp-corruption`:
 
-    python simulator/scenarios/timestamp_corruption/_generate.py
+    python -m tools.families regenerate timestamp_corruption
 """
 
 # ruff: noqa: E501  # the sites quote their code lines and log lines whole
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from tools.families.legacy import CodeSites, replace_marked
+from ..authoring import SCENARIOS, CodeSites
 
 # --- the sites, by the service whose code holds them -----------------------------------------
 
@@ -477,7 +476,7 @@ def derived(table: dict[str, Any]) -> dict[str, Any]:
 
 # --- the harness: every table is checked against real runs of the code ----------------------
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "timestamp_corruption"
 SITES = CodeSites(
     here=HERE,
     topology=HERE.parent / "_topologies" / "ads_platform" / "history",
@@ -487,10 +486,6 @@ SITES = CodeSites(
 )
 
 
-def main() -> None:
-    """Complete every site's table from runs of the code and write them into scenario.toml."""
-    replace_marked(HERE / "scenario.toml", SITES.axis(FAULTS))
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """Every site's table, completed from runs of the code."""
+    return SITES.axis(FAULTS)

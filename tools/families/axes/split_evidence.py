@@ -9,33 +9,31 @@ that do not matter), the platform's shape around them, the evidence, the alerts,
 views (the release train's three services for the release captain, every other service for
 the on-call) and the checks. Run it after changing the data below, and commit what it writes:
 
-    python simulator/scenarios/split_evidence/_generate.py
+    python -m tools.families regenerate split_evidence
 """
 
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
-from tools.families.courier import OPS, gateway_alert, shape
-from tools.families.courier_platform import (
+from ..authoring import (
+    BARE_DASHED_KEYS,
+    SCENARIOS,
+    deployed_check,
+    healthy_check,
+    toml_tables,
+    wrong_fix,
+)
+from ..courier import OPS, gateway_alert, shape
+from ..courier_platform import (
     BY_NAME,
     SERVICES,
     app_deps,
     upstream,
 )
-from tools.families.legacy import (
-    BARE_DASHED_KEYS,
-    FROM_HERE,
-    deployed_check,
-    healthy_check,
-    marked_text,
-    toml_tables,
-    wrong_fix,
-)
 
-HERE = Path(__file__).resolve().parent
+HERE = SCENARIOS / "split_evidence"
 
 FIELDS = {
     # callee: (the request field its new release renamed, the new name)
@@ -229,18 +227,6 @@ def tables() -> list[dict[str, Any]]:
     return out
 
 
-def render(text: str) -> str:
-    """scenario.toml's text with its generated block rewritten."""
-    body = toml_tables("[[variants.site]]", tables(), BARE_DASHED_KEYS)
-    return marked_text(text, body, FROM_HERE, None)
-
-
-def main() -> None:
-    """Rewrite scenario.toml's generated tables in place."""
-    path = HERE / "scenario.toml"
-    path.write_text(render(path.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"{len(tables())} tables written")
-
-
-if __name__ == "__main__":
-    main()
+def axes() -> str:
+    """The `site` axis."""
+    return toml_tables("[[variants.site]]", tables(), BARE_DASHED_KEYS)
