@@ -1,42 +1,21 @@
 """The courier platform's families (bad-config-push, retry-storm, disk-full) are their data.
 
-Their files are written by two generators from the platform's data; a file edited by hand, or a
-generator changed without re-running it, fails here. And each family's structure is what its
-head says: every seed's fault sits on a service its platform runs, and its remedy is a key.
+Their files are written from the platform's data by `tools/families/` (the platform's module
+and each family's axes module, held to the committed files by tests/simulator/test_authoring.py).
+Each family's structure is what its head says: every seed's fault sits on a service its
+platform runs, and its remedy is a key.
 """
-
-from pathlib import Path
 
 import pytest
 
 from metasre.simulator import Episode, resolve
-from metasre.simulator.scenarios._topologies.courier import families, generate
+from tools.families import courier as families
 
-COURIER = Path(generate.__file__).resolve().parent
-SCENARIOS = COURIER.parent.parent
 IDS = {
     "bad_config_push": "meta-sre/bad-config-push-v1",
     "retry_storm": "meta-sre/retry-storm-v1",
     "disk_full": "meta-sre/disk-full-v1",
 }
-
-
-def test_topology_and_history_are_what_the_generator_writes():
-    assert (COURIER / "topology.toml").read_text(encoding="utf-8") == generate.topology()
-    on_disk = {
-        p.relative_to(COURIER / "history").as_posix(): p.read_text(encoding="utf-8")
-        for p in sorted((COURIER / "history").rglob("*"))
-        if p.is_file()
-    }
-    assert on_disk == generate.history_files()
-
-
-@pytest.mark.parametrize("family", families.FAMILIES)
-def test_scenario_toml_is_its_head_and_generated_sites(family):
-    path = SCENARIOS / family / "scenario.toml"
-    assert path.read_text(encoding="utf-8") == families.scenario_text(family), (
-        "regenerate: python -m metasre.simulator.scenarios._topologies.courier.families"
-    )
 
 
 @pytest.mark.parametrize("family", families.FAMILIES)

@@ -10,8 +10,6 @@ side (one call each per round, a round costing its longest call) mitigate well w
 
 from __future__ import annotations
 
-import importlib.util
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,7 +17,6 @@ import pytest
 from metasre.agents.policies import ExpertPolicy
 from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode
-from metasre.simulator.scenarios.loader import SCENARIOS_DIR
 from metasre.simulator.scenarios.spec import FurtherFault, GroundTruth, ScenarioSpec
 from metasre.simulator.tools import get_tool
 from metasre.simulator.views import View, owners_of, refusal
@@ -46,21 +43,6 @@ def _remedy_steps(spec: ScenarioSpec) -> list[tuple[str, dict[str, Any]]]:
 
 def _report(spec: ScenarioSpec) -> dict[str, Any]:
     return dict(spec.solution[-1].args)
-
-
-def _generator(family: str) -> ModuleType:
-    path = SCENARIOS_DIR / FOLDERS[family] / "_generate.py"
-    loaded = importlib.util.spec_from_file_location(f"_generate_{FOLDERS[family]}", path)
-    assert loaded is not None and loaded.loader is not None
-    module = importlib.util.module_from_spec(loaded)
-    loaded.loader.exec_module(module)
-    return module
-
-
-@pytest.mark.parametrize("family", [TWIN, PARALLEL])
-def test_scenario_toml_is_its_generators_output(family):
-    written = (SCENARIOS_DIR / FOLDERS[family] / "scenario.toml").read_text(encoding="utf-8")
-    assert _generator(family).render() == written, f"run {FOLDERS[family]}/_generate.py"
 
 
 @pytest.mark.parametrize("family", [TWIN, PARALLEL])

@@ -11,11 +11,9 @@ resolves the incident through their views alone.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -24,7 +22,6 @@ from metasre.agents.policies import ExpertPolicy
 from metasre.agents.policies.base import ToolReply
 from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode, resolve
-from metasre.simulator.scenarios.loader import SCENARIOS_DIR
 from metasre.simulator.scenarios.spec import RoleSpec, ScenarioSpec
 from metasre.simulator.tools import get_tool
 from metasre.simulator.views import FULL, View, observe, owners_of, refusal
@@ -328,22 +325,6 @@ def test_the_views_split_the_platform_and_nothing_shared_names_the_failing_servi
     root = spec.ground_truth.service
     # The root may be named only as one of a seat's services, all of them named alike.
     assert not named(root) or all(named(s) for v in views if root in v for s in v), root
-
-
-def _generator(family: str) -> ModuleType:
-    path = SCENARIOS_DIR / FOLDERS[family] / "_generate.py"
-    spec = importlib.util.spec_from_file_location(f"_generate_{FOLDERS[family]}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.mark.parametrize("family", [SPLIT, SCHEMA])
-def test_scenario_toml_is_what_its_generator_writes(family):
-    path = SCENARIOS_DIR / FOLDERS[family] / "scenario.toml"
-    text = path.read_text(encoding="utf-8")
-    assert _generator(family).render(text) == text, f"run {FOLDERS[family]}/_generate.py"
 
 
 @pytest.mark.parametrize("family", [SPLIT, SCHEMA])

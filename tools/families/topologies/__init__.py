@@ -1,0 +1,1 @@
+"""Each generated platform's module, named like its `_topologies/` folder (see tools.families)."""
