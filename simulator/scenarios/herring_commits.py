@@ -91,7 +91,8 @@ def add_herring_commits(
     # them after it drawn uniformly, so "revert the newest" (or the k-th newest) finds it on
     # one seed in count + 1.
     newest = min(dated)
-    culprit = next(c.message for c in commits if c.minutes_ago == newest).splitlines()[0]
+    last = next(c for c in commits if c.minutes_ago == newest)
+    culprit = last.message.splitlines()[0]
     # When each file first appeared: a herring appends to a module that existed at its time.
     born: dict[str, float] = {}
     for c in commits:
@@ -124,7 +125,12 @@ def add_herring_commits(
             # The comment names the work as the message does: "subject (TICKET)".
             said = message.splitlines()[0].split(": ", 1)[1]
             block = f"\n\n# {said}\n{name} = {value}\n"
-        blocks.append((minutes, rng.choice(authors), message, path, block, name))
+        author = rng.choice(authors)
+        if messages and rng.random() < 0.5:
+            # The culprit's author ships other work that hour too: the causes' authors were
+            # names no herring ever carried, and a learner read the culprit off its author.
+            author = last.author
+        blocks.append((minutes, author, message, path, block, name))
 
     # Weave: every commit at or after a herring's time carries its block in the file it
     # appended to, and the chain's shas are recomputed from there on.
