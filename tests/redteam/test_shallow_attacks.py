@@ -1,0 +1,126 @@
+"""Red team of issue 25: policies that act without investigating stay at or below 0.2.
+
+Each attack is a class validate now searches (agents/policies/shallow.py), played here apart
+from validate's whole sweep so that a family's failure names the attack:
+
+- the change at the onset: the page says when the symptom started; a cause's change timed at
+  that minute among herrings drawn around it is named by its time alone (the learner's onset
+  buckets, the scripts' `at-onset` target, `revert@nearest-onset`);
+- the unfamiliar commit: harmless commits drawn from a fixed list of subjects leave the culprit
+  the newest subject not on it (`revert@newest-unfamiliar`, the learner's subject words);
+- shotguns: every remedy the family uses on every sick service or change at once;
+- retries: the learner's best candidates in turn, stopping when the dashboard is healthy.
+
+On seeds of the test split, fitted on validate's training seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from metasre.agents.policies.shallow import (
+    REVERT,
+    Candidate,
+    ShallowLearner,
+    candidates,
+    glance,
+    operate,
+    report,
+    scripts,
+)
+from metasre.conformance import EpisodeCaller
+
+from .shallow_play import SHALLOW_MAX, SYMPTOM_FIRST, sweep, training
+
+pytestmark = pytest.mark.xdist_group("redteam-shallow")
+
+NEW_RULES = ("at-onset", "nearest-onset", "newest-unfamiliar")
+
+
+def _attacks(scenario_id: str) -> dict[str, Any]:
+    examples = training(scenario_id)
+    found: dict[str, Any] = {
+        s.name: s.play for s in scripts(examples) if s.name.endswith(NEW_RULES)
+    }
+    found["learner"] = ShallowLearner().fit(examples).play
+    return found
+
+
+@pytest.mark.parametrize("scenario_id", SYMPTOM_FIRST)
+def test_the_change_at_the_onset_and_the_unfamiliar_commit_do_not_solve_a_family(scenario_id):
+    """Found at 19:25 on 2026-12-07 (50 test seeds): courier rollback_config@at-onset 0.565,
+    edge set_feature_flag@at-onset 0.340, shop rollback_deployment@at-onset 0.340, ads
+    revert@newest-unfamiliar 0.722 and the learner 0.800, marketplace the learner 0.412."""
+    means = sweep(scenario_id, _attacks(scenario_id))
+    over = {name: m for name, m in means.items() if m > SHALLOW_MAX}
+    assert not over, f"acting on the opening beats {SHALLOW_MAX}: {over}"
+
+
+def _shotgun(scenario_id: str):
+    """Every remedy the training references use, on every sick service and recent change."""
+    remedies = {key[0] for ex in training(scenario_id) for key in ex.reference}
+
+    def play(caller: EpisodeCaller, observation: Mapping[str, Any]) -> None:
+        opening = glance(caller, observation)
+        cands = candidates(opening)
+        sick = {str(r["name"]) for r in opening.rows if r.get("health") != "healthy"}
+        taken: list[Candidate] = []
+        for c in cands:
+            if c.tool not in remedies or c.key in {t.key for t in taken}:
+                continue
+            recent = c.event is not None or (c.tool == REVERT and c.features.get("commit_rank"))
+            if c.service in sick or recent:
+                taken.append(c)
+        for c in taken:
+            operate(caller, c)
+        if taken:
+            lead = taken[0]
+            report(caller, lead.service, lead.location, "code_bug", lead.tool)
+
+    return play
+
+
+def _retries(scenario_id: str, tries: int = 3):
+    """The learner's best candidates in turn until every row on the dashboard is healthy.
+
+    What an RL policy that reads the step's signals but never investigates would do; each
+    wrong try is an unneeded operation (its cost is the grade's answer to retries).
+    """
+    learner = ShallowLearner().fit(training(scenario_id))
+
+    def play(caller: EpisodeCaller, observation: Mapping[str, Any]) -> None:
+        opening = glance(caller, observation)
+        ranked = sorted(candidates(opening), key=lambda c: -learner.ops.score(c.features))
+        done: list[Candidate] = []
+        for c in ranked:
+            if len(done) == tries:
+                break
+            if c.key in {d.key for d in done}:
+                continue
+            operate(caller, c)
+            done.append(c)
+            rows = caller.observation().get("services", ())
+            if all(r.get("health") == "healthy" for r in rows):
+                break
+        if done:
+            lead = done[-1]
+            report(
+                caller,
+                lead.service,
+                lead.location,
+                learner.category.get(lead.tool, learner.usual.get("category", "code_bug")),
+                learner.remediation.get(lead.tool, learner.usual.get("remediation", "code_fix")),
+            )
+
+    return play
+
+
+@pytest.mark.parametrize("scenario_id", SYMPTOM_FIRST)
+def test_shotguns_and_retries_do_not_solve_a_family(scenario_id):
+    """Each unneeded operation costs 0.35 of the grade: a shotgun or three tries must not pay."""
+    means = sweep(scenario_id, {"shotgun": _shotgun(scenario_id), "retries": _retries(scenario_id)})
+    over = {name: m for name, m in means.items() if m > SHALLOW_MAX}
+    assert not over, f"acting on the opening beats {SHALLOW_MAX}: {over}"
