@@ -75,3 +75,37 @@ def test_the_opening_and_the_tools_name_no_cause(scenario_id):
         if truth.service not in pagers:
             assert truth.service.lower() not in text, (seed, truth.service)
     assert entry.mix is not None
+
+
+def _read_everything(caller: EpisodeCaller, observation: dict) -> list[str]:
+    """Every read-only tool, on every service and the code's top files: all it says."""
+    said = []
+
+    def call(tool: str, args: dict) -> None:
+        reply = caller(tool, args)
+        said.append(reply.text + json.dumps(reply.data, default=str))
+
+    for tool in ("get_alerts", "get_events", "git_log", "list_files", "run_tests"):
+        call(tool, {"path": ""} if tool == "list_files" else {})
+    for row in observation.get("services", ()):
+        for tool in ("read_logs", "describe_service", "get_config", "check_dependencies"):
+            call(tool, {"service": row["name"]})
+    entries = caller("list_files", {"path": ""}).data.get("entries", ())
+    for entry in [e for e in entries if not str(e).endswith("/")][:10]:
+        call("view_file", {"path": str(entry)})
+    return said
+
+
+@pytest.mark.parametrize("scenario_id", SYMPTOM_FIRST)
+def test_no_hidden_check_reaches_the_agent(scenario_id):
+    """Whatever an agent reads, no hidden check's file or name shows (the grader's probes run
+    only after the end)."""
+    for seed in held_out(scenario_id, 4):
+        ep = Episode.make(scenario_id, seed)
+        hidden = ep.instance.spec.hidden
+        secret = {c.rpartition("::")[2] for c in (*hidden.fail_to_pass, *hidden.pass_to_pass)}
+        secret |= set(ep.instance.hidden_files)
+        said = "\n".join(_read_everything(EpisodeCaller(ep, "reader"), ep.observation().to_dict()))
+        assert "hidden/" not in said
+        shown = {s for s in secret if s and s in said}
+        assert not shown, (seed, sorted(shown)[:5])

@@ -51,7 +51,7 @@ def _attacks(scenario_id: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("scenario_id", SYMPTOM_FIRST)
 def test_the_change_at_the_onset_and_the_unfamiliar_commit_do_not_solve_a_family(scenario_id):
-    """Found at 19:25 on 2026-12-07 (50 test seeds): courier rollback_config@at-onset 0.565,
+    """Found on 2026-12-07 (50 test seeds): courier rollback_config@at-onset 0.565,
     edge set_feature_flag@at-onset 0.340, shop rollback_deployment@at-onset 0.340, ads
     revert@newest-unfamiliar 0.722 and the learner 0.800, marketplace the learner 0.412."""
     means = sweep(scenario_id, _attacks(scenario_id))
