@@ -487,12 +487,72 @@ class Logistic:
         return self
 
 
+class Stumps:
+    """Gradient-boosted stumps (logistic loss) on sparse features: does a candidate have it.
+
+    What a linear model cannot weigh, a conjunction (the change at the onset *and* of the
+    kind this opening's cause usually is), rounds of stumps add up. Plain Python, so each round
+    walks each feature's rows once; deterministic (ties go to the first feature met).
+    """
+
+    def __init__(self, rounds: int = 200, rate: float = 0.3, least: int = 3) -> None:
+        self.bias = 0.0
+        self.stumps: list[tuple[str, float, float]] = []
+        """(feature, score when present, score when absent)."""
+        self.rounds, self.rate, self.least = rounds, rate, least
+
+    def score(self, feats: Mapping[str, float]) -> float:
+        """The log-odds of `feats` being positive."""
+        return self.bias + sum(a if feats.get(k, 0.0) > 0.0 else b for k, a, b in self.stumps)
+
+    def fit(self, rows: Sequence[tuple[Mapping[str, float], bool]]) -> Stumps:
+        """Fit to (features, label) rows; positives weigh as much in all as negatives."""
+        n = len(rows)
+        pos = sum(1 for _, y in rows if y)
+        if not rows or pos in (0, n):
+            self.bias = 10.0 if pos else -10.0
+            return self
+        weight = [n / (2 * pos) if y else n / (2 * (n - pos)) for _, y in rows]
+        ys = [1.0 if y else 0.0 for _, y in rows]
+        having: dict[str, list[int]] = defaultdict(list)
+        for i, (feats, _) in enumerate(rows):
+            for k, v in feats.items():
+                if v > 0.0:
+                    having[k].append(i)
+        columns = [(k, idx) for k, idx in having.items() if len(idx) >= self.least]
+        margin = [0.0] * n
+        for _ in range(self.rounds):
+            g, h = [0.0] * n, [0.0] * n
+            for i in range(n):
+                p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, margin[i]))))
+                g[i] = weight[i] * (ys[i] - p)
+                h[i] = weight[i] * p * (1.0 - p) + 1e-9
+            total_g, total_h = sum(g), sum(h)
+            best: tuple[float, str, float, float, list[int]] | None = None
+            for k, idx in columns:
+                gi = sum(map(g.__getitem__, idx))
+                hi = sum(map(h.__getitem__, idx))
+                go, ho = total_g - gi, total_h - hi
+                gain = gi * gi / (hi + 1.0) + go * go / (ho + 1.0)
+                if best is None or gain > best[0]:
+                    best = (gain, k, gi / (hi + 1.0), go / (ho + 1.0), idx)
+            if best is None:
+                break
+            _, k, inside, outside = best[:4]
+            inside, outside = inside * self.rate, outside * self.rate
+            self.stumps.append((k, inside, outside))
+            present = set(best[4])
+            for i in range(n):
+                margin[i] += inside if i in present else outside
+        return self
+
+
 @dataclass(slots=True)
 class ShallowLearner:
     """Picks operations and a report from the opening alone, by what worked on training seeds."""
 
-    ops: Logistic = field(default_factory=Logistic)
-    roots: Logistic = field(default_factory=Logistic)
+    ops: Logistic | Stumps = field(default_factory=Logistic)
+    roots: Logistic | Stumps = field(default_factory=Logistic)
     k: int = 1
     """How many operations to take: the training references' usual count."""
     category: dict[str, str] = field(default_factory=dict)
@@ -558,6 +618,10 @@ class ShallowLearner:
         else:
             return
         report(caller, root_service, location, category, remediation)
+
+
+STUMPS_LEARNER = "learner-stumps"
+"""The name validate plays the learner under when its operations are scored by `Stumps`."""
 
 
 def operate(caller: ToolCaller, c: Candidate) -> None:
@@ -848,6 +912,7 @@ def scripts(examples: Sequence[Example]) -> list[Script | Revert]:
 
 __all__ = [
     "GLANCES",
+    "STUMPS_LEARNER",
     "TARGETS",
     "Candidate",
     "Example",
@@ -855,6 +920,7 @@ __all__ = [
     "Opening",
     "Script",
     "ShallowLearner",
+    "Stumps",
     "candidates",
     "example",
     "glance",

@@ -6,6 +6,7 @@ from validate's whole sweep so that a family's failure names the attack:
 - the change at the onset: the page says when the symptom started; a cause's change timed at
   that minute among herrings drawn around it is named by its time alone (the learner's onset
   buckets, the scripts' `at-onset` target, `revert@nearest-onset`);
+- conjunctions: the learner with boosted stumps in place of its linear model;
 - the unfamiliar commit: harmless commits drawn from a fixed list of subjects leave the culprit
   the newest subject not on it (`revert@newest-unfamiliar`, the learner's subject words);
 - shotguns: every remedy the family uses on every sick service or change at once;
@@ -23,8 +24,10 @@ import pytest
 
 from metasre.agents.policies.shallow import (
     REVERT,
+    STUMPS_LEARNER,
     Candidate,
     ShallowLearner,
+    Stumps,
     candidates,
     glance,
     operate,
@@ -46,6 +49,7 @@ def _attacks(scenario_id: str) -> dict[str, Any]:
         s.name: s.play for s in scripts(examples) if s.name.endswith(NEW_RULES)
     }
     found["learner"] = ShallowLearner().fit(examples).play
+    found[STUMPS_LEARNER] = ShallowLearner(ops=Stumps()).fit(examples).play
     return found
 
 
