@@ -9,7 +9,9 @@ from typing import Any
 
 from ..agents.policies import HINTED, PROBES, SHOTGUNS, ExpertPolicy, RandomPolicy
 from ..agents.policies.shallow import (
+    RETRYING_LEARNER,
     STUMPS_LEARNER,
+    Retrying,
     ShallowLearner,
     Stumps,
     example,
@@ -83,8 +85,8 @@ class ScenarioVerdict:
     shallow_seeds: list[int] = field(default_factory=list)
     """The test-split seeds the shallow policies played."""
     shallow_scripts: dict[str, float] = field(default_factory=dict)
-    """Per shallow script (and the boosted learner, STUMPS_LEARNER), its mean grade over
-    shallow_seeds."""
+    """Per shallow script (and the boosted learner, STUMPS_LEARNER, and it retrying,
+    RETRYING_LEARNER), its mean grade over shallow_seeds."""
     shallow_learner: list[float] = field(default_factory=list)
     """The shallow learner's grade per seed of shallow_seeds."""
     symptom_first: bool = False
@@ -194,6 +196,10 @@ def check_shallow(
     # cannot weigh (shop-errors: 0.603 against the logistic's 0.146). Held to the bar as a
     # script is.
     policies[STUMPS_LEARNER] = ShallowLearner(ops=Stumps()).fit(examples)
+    # And it again, trying its next best until the step reward says a fault was cured (edge-
+    # errors: 0.445 over 20 test seeds against its first pick's 0.341): retries are what the
+    # cost of an unneeded operation must answer.
+    policies[RETRYING_LEARNER] = Retrying(policies[STUMPS_LEARNER])
     learner = ShallowLearner().fit(examples)
     grades: dict[str, list[float]] = {name: [] for name in policies}
     for seed in split_seeds(entry, "test", count):

@@ -620,6 +620,46 @@ class ShallowLearner:
         report(caller, root_service, location, category, remediation)
 
 
+@dataclass(slots=True)
+class Retrying:
+    """A fitted learner's best candidates in turn, until the step reward says a fault was cured.
+
+    The reward is the one signal an RL policy gets back without investigating; each wrong try
+    is an operation the incident did not need, which the grade charges. Needs a caller that
+    counts cures (`cures`: EpisodeCaller does; over the wire, the step reward's fault_cured).
+    """
+
+    learner: ShallowLearner
+    tries: int = 3
+
+    def play(self, caller: ToolCaller, observation: Mapping[str, Any]) -> None:
+        """Glance, try the best candidates until a cure, report the last one tried."""
+        opening = glance(caller, observation)
+        learner = self.learner
+        ranked = sorted(candidates(opening), key=lambda c: -learner.ops.score(c.features))
+        before = int(getattr(caller, "cures", 0))
+        tried: list[Candidate] = []
+        for c in ranked:
+            if len(tried) == self.tries or int(getattr(caller, "cures", 0)) > before:
+                break
+            if c.key not in {t.key for t in tried}:
+                operate(caller, c)
+                tried.append(c)
+        if tried:
+            lead = tried[-1]
+            usual = learner.usual
+            report(
+                caller,
+                lead.service,
+                lead.location,
+                learner.category.get(lead.tool, usual.get("category", "code_bug")),
+                learner.remediation.get(lead.tool, usual.get("remediation", "code_fix")),
+            )
+
+
+RETRYING_LEARNER = "learner-retries"
+"""The name validate plays `Retrying` (over the stumps learner) under."""
+
 STUMPS_LEARNER = "learner-stumps"
 """The name validate plays the learner under when its operations are scored by `Stumps`."""
 
@@ -912,12 +952,14 @@ def scripts(examples: Sequence[Example]) -> list[Script | Revert]:
 
 __all__ = [
     "GLANCES",
+    "RETRYING_LEARNER",
     "STUMPS_LEARNER",
     "TARGETS",
     "Candidate",
     "Example",
     "Logistic",
     "Opening",
+    "Retrying",
     "Script",
     "ShallowLearner",
     "Stumps",

@@ -10,7 +10,8 @@ from validate's whole sweep so that a family's failure names the attack:
 - the unfamiliar commit: harmless commits drawn from a fixed list of subjects leave the culprit
   the newest subject not on it (`revert@newest-unfamiliar`, the learner's subject words);
 - shotguns: every remedy the family uses on every sick service or change at once;
-- retries: the learner's best candidates in turn, stopping when the dashboard is healthy.
+- retries: the boosted learner's best candidates in turn, stopping when the step reward says a
+  fault was cured (what the wire tells an RL policy after every call).
 
 On seeds of the test split, fitted on validate's training seeds.
 """
@@ -26,6 +27,7 @@ from metasre.agents.policies.shallow import (
     REVERT,
     STUMPS_LEARNER,
     Candidate,
+    Retrying,
     ShallowLearner,
     Stumps,
     candidates,
@@ -87,44 +89,10 @@ def _shotgun(scenario_id: str):
     return play
 
 
-def _retries(scenario_id: str, tries: int = 3):
-    """The learner's best candidates in turn until every row on the dashboard is healthy.
-
-    What an RL policy that reads the step's signals but never investigates would do; each
-    wrong try is an unneeded operation (its cost is the grade's answer to retries).
-    """
-    learner = ShallowLearner().fit(training(scenario_id))
-
-    def play(caller: EpisodeCaller, observation: Mapping[str, Any]) -> None:
-        opening = glance(caller, observation)
-        ranked = sorted(candidates(opening), key=lambda c: -learner.ops.score(c.features))
-        done: list[Candidate] = []
-        for c in ranked:
-            if len(done) == tries:
-                break
-            if c.key in {d.key for d in done}:
-                continue
-            operate(caller, c)
-            done.append(c)
-            rows = caller.observation().get("services", ())
-            if all(r.get("health") == "healthy" for r in rows):
-                break
-        if done:
-            lead = done[-1]
-            report(
-                caller,
-                lead.service,
-                lead.location,
-                learner.category.get(lead.tool, learner.usual.get("category", "code_bug")),
-                learner.remediation.get(lead.tool, learner.usual.get("remediation", "code_fix")),
-            )
-
-    return play
-
-
 @pytest.mark.parametrize("scenario_id", SYMPTOM_FIRST)
 def test_shotguns_and_retries_do_not_solve_a_family(scenario_id):
     """Each unneeded operation costs 0.35 of the grade: a shotgun or three tries must not pay."""
-    means = sweep(scenario_id, {"shotgun": _shotgun(scenario_id), "retries": _retries(scenario_id)})
+    retrying = Retrying(ShallowLearner(ops=Stumps()).fit(training(scenario_id)))
+    means = sweep(scenario_id, {"shotgun": _shotgun(scenario_id), "retries": retrying.play})
     over = {name: m for name, m in means.items() if m > SHALLOW_MAX}
     assert not over, f"acting on the opening beats {SHALLOW_MAX}: {over}"
