@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from metasre.agents.policies.shallow import Example, example, glance
+from metasre.agents.policies.shallow import Example, ShallowLearner, Stumps, example, glance
 from metasre.conformance import EpisodeCaller
 from metasre.conformance.validate import SHALLOW_MAX, SHALLOW_TRAIN_SEEDS
 from metasre.simulator import Episode, resolve
@@ -28,7 +28,15 @@ SYMPTOM_FIRST = (
 """The families issue 25 holds to SHALLOW_MAX."""
 
 TEST_SEEDS = 50
-__all__ = ["SHALLOW_MAX", "SYMPTOM_FIRST", "TEST_SEEDS", "held_out", "sweep", "training"]
+__all__ = [
+    "SHALLOW_MAX",
+    "SYMPTOM_FIRST",
+    "TEST_SEEDS",
+    "held_out",
+    "stumps_learner",
+    "sweep",
+    "training",
+]
 
 Play = Callable[[EpisodeCaller, Mapping[str, Any]], None]
 
@@ -43,6 +51,13 @@ def training(scenario_id: str) -> tuple[Example, ...]:
         opening = glance(EpisodeCaller(ep, "shallow"), ep.observation().to_dict())
         found.append(example(opening, [(s.tool, s.args) for s in ep.instance.spec.solution]))
     return tuple(found)
+
+
+@lru_cache(maxsize=8)
+def stumps_learner(scenario_id: str) -> ShallowLearner:
+    """The learner with boosted stumps, fitted once per family and process (its fit is the
+    dearest part of a sweep: 10-60 s at a load average of 10)."""
+    return ShallowLearner(ops=Stumps()).fit(training(scenario_id))
 
 
 def held_out(scenario_id: str, count: int = TEST_SEEDS) -> list[int]:

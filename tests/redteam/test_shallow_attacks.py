@@ -29,7 +29,6 @@ from metasre.agents.policies.shallow import (
     Candidate,
     Retrying,
     ShallowLearner,
-    Stumps,
     candidates,
     glance,
     operate,
@@ -38,7 +37,7 @@ from metasre.agents.policies.shallow import (
 )
 from metasre.conformance import EpisodeCaller
 
-from .shallow_play import SHALLOW_MAX, SYMPTOM_FIRST, sweep, training
+from .shallow_play import SHALLOW_MAX, SYMPTOM_FIRST, stumps_learner, sweep, training
 
 pytestmark = pytest.mark.xdist_group("redteam-shallow")
 
@@ -51,7 +50,7 @@ def _attacks(scenario_id: str) -> dict[str, Any]:
         s.name: s.play for s in scripts(examples) if s.name.endswith(NEW_RULES)
     }
     found["learner"] = ShallowLearner().fit(examples).play
-    found[STUMPS_LEARNER] = ShallowLearner(ops=Stumps()).fit(examples).play
+    found[STUMPS_LEARNER] = stumps_learner(scenario_id).play
     return found
 
 
@@ -92,7 +91,7 @@ def _shotgun(scenario_id: str):
 @pytest.mark.parametrize("scenario_id", SYMPTOM_FIRST)
 def test_shotguns_and_retries_do_not_solve_a_family(scenario_id):
     """Each unneeded operation costs 0.35 of the grade: a shotgun or three tries must not pay."""
-    retrying = Retrying(ShallowLearner(ops=Stumps()).fit(training(scenario_id)))
+    retrying = Retrying(stumps_learner(scenario_id))
     means = sweep(scenario_id, {"shotgun": _shotgun(scenario_id), "retries": retrying.play})
     over = {name: m for name, m in means.items() if m > SHALLOW_MAX}
     assert not over, f"acting on the opening beats {SHALLOW_MAX}: {over}"
