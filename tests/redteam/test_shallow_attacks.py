@@ -95,3 +95,40 @@ def test_shotguns_and_retries_do_not_solve_a_family(scenario_id):
     means = sweep(scenario_id, {"shotgun": _shotgun(scenario_id), "retries": retrying.play})
     over = {name: m for name, m in means.items() if m > SHALLOW_MAX}
     assert not over, f"acting on the opening beats {SHALLOW_MAX}: {over}"
+
+
+def test_the_learner_sees_a_change_at_the_page_s_onset():
+    """The search covers the class, not one world: wherever a change's minute is the onset the
+    page states, the candidate undoing it carries the onset features (and no other does)."""
+    seen = 0
+    for ex in training("meta-sre/courier-errors-v1"):
+        onset = ex.opening.onset
+        assert onset is not None
+        for c in candidates(ex.opening):
+            if c.event is None:
+                continue
+            at = abs(-float(ex.opening.events[c.event]["minute"]) - onset) <= 0.5
+            assert bool(c.features.get("onset_exact")) == at, (c.key, onset)
+            if at:
+                assert c.features.get("onset_nearest") and c.features.get("changed_at_onset")
+                seen += 1
+    assert seen >= 10
+
+
+def test_harmless_subjects_from_a_fixed_list_are_learned_as_familiar():
+    """Every subject ads-errors draws its harmless commits from is familiar after training, and
+    no culprit's subject is: `revert@newest-unfamiliar` skips exactly the herrings."""
+    from metasre.agents.policies.shallow import familiar_subjects, subject
+    from metasre.simulator import resolve
+
+    examples = training("meta-sre/ads-errors-v1")
+    familiar = familiar_subjects(examples)
+    listed = {s for s, _, _ in resolve("meta-sre/ads-errors-v1").mix.herrings.commits}
+    assert {s.lower() for s in listed} <= familiar
+    culprits = {
+        subject(c)
+        for ex in examples
+        for c in ex.opening.commits
+        if any(k[0] == REVERT and k[2] == c.get("sha") for k in ex.reference)
+    }
+    assert culprits and not culprits & familiar
