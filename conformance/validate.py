@@ -217,7 +217,7 @@ def check_shallow(
     best = verdict.shallow_best
     if best is not None and best[1] > SHALLOW_MAX:
         verdict.failures.append(
-            f"the shallow script {best[0]} (acts on the opening, never investigates) averaged"
+            f"the shallow policy {best[0]} (acts on the opening, never investigates) averaged"
             f" {best[1]:.3f} over {len(verdict.shallow_seeds)} test seeds (at most {SHALLOW_MAX})"
         )
     if verdict.shallow_learner and statistics.fmean(verdict.shallow_learner) > SHALLOW_MAX:
