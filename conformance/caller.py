@@ -23,6 +23,9 @@ class EpisodeCaller:
         self.agent_id = agent_id
         self.view = view
         self.calls = 0
+        self.cures = 0
+        """Calls whose step reward paid for a cured fault: what the wire tells an agent after
+        each call (a retrying shallow policy stops on it)."""
 
     def __call__(self, tool: str, args: Mapping[str, Any]) -> ToolReply:
         """Apply one call as this caller's agent."""
@@ -41,6 +44,7 @@ class EpisodeCaller:
             return ToolReply(False, str(exc), {}, False, "invalid_arguments")
         except EpisodeOverError as exc:
             return ToolReply(False, str(exc), {}, True, "episode_over")
+        self.cures += result.reward.components.get("fault_cured", 0.0) > 0.0
         return ToolReply(
             result.ok, result.output.text, result.output.data, result.done, result.output.error
         )

@@ -47,6 +47,9 @@ SERVICE_TOOLS = (
 )
 """Operations a shallow policy can aim at any service of the dashboard."""
 
+CODE_TOOLS = ("edit_lines",)
+"""Tools that change the code: a reference that calls one fixes the code."""
+
 _EVENT_TOOL = {
     "migration": "rollback_migration",
     "flag": "set_feature_flag",
@@ -72,6 +75,12 @@ class Opening:
     def rows(self) -> list[Mapping[str, Any]]:
         """The dashboard's service rows."""
         return list(self.observation.get("services", ()))
+
+    @property
+    def onset(self) -> float | None:
+        """How many minutes ago the page says the symptom started, if it says."""
+        found = _MINUTES.search(str(self.observation.get("description", "")))
+        return float(found.group(1)) if found else None
 
     def words(self) -> set[str]:
         """The words of the page, the alerts' summaries and the terminal, service names apart."""
@@ -132,7 +141,11 @@ class Candidate:
     def key(self) -> tuple[str, str, str]:
         """What it does, for matching against a reference step."""
         target = str(
-            self.args.get("migration") or self.args.get("flag") or self.args.get("key") or ""
+            self.args.get("migration")
+            or self.args.get("flag")
+            or self.args.get("key")
+            or self.args.get("commit")
+            or ""
         )
         return (self.tool, self.service, target)
 
@@ -181,6 +194,12 @@ def candidates(opening: Opening) -> list[Candidate]:
         changed[str(e.get("service", ""))].append(i)
     words = opening.words()
     maxdepth = max(depth.values()) or 1
+    onset = opening.onset
+    gaps = [_gap(onset, -float(e.get("minute", 0.0))) for e in opening.events]
+    nearest = min(gaps, default=None)
+    at_onset = {
+        str(e.get("service", "")) for e, g in zip(opening.events, gaps, strict=True) if g <= 0.5
+    }
 
     def base(row: Mapping[str, Any]) -> dict[str, float]:
         name = str(row["name"])
@@ -197,6 +216,7 @@ def candidates(opening: Opening) -> list[Candidate]:
             "recent_deploy": float(bool(row.get("recent_deploy"))),
             "changed": float(bool(mine)),
             "newest_change": 1.0 / (n_events - max(mine)) if mine else 0.0,
+            "changed_at_onset": float(name in at_onset),
         }
         return f
 
@@ -234,7 +254,9 @@ def candidates(opening: Opening) -> list[Candidate]:
             "event_oldest": 1.0 / (same_kind.index(i) + 1),
             "event_age": min(1.0, -float(e.get("minute", 0.0)) / 120.0),
             "event_by_bot": float("bot" in str(e.get("by", ""))),
+            **_timing(gaps[i], nearest),
         }
+        change_words = _change_words(f"{text} by {e.get('by', '')}", by_name)
         if tool == "rollback_migration" and (m := _MIGRATION.search(text)):
             args = {"service": svc, "migration": m.group(1)}
             location = f"migration:{m.group(1)}"
@@ -246,7 +268,99 @@ def candidates(opening: Opening) -> list[Candidate]:
             location = f"config:{m.group(1)}"
         else:
             continue
-        found.append(Candidate(tool, svc, args, location, i, _crossed(tool, feats, words)))
+        found.append(
+            Candidate(tool, svc, args, location, i, _crossed(tool, feats, words | change_words))
+        )
+    found += _revert_candidates(opening, by_name, base, words, onset)
+    return found
+
+
+REVERT = "revert_commit"
+"""A shallow candidate that is no tool: undo a recent commit's hunks unread (see `revert`)."""
+
+COMMITS_SEEN = 12
+"""The newest commits a shallow policy considers reverting."""
+
+
+def _gap(onset: float | None, minutes_ago: float) -> float:
+    """How far a change's time is from the onset the page states (inf when it states none)."""
+    return abs(minutes_ago - onset) if onset is not None else math.inf
+
+
+def _timing(gap: float, nearest: float | None) -> dict[str, float]:
+    """A change's time against the page's onset, in buckets a linear model can weigh.
+
+    A cause that lands at the onset the page prints, among herrings drawn around it, is
+    named by this alone.
+    """
+    return {
+        "onset_exact": float(gap <= 0.5),
+        "onset_within_2": float(gap <= 2.0),
+        "onset_within_10": float(gap <= 10.0),
+        "onset_within_30": float(gap <= 30.0),
+        "onset_nearest": float(nearest is not None and gap <= nearest),
+    }
+
+
+def _change_words(text: str, services: Mapping[str, Any]) -> set[str]:
+    """The words of a change (its text, subject, author), service names apart, as features.
+
+    Harmless changes drawn from a fixed list (a flag suffix, a commit subject, a bot's name)
+    are told from the cause by their words.
+    """
+    text = text.lower()
+    for name in services:
+        text = text.replace(name.lower(), " ").replace(name.lower().replace("-", "_"), " ")
+    return {f"cw={w}" for w in _WORD.findall(text)}
+
+
+def _commit_service(commit: Mapping[str, Any], services: Mapping[str, Any]) -> str | None:
+    """The service a commit's message starts with (`checkout_api: ...`), if it runs here."""
+    head = str(commit.get("message", "")).partition(":")[0].strip()
+    for name in services:
+        if head in (name, name.replace("-", "_")):
+            return name
+    return None
+
+
+def _revert_candidates(
+    opening: Opening,
+    services: Mapping[str, Mapping[str, Any]],
+    base: Callable[[Mapping[str, Any]], dict[str, float]],
+    words: set[str],
+    onset: float | None,
+) -> list[Candidate]:
+    """Reverting each of the newest commits, described by what git_log shows of it."""
+    commits = [c for c in opening.commits if c.get("sha")][:COMMITS_SEEN]
+    gaps = [_gap(onset, float(c.get("minutes_ago", 0.0))) for c in commits]
+    nearest = min(gaps, default=None)
+    found = []
+    for i, c in enumerate(commits):
+        svc = _commit_service(c, services)
+        if svc is None:
+            continue
+        subject = str(c.get("message", "")).partition("\n")[0]
+        author = str(c.get("author", ""))
+        team = author.partition("@")[2].split("-")[0]
+        feats = base(services[svc]) | {
+            "commit_rank": 1.0 / (i + 1),
+            "commit_age": min(1.0, float(c.get("minutes_ago", 0.0)) / 1440.0),
+            "commit_team_is_service": float(bool(team) and svc.startswith(team)),
+            **_timing(gaps[i], nearest),
+        }
+        files = [str(f) for f in c.get("files", ()) if not str(f).startswith("tests/")]
+        location = files[0] if files else f"service:{svc}"
+        cwords = _change_words(f"{subject} by {author}", services)
+        found.append(
+            Candidate(
+                REVERT,
+                svc,
+                {"commit": str(c["sha"])},
+                location,
+                None,
+                _crossed(REVERT, feats, words | cwords),
+            )
+        )
     return found
 
 
@@ -318,7 +432,18 @@ def example(opening: Opening, solution: Iterable[tuple[str, Mapping[str, Any]]])
     steps = list(solution)
     report = next((a for t, a in steps if t == "submit_report"), {})
     operations = sum(1 for t, _ in steps if t in SERVICE_TOOLS or t in _EVENT_TOOL.values())
-    return Example(opening, _step_keys(steps), report, operations)
+    keys = _step_keys(steps)
+    if any(t in CODE_TOOLS for t, _ in steps):
+        # A code fix, as a shallow policy would make it: undo the newest commit that touched
+        # the file the reference fixes (the culprit's, where the culprit is a commit).
+        where = str(report.get("root_cause_location", ""))
+        for c in [c for c in opening.commits if c.get("sha")][:COMMITS_SEEN]:
+            if where in c.get("files", ()):
+                svc = _commit_service(c, {str(r["name"]): r for r in opening.rows})
+                keys.add((REVERT, svc or "", str(c["sha"])))
+                operations += 1
+                break
+    return Example(opening, keys, report, operations)
 
 
 # --- the learner ---------------------------------------------------------------------------
@@ -362,12 +487,72 @@ class Logistic:
         return self
 
 
+class Stumps:
+    """Gradient-boosted stumps (logistic loss) on sparse features: does a candidate have it.
+
+    What a linear model cannot weigh, a conjunction (the change at the onset *and* of the
+    kind this opening's cause usually is), rounds of stumps add up. Plain Python, so each round
+    walks each feature's rows once; deterministic (ties go to the first feature met).
+    """
+
+    def __init__(self, rounds: int = 200, rate: float = 0.3, least: int = 3) -> None:
+        self.bias = 0.0
+        self.stumps: list[tuple[str, float, float]] = []
+        """(feature, score when present, score when absent)."""
+        self.rounds, self.rate, self.least = rounds, rate, least
+
+    def score(self, feats: Mapping[str, float]) -> float:
+        """The log-odds of `feats` being positive."""
+        return self.bias + sum(a if feats.get(k, 0.0) > 0.0 else b for k, a, b in self.stumps)
+
+    def fit(self, rows: Sequence[tuple[Mapping[str, float], bool]]) -> Stumps:
+        """Fit to (features, label) rows; positives weigh as much in all as negatives."""
+        n = len(rows)
+        pos = sum(1 for _, y in rows if y)
+        if not rows or pos in (0, n):
+            self.bias = 10.0 if pos else -10.0
+            return self
+        weight = [n / (2 * pos) if y else n / (2 * (n - pos)) for _, y in rows]
+        ys = [1.0 if y else 0.0 for _, y in rows]
+        having: dict[str, list[int]] = defaultdict(list)
+        for i, (feats, _) in enumerate(rows):
+            for k, v in feats.items():
+                if v > 0.0:
+                    having[k].append(i)
+        columns = [(k, idx) for k, idx in having.items() if len(idx) >= self.least]
+        margin = [0.0] * n
+        for _ in range(self.rounds):
+            g, h = [0.0] * n, [0.0] * n
+            for i in range(n):
+                p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, margin[i]))))
+                g[i] = weight[i] * (ys[i] - p)
+                h[i] = weight[i] * p * (1.0 - p) + 1e-9
+            total_g, total_h = sum(g), sum(h)
+            best: tuple[float, str, float, float, list[int]] | None = None
+            for k, idx in columns:
+                gi = sum(map(g.__getitem__, idx))
+                hi = sum(map(h.__getitem__, idx))
+                go, ho = total_g - gi, total_h - hi
+                gain = gi * gi / (hi + 1.0) + go * go / (ho + 1.0)
+                if best is None or gain > best[0]:
+                    best = (gain, k, gi / (hi + 1.0), go / (ho + 1.0), idx)
+            if best is None:
+                break
+            _, k, inside, outside = best[:4]
+            inside, outside = inside * self.rate, outside * self.rate
+            self.stumps.append((k, inside, outside))
+            present = set(best[4])
+            for i in range(n):
+                margin[i] += inside if i in present else outside
+        return self
+
+
 @dataclass(slots=True)
 class ShallowLearner:
     """Picks operations and a report from the opening alone, by what worked on training seeds."""
 
-    ops: Logistic = field(default_factory=Logistic)
-    roots: Logistic = field(default_factory=Logistic)
+    ops: Logistic | Stumps = field(default_factory=Logistic)
+    roots: Logistic | Stumps = field(default_factory=Logistic)
     k: int = 1
     """How many operations to take: the training references' usual count."""
     category: dict[str, str] = field(default_factory=dict)
@@ -435,9 +620,56 @@ class ShallowLearner:
         report(caller, root_service, location, category, remediation)
 
 
+@dataclass(slots=True)
+class Retrying:
+    """A fitted learner's best candidates in turn, until the step reward says a fault was cured.
+
+    The reward is the one signal an RL policy gets back without investigating; each wrong try
+    is an operation the incident did not need, which the grade charges. Needs a caller that
+    counts cures (`cures`: EpisodeCaller does; over the wire, the step reward's fault_cured).
+    """
+
+    learner: ShallowLearner
+    tries: int = 3
+
+    def play(self, caller: ToolCaller, observation: Mapping[str, Any]) -> None:
+        """Glance, try the best candidates until a cure, report the last one tried."""
+        opening = glance(caller, observation)
+        learner = self.learner
+        ranked = sorted(candidates(opening), key=lambda c: -learner.ops.score(c.features))
+        before = int(getattr(caller, "cures", 0))
+        tried: list[Candidate] = []
+        for c in ranked:
+            if len(tried) == self.tries or int(getattr(caller, "cures", 0)) > before:
+                break
+            if c.key not in {t.key for t in tried}:
+                operate(caller, c)
+                tried.append(c)
+        if tried:
+            lead = tried[-1]
+            usual = learner.usual
+            report(
+                caller,
+                lead.service,
+                lead.location,
+                learner.category.get(lead.tool, usual.get("category", "code_bug")),
+                learner.remediation.get(lead.tool, usual.get("remediation", "code_fix")),
+            )
+
+
+RETRYING_LEARNER = "learner-retries"
+"""The name validate plays `Retrying` (over the stumps learner) under."""
+
+STUMPS_LEARNER = "learner-stumps"
+"""The name validate plays the learner under when its operations are scored by `Stumps`."""
+
+
 def operate(caller: ToolCaller, c: Candidate) -> None:
     """Apply a candidate; a certificate is named from the service's settings (the soonest due)."""
     args = dict(c.args)
+    if c.tool == REVERT:
+        revert(caller, str(args["commit"]))
+        return
     if c.tool == "renew_certificate":
         got = caller("get_config", {"service": c.service})
         certs = got.data.get("certificates", []) if got.ok else []
@@ -498,6 +730,18 @@ def _deepest_unhealthy(_: Opening, cands: list[Candidate]) -> list[Candidate]:
     )
 
 
+def _at_onset(_: Opening, cands: list[Candidate]) -> list[Candidate]:
+    """The change nearest the page's onset; for a service, one changed at the onset."""
+    return sorted(
+        cands,
+        key=lambda c: (
+            -c.features.get("onset_nearest", 0.0),
+            -c.features.get("changed_at_onset", 0.0),
+            -c.features.get("rank_error_rate", 0.0),
+        ),
+    )
+
+
 TARGETS: dict[str, Target] = {
     "loudest": _by("rank_error_rate"),
     "loudest-inner": _non_edge("rank_error_rate"),
@@ -511,6 +755,7 @@ TARGETS: dict[str, Target] = {
     "newest-change": _by("newest_change"),
     "newest-of-kind": _by("event_newest"),
     "oldest-of-kind": _by("event_oldest"),
+    "at-onset": _at_onset,
 }
 """The target rules a script combines with a remedy."""
 
@@ -598,10 +843,41 @@ def revert(caller: ToolCaller, sha: str) -> None:
         )
 
 
-REVERT_RULES = ("newest", "second-newest", "third-newest", "newest-on-loudest", "every-recent")
+REVERT_RULES = (
+    "newest",
+    "second-newest",
+    "third-newest",
+    "newest-on-loudest",
+    "every-recent",
+    "nearest-onset",
+    "newest-unfamiliar",
+)
 """Which commits a revert script undoes: the newest (or the second or third newest); the newest
 on the loudest inner service (a commit's message starts with its service); every commit of the
-last six hours."""
+last six hours; the one nearest the onset the page states; the newest whose subject the
+training seeds never showed as harmless work (harmless commits drawn from a fixed list of
+subjects leave the culprit the one subject not on it)."""
+
+_TICKET = re.compile(r"\s*\([A-Z]+-\d+\)\s*$")
+
+
+def subject(commit: Mapping[str, Any]) -> str:
+    """A commit's subject without its service prefix and ticket: what repeats across seeds."""
+    line = str(commit.get("message", "")).partition("\n")[0]
+    return _TICKET.sub("", line.partition(":")[2] or line).strip().lower()
+
+
+def familiar_subjects(examples: Sequence[Example]) -> frozenset[str]:
+    """Subjects the training seeds' logs show at least twice and never as the culprit."""
+    seen: Counter[str] = Counter()
+    culprits: set[str] = set()
+    for ex in examples:
+        culprit = {key[2] for key in ex.reference if key[0] == REVERT}
+        for c in ex.opening.commits[:COMMITS_SEEN]:
+            seen[subject(c)] += 1
+            if str(c.get("sha")) in culprit:
+                culprits.add(subject(c))
+    return frozenset(s for s, n in seen.items() if n >= 2 and s not in culprits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -610,6 +886,8 @@ class Revert:
 
     rule: str
     category: str
+    familiar: frozenset[str] = frozenset()
+    """Subjects of harmless work (see `familiar_subjects`), for `newest-unfamiliar`."""
 
     @property
     def name(self) -> str:
@@ -628,6 +906,11 @@ class Revert:
             picked = commits[rank : rank + 1] or picked
         elif self.rule == "every-recent":
             picked = [c for c in commits if float(c.get("minutes_ago", 1e9)) <= 360] or picked
+        elif self.rule == "nearest-onset":
+            onset = opening.onset
+            picked = [min(commits, key=lambda c: _gap(onset, float(c.get("minutes_ago", 0.0))))]
+        elif self.rule == "newest-unfamiliar":
+            picked = [c for c in commits if subject(c) not in self.familiar][:1] or picked
         elif self.rule == "newest-on-loudest":
             cands = candidates(opening)
             services = [c for c in cands if c.tool == SERVICE_TOOLS[0]]
@@ -662,19 +945,24 @@ def scripts(examples: Sequence[Example]) -> list[Script | Revert]:
         found += [Script(tuple(ranked), target, top) for target in TARGETS]
     if "code_fix" in usual:
         category = usual["code_fix"].most_common(1)[0][0]
-        found += [Revert(rule, category) for rule in REVERT_RULES]
+        familiar = familiar_subjects(examples)
+        found += [Revert(rule, category, familiar) for rule in REVERT_RULES]
     return found
 
 
 __all__ = [
     "GLANCES",
+    "RETRYING_LEARNER",
+    "STUMPS_LEARNER",
     "TARGETS",
     "Candidate",
     "Example",
     "Logistic",
     "Opening",
+    "Retrying",
     "Script",
     "ShallowLearner",
+    "Stumps",
     "candidates",
     "example",
     "glance",
