@@ -19,11 +19,12 @@ from metasre.simulator import Episode, resolve
 from metasre.simulator.scenarios.splits import split_seeds
 
 SYMPTOM_FIRST = (
-    "meta-sre/edge-errors-v1",
-    "meta-sre/ads-errors-v1",
-    "meta-sre/courier-errors-v1",
-    "meta-sre/shop-errors-v1",
-    "meta-sre/marketplace-slow-v1",
+    "meta-sre/edge-errors-v2",
+    "meta-sre/ads-errors-v2",
+    "meta-sre/courier-errors-v2",
+    "meta-sre/shop-errors-v2",
+    "meta-sre/marketplace-slow-v2",
+    "meta-sre/ads-data-v1",
 )
 """The families issue 25 holds to SHALLOW_MAX."""
 
