@@ -124,7 +124,6 @@ def test_the_catalogue_has_symptom_first_families():
         "meta-sre/ads-errors-v2",
         "meta-sre/courier-errors-v2",
         "meta-sre/shop-errors-v2",
-        "meta-sre/ads-data-v1",
         "meta-sre/marketplace-slow-v2",
     } <= set(SYMPTOM_FIRST)
 

@@ -102,7 +102,9 @@ def add_herring_commits(
     blocks: list[tuple[float, str, str, str, str, str]] = []
     used: set[str] = set()
     for k in range(count):
-        pool = (sick, rest)[k % 2] or sick
+        # Three in four on a service the page points at: a culprit's service is sick, and
+        # with every other herring elsewhere "revert on a sick service" halved the field.
+        pool = (rest or sick) if k % 4 == 3 else sick
         service = rng.choice(pool)
         subject, name, value = rng.choice([w for w in work if w[1] not in used] or list(work))
         used.add(name)
@@ -126,9 +128,11 @@ def add_herring_commits(
             said = message.splitlines()[0].split(": ", 1)[1]
             block = f"\n\n# {said}\n{name} = {value}\n"
         author = rng.choice(authors)
-        if messages and rng.random() < 0.5:
-            # The culprit's author ships other work that hour too: the causes' authors were
-            # names no herring ever carried, and a learner read the culprit off its author.
+        if messages:
+            # The hour's commits land through one release captain's merge train, under their
+            # name: the causes' authors were names no herring carried (half of them by the
+            # culprit's author still left the others' names to mean "harmless"), and a learner
+            # read the culprit off its author.
             author = last.author
         blocks.append((minutes, author, message, path, block, name))
 

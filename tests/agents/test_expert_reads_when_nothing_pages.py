@@ -1,15 +1,17 @@
 """The expert with nothing to follow reads every log it can see, and acts only on a lone fault.
 
-ads-data-v1's personal-data seeds page nobody and leave every row healthy: the expert must read
-every service's log to find the leak. The same rule, seated alone in a team family's role that
-sees look-alike faults (schema-release's two databases both rejecting rows, split-evidence's
-three releases all warning), must not bet on one of them: the split of the evidence between the
-roles is what the family tests, and a guess that lands one time in two would hide it.
+A personal-data leak with its scanner's line taken away pages nobody and leaves every row
+healthy (as the withdrawn ads-data-v1 opened): the expert must read every service's log. The
+same rule, seated alone in a team family's role that sees look-alike faults (schema-release's
+two databases both rejecting rows, split-evidence's three releases all warning), must not bet
+on one of them: the split of the evidence between the roles is what the family tests, and a
+guess that lands one time in two would hide it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -17,6 +19,9 @@ import pytest
 from metasre.agents.policies import ExpertPolicy, ToolReply
 from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode
+from metasre.simulator.episode import Episode as _Episode
+from metasre.simulator.scenarios.loader import load_instance
+from metasre.simulator.scenarios.registry import resolve
 
 OPERATIONS = {
     "rollback_deployment",
@@ -43,24 +48,25 @@ class Recording:
         return self.inner.observation()
 
 
-def _silent(seed: int) -> bool:
-    ep = Episode.make("meta-sre/ads-data-v1", seed)
+def _silent(seed: int) -> Episode:
+    """pii-exposure-v2 at `seed` with its DLP scanner's terminal line dropped: nothing pages."""
+    inst = load_instance(resolve("meta-sre/pii-exposure-v2").folder, seed)
+    faults = tuple(f.model_copy(update={"terminal": ()}) for f in inst.spec.faults)
+    spec = inst.spec.model_copy(update={"faults": faults})
+    return _Episode(replace(inst, spec=spec), None)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_page_with_nothing_sick_is_solved_by_reading_every_log(seed):
+    ep = _silent(seed)
     obs = ep.observation().to_dict()
-    return not obs.get("alerts") and all(
-        r.get("health", r.get("status")) == "healthy" for r in obs.get("services", ())
-    )
-
-
-def test_a_page_with_nothing_sick_is_solved_by_reading_every_log():
-    silent = [s for s in range(12) if _silent(s)]
-    assert silent, "ads-data-v1 has seeds that page nobody (its personal-data cause)"
-    for seed in silent[:3]:
-        ep = Episode.make("meta-sre/ads-data-v1", seed)
-        rec = Recording(EpisodeCaller(ep))
-        ExpertPolicy().play(rec, rec.observation())
-        assert ep.grade().resolved, f"seed {seed}"
-        read = {a["service"] for t, a in rec.made if t == "read_logs"}
-        assert len(read) > 3, f"seed {seed}: the expert read only {sorted(read)}"
+    assert not obs["alerts"] and not obs["terminal"]
+    assert all(r["health"] == "healthy" for r in obs["services"])
+    rec = Recording(EpisodeCaller(ep))
+    ExpertPolicy().play(rec, rec.observation())
+    assert ep.grade().resolved, f"seed {seed}"
+    read = {a["service"] for t, a in rec.made if t == "read_logs"}
+    assert len(read) >= 3, f"seed {seed}: the expert read only {sorted(read)}"
 
 
 @pytest.mark.parametrize(

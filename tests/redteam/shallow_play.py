@@ -24,7 +24,6 @@ SYMPTOM_FIRST = (
     "meta-sre/courier-errors-v2",
     "meta-sre/shop-errors-v2",
     "meta-sre/marketplace-slow-v2",
-    "meta-sre/ads-data-v1",
 )
 """The families issue 25 holds to SHALLOW_MAX."""
 
