@@ -22,7 +22,7 @@ from .tools import TOOLS
 __all__ = ["Patch", "RecordedCall", "patch_of", "replay"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Patch:
     """An edit as content: what it replaced, between which unchanged lines."""
 
@@ -39,7 +39,7 @@ class Patch:
     """The 1-based line it applied at (0: unknown, for patches stored before it was kept)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecordedCall:
     """An applied call as a replay needs it."""
 
@@ -62,12 +62,12 @@ def patch_of(tool: str, data: Mapping[str, Any]) -> Patch | None:
     if found is None or not found.changes_code or "context_above" not in data:
         return None
     return Patch(
-        str(data["path"]),
-        tuple(str(x) for x in data["context_above"]),
-        tuple(str(x) for x in data["removed"]),
-        tuple(str(x) for x in data["context_below"]),
-        tuple(str(x) for x in data.get("inserted", ())),
-        int(data.get("start_line", 0)),
+        path=str(data["path"]),
+        above=tuple(str(x) for x in data["context_above"]),
+        removed=tuple(str(x) for x in data["removed"]),
+        below=tuple(str(x) for x in data["context_below"]),
+        inserted=tuple(str(x) for x in data.get("inserted", ())),
+        start=int(data.get("start_line", 0)),
     )
 
 
@@ -168,7 +168,7 @@ class _Without:
         played = self.played[path]
         out = list(played)
         for patch in reversed(self.theirs.get(path, [])):
-            undo = Patch(path, patch.above, patch.inserted, patch.below)
+            undo = Patch(path=path, above=patch.above, removed=patch.inserted, below=patch.below)
             at = _locate(out, undo, fuzzy=False)
             if at is None:
                 return list(played)  # built upon: the teammate's, as it was

@@ -257,3 +257,67 @@ def test_the_layering_check_sees_the_edges_it_pins():
     assert any(
         t.startswith("metasre.service.core") for _, layer, t in edges if layer == "service-store"
     )
+
+
+# -- values that cross from the simulator to the service ------------------------------------------
+
+
+NOT_VALUES = ("metasre.simulator.scenarios", "metasre.simulator.tools.base.Tool")
+"""What the service imports from the simulator that is no value of an episode: the catalogue's
+entries and the tools' definitions (each written once, in the module that defines it)."""
+
+
+def _crossing_dataclasses() -> set[type]:
+    """Every dataclass of an episode's values the service imports, and those in their fields."""
+    import ast
+    import dataclasses
+    import importlib
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    found: set[type] = set()
+    for path in sorted((root / "service").rglob("*.py")):
+        package = ["metasre", *path.relative_to(root).parent.parts]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            anchor = package[: len(package) - node.level + 1]
+            module = ".".join([*anchor, node.module] if node.module else anchor)
+            if not module.startswith("metasre.simulator"):
+                continue
+            imported = importlib.import_module(module)
+            for alias in node.names:
+                value = getattr(imported, alias.name, None)
+                if (
+                    isinstance(value, type)
+                    and dataclasses.is_dataclass(value)
+                    and not f"{value.__module__}.{value.__name__}".startswith(NOT_VALUES)
+                ):
+                    found.add(value)
+    todo = list(found)
+    while todo:  # the dataclasses their fields' annotations name, in their modules
+        cls = todo.pop()
+        space = vars(sys.modules[cls.__module__])
+        for f in dataclasses.fields(cls):
+            for name in re.findall(r"[A-Za-z_]\w*", str(f.type)):
+                t = space.get(name)
+                if isinstance(t, type) and dataclasses.is_dataclass(t) and t not in found:
+                    found.add(t)
+                    todo.append(t)
+    return found
+
+
+def test_values_that_cross_from_the_simulator_to_the_service_are_built_by_keyword():
+    """A value of ten fields built by position breaks silently when a field is added."""
+    import dataclasses
+
+    crossing = _crossing_dataclasses()
+    names = {c.__name__ for c in crossing}
+    assert {"StepResult", "ServiceRow", "Grade", "ToolOutput", "RecordedCall", "Patch"} <= names
+    by_position = sorted(
+        f"{c.__module__}.{c.__name__}.{f.name}"
+        for c in crossing
+        for f in dataclasses.fields(c)
+        if not f.kw_only
+    )
+    assert by_position == []

@@ -422,7 +422,14 @@ class Coordinator:
         caller = step.agent_id
         patch = patch_of(step.tool, step.output.data) if step.ok else None
         s.calls.append(
-            RecordedCall(caller, step.tool, dict(step.args), rnd, patch, costly=step.costly)
+            RecordedCall(
+                agent_id=caller,
+                tool=step.tool,
+                args=dict(step.args),
+                round=rnd,
+                patch=patch,
+                costly=step.costly,
+            )
         )
         earned = {a: dict(c) for a, c in step.reward.others.items()}
         earned[caller] = {k: v for k, v in step.reward.components.items() if k != "grade"}

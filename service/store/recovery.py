@@ -95,7 +95,12 @@ async def rebuild(
             patch = patch_of(event.tool, event.data) if event.ok else None
             session.calls.append(
                 RecordedCall(
-                    event.agent_id, event.tool, event.args, event.round, patch, next(costly, False)
+                    agent_id=event.agent_id,
+                    tool=event.tool,
+                    args=event.args,
+                    round=event.round,
+                    patch=patch,
+                    costly=next(costly, False),
                 )
             )
             if event.call_id:
@@ -134,7 +139,12 @@ def _replay(episode: Episode, calls: Sequence[Applied]) -> list[bool]:
 
     try:
         replay(
-            episode, [RecordedCall(c.agent_id, c.tool, c.args, c.round) for c in calls], check=check
+            episode,
+            [
+                RecordedCall(agent_id=c.agent_id, tool=c.tool, args=c.args, round=c.round)
+                for c in calls
+            ],
+            check=check,
         )
     except RecoveryError:
         raise

@@ -56,7 +56,7 @@ class Refusal(Output):
     error: str = Field(description="What was wrong, and what exists instead.")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Operation:
     """An operation applied to the running platform, as the grade and the shaping judge it."""
 
@@ -83,7 +83,7 @@ class Operation:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TeamMessage:
     """A message to teammates, which the service delivers as a Message event."""
 
@@ -92,7 +92,7 @@ class TeamMessage:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolOutput:
     """What a handler returns: text for an LLM, structured data, whether it worked, and its effects.
 

@@ -19,7 +19,13 @@ def _play(calls: list[tuple[str, str, dict[str, Any]]]) -> tuple[Episode, list[R
     for agent, tool, args in calls:
         step = ep.apply(agent, tool, args)
         recorded.append(
-            RecordedCall(agent, tool, dict(step.args), 0, patch_of(tool, step.output.data))
+            RecordedCall(
+                agent_id=agent,
+                tool=tool,
+                args=dict(step.args),
+                round=0,
+                patch=patch_of(tool, step.output.data),
+            )
         )
     return ep, recorded
 
