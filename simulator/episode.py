@@ -114,6 +114,7 @@ def _check_effects(tool: Tool, output: ToolOutput) -> None:
         ("operation", output.operation, tool.operates),
         ("report", output.report, tool.ends_episode),
         ("message", output.message, tool.sends_message),
+        ("patch", output.patch, tool.changes_code),
     )
     for name, effect, wanted in declared:
         if effect is not None and (not output.ok or not wanted):

@@ -17,26 +17,9 @@ from typing import Any
 from .episode import Episode, StepResult
 from .errors import EpisodeOverError
 from .history import split_lines
-from .tools import TOOLS
+from .tools.base import Patch
 
-__all__ = ["Patch", "RecordedCall", "patch_of", "replay"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Patch:
-    """An edit as content: what it replaced, between which unchanged lines."""
-
-    path: str
-    above: tuple[str, ...]
-    """Up to a few unchanged lines just above the edit (tools.files.CONTEXT_LINES)."""
-    removed: tuple[str, ...]
-    """The lines it replaced or deleted (none for an insert)."""
-    below: tuple[str, ...]
-    """As many unchanged lines just below it."""
-    inserted: tuple[str, ...] = ()
-    """The lines it put in their place."""
-    start: int = 0
-    """The 1-based line it applied at (0: unknown, for patches stored before it was kept)."""
+__all__ = ["Patch", "RecordedCall", "replay"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,26 +32,11 @@ class RecordedCall:
     round: int = 0
     """The SIMULTANEOUS round (0 otherwise): calls of one round replay as one round."""
     patch: Patch | None = None
-    """For an edit: where it went, by content (see `patch_of`)."""
+    """For an edit: where it went, by content (its output's `patch` effect)."""
     costly: bool = False
     """It cost the grade (an operation the incident did not need, a hint): a cost of its
     seat's own, which no counterfactual of another seat's credit carries (see
     `metasre.service.core.attribution`)."""
-
-
-def patch_of(tool: str, data: Mapping[str, Any]) -> Patch | None:
-    """The patch of an applied code change, from its result's data (None for any other call)."""
-    found = TOOLS.get(tool)
-    if found is None or not found.changes_code or "context_above" not in data:
-        return None
-    return Patch(
-        path=str(data["path"]),
-        above=tuple(str(x) for x in data["context_above"]),
-        removed=tuple(str(x) for x in data["removed"]),
-        below=tuple(str(x) for x in data["context_below"]),
-        inserted=tuple(str(x) for x in data.get("inserted", ())),
-        start=int(data.get("start_line", 0)),
-    )
 
 
 def _relocated(episode: Episode, call: RecordedCall) -> RecordedCall | None:

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from ...simulator import Episode, EpisodePhase, Observation, StepResult, resolve, views
 from ...simulator.catalog import Catalog
 from ...simulator.errors import InvalidToolCallError
-from ...simulator.replay import RecordedCall, patch_of
+from ...simulator.replay import RecordedCall
 from ...simulator.tools import Tool, get_tool, validate_args
 from ...simulator.views import View
 from .attribution import (
@@ -420,14 +420,13 @@ class Coordinator:
         s = self.session
         step, observation = outcome
         caller = step.agent_id
-        patch = patch_of(step.tool, step.output.data) if step.ok else None
         s.calls.append(
             RecordedCall(
                 agent_id=caller,
                 tool=step.tool,
                 args=dict(step.args),
                 round=rnd,
-                patch=patch,
+                patch=step.output.patch,
                 costly=step.costly,
             )
         )

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 from ...simulator import Episode, EpisodePhase, StepResult
 from ...simulator.catalog import Catalog
-from ...simulator.replay import RecordedCall, patch_of, replay
+from ...simulator.replay import RecordedCall, replay
 from ..core.coordinator import Coordinator, make_episode
 from ..core.events import Applied, Ended, Reward, Started, Turn
 from ..core.session import Recorder, Session
@@ -74,7 +74,7 @@ async def rebuild(
         raise RecoveryError(f"episode {number} has no start")
     episode = await make_episode(spec.scenario_id, started.seed, catalog)
     applied = [e.event for e in current if isinstance(e.event, Applied)]
-    costly = iter(await asyncio.to_thread(_replay, episode, applied))
+    replayed = iter(await asyncio.to_thread(_replay, episode, applied))
     ended = any(isinstance(e.event, Ended) for e in current)
     if ended == (episode.phase is EpisodePhase.RUNNING):
         raise RecoveryError(
@@ -92,15 +92,15 @@ async def rebuild(
         event = entry.event
         if isinstance(event, Applied):
             seat = session.seat(event.agent_id)
-            patch = patch_of(event.tool, event.data) if event.ok else None
+            step = next(replayed, None)
             session.calls.append(
                 RecordedCall(
                     agent_id=event.agent_id,
                     tool=event.tool,
                     args=event.args,
                     round=event.round,
-                    patch=patch,
-                    costly=next(costly, False),
+                    patch=step.output.patch if step else None,
+                    costly=step.costly if step else False,
                 )
             )
             if event.call_id:
@@ -118,13 +118,14 @@ async def rebuild(
     return session, coordinator
 
 
-def _replay(episode: Episode, calls: Sequence[Applied]) -> list[bool]:
+def _replay(episode: Episode, calls: Sequence[Applied]) -> list[StepResult]:
     """Apply the stored calls in order, SIMULTANEOUS rounds as rounds; check each lands the same.
 
-    Returns whether each call was costly (`RecordedCall.costly`), as the replay found.
+    Returns each call's step as the replay applied it: whether it was costly
+    (`RecordedCall.costly`) and the patch of an edit are read from it.
     """
     stored = iter(calls)  # an exact replay checks every call, in order
-    costly: list[bool] = []
+    steps: list[StepResult] = []
 
     def check(_recorded: RecordedCall, step: StepResult) -> None:
         call = next(stored)
@@ -135,7 +136,7 @@ def _replay(episode: Episode, calls: Sequence[Applied]) -> list[bool]:
                 f"the call at tick {call.tick} ({call.tool}) replayed differently: "
                 f"(tick, ok, error, phase, clock) {got} instead of {want}"
             )
-        costly.append(step.costly)
+        steps.append(step)
 
     try:
         replay(
@@ -150,4 +151,4 @@ def _replay(episode: Episode, calls: Sequence[Applied]) -> list[bool]:
         raise
     except Exception as exc:  # the world refused a call it once applied
         raise RecoveryError(f"a stored call was refused on replay: {exc}") from exc
-    return costly
+    return steps

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from metasre.simulator import Episode
-from metasre.simulator.replay import RecordedCall, patch_of, replay
+from metasre.simulator.replay import RecordedCall, replay
 
 AD = "meta-sre/ad-ranking-crash-v2"
 RANKER = "ad_ranking/ranker.py"
@@ -24,7 +24,7 @@ def _play(calls: list[tuple[str, str, dict[str, Any]]]) -> tuple[Episode, list[R
                 tool=tool,
                 args=dict(step.args),
                 round=0,
-                patch=patch_of(tool, step.output.data),
+                patch=step.output.patch,
             )
         )
     return ep, recorded
