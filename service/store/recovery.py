@@ -82,10 +82,11 @@ async def rebuild(
             + ("ended it" if ended else "did not end it")
         )
 
-    session = Session(row.session_id, spec, episode, recorder)
-    session.seed, session.episode_no, session.created_at = started.seed, number, row.created_at
+    session = Session(
+        row.session_id, spec, episode, recorder, owner_digest=owner_from_config(row.config)
+    )
+    session.restore_episode(started.seed, number, row.created_at)
     session.restore_keys(key, [(join, resume) for join, resume in digests])
-    session.owner_digest = owner_from_config(row.config)
     session.restore(entries)
     turn, round_no, passed = 0, 0, False
     for entry in current:
@@ -93,7 +94,7 @@ async def rebuild(
         if isinstance(event, Applied):
             seat = session.seat(event.agent_id)
             step = next(replayed, None)
-            session.calls.append(
+            session.record_call(
                 RecordedCall(
                     agent_id=event.agent_id,
                     tool=event.tool,
@@ -104,7 +105,7 @@ async def rebuild(
                 )
             )
             if event.call_id:
-                seat.results[event.call_id] = entry
+                seat.remember(event.call_id, entry)
             passed = True
         elif isinstance(event, Reward):
             session.seat(event.agent_id).credit(event.total)
