@@ -55,13 +55,7 @@ _HOMES = {
 def __getattr__(name: str) -> object:
     # PEP 562: a name is imported when first asked for, so that the pure policies
     # (`agents.policies`) load without the client SDK and its gRPC stack.
-    home = _HOMES.get(name)
-    if home is None:
+    if name not in _HOMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value
+    value = globals()[name] = getattr(importlib.import_module(_HOMES[name], __name__), name)
     return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
