@@ -419,8 +419,11 @@ class Session:
         """The turn is `agent_id`'s (ROUND_ROBIN), as a TurnGranted says."""
         self.turn_agent_id = agent_id
 
-    def hand_over(self, why: str) -> None:
-        """The server stops and leaves the session in its store: the streams end with `why`."""
+    def hand_over(self, why: str | None) -> None:
+        """The session leaves this server: its streams end with `why` (None: as a close ends them).
+
+        A server that stops leaves the session in its store, for the next server on it.
+        """
         self.handed_over = why
 
     def drain(self, why: str) -> None:
