@@ -35,6 +35,7 @@ from metasre.v1 import (
 from .errors import ClientError, ConnectionLostError, from_rpc_error, from_status
 from .plain import struct_dict, to_dict
 from .retry import RetryPolicy
+from .views import FULL_VIEW, may_call
 
 TURN_POLICIES = ("FREE_FOR_ALL", "ROUND_ROBIN", "SIMULTANEOUS")
 ATTRIBUTIONS = ("SHARED", "INDIVIDUAL", "MIXED", "DIFFERENCE")
@@ -42,8 +43,6 @@ REWARD_MODES = ("DENSE", "SPARSE")
 
 SeatLike = str | tuple[str, str] | tuple[str, str, Sequence[str]] | Mapping[str, Any]
 """A seat as `MetasreClient.create_session` takes it."""
-FULL_VIEW: Mapping[str, Any] = {"services": None, "code": True, "data": True, "deploys": True}
-"""The full view, as `view_of` gives it."""
 
 
 def view_of(message: common_pb2.View) -> dict[str, Any]:
@@ -54,28 +53,6 @@ def view_of(message: common_pb2.View) -> dict[str, Any]:
         "data": not message.hide_data,
         "deploys": not message.hide_deploys,
     }
-
-
-def may_call(
-    view: Mapping[str, Any], tool: Mapping[str, Any], args: Mapping[str, Any] | None = None
-) -> bool:
-    """Whether a seat of `view` (as `view_of` gives it) may make this call of `tool`.
-
-    `tool` is a ListTools entry: the server serves the traits it judges a view by (the systems
-    a tool needs, the arguments that name a service, whether it gives hints), so this is the
-    server's rule, not a copy of it. A queue or flag is judged by the service that owns it,
-    which the server knows and the client does not: such a call may still be refused
-    (OUTSIDE_VIEW).
-    """
-    services = view.get("services")
-    if services is None and all(view.get(s, True) for s in ("code", "data", "deploys")):
-        return True
-    if any(not view.get(system, True) for system in tool.get("needs", ())):
-        return False
-    if tool.get("gives_hints", False):
-        return False
-    named = (args or {}).get("service") if "service" in tool.get("service_args", ()) else None
-    return services is None or named is None or str(named) in services
 
 
 def seat_config(seat: Mapping[str, Any]) -> common_pb2.SeatConfig:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-import grpc
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+if TYPE_CHECKING:
+    import grpc
+    from google.rpc import status_pb2
 
 
 class ClientError(Exception):
@@ -53,6 +54,10 @@ class ConnectionLostError(ClientError):
 
 def from_status(status: status_pb2.Status, call_id: str = "", *, lost: bool = False) -> ClientError:
     """The client error for a `google.rpc.Status`; `lost` when it ended the agent's stream."""
+    # Imported here: the errors themselves are pure, and a policy that catches them (the
+    # expert) must not load protobuf's well-known types with them.
+    from google.rpc import code_pb2, error_details_pb2
+
     reason = ""
     metadata: dict[str, str] = {}
     violations: list[tuple[str, str]] = []
@@ -93,6 +98,8 @@ def from_rpc_error(exc: grpc.aio.AioRpcError, *, lost: bool = False) -> ClientEr
     trailers = cast(Sequence[tuple[str, str | bytes]], exc.trailing_metadata() or ())
     for key, value in trailers:
         if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            from google.rpc import status_pb2
+
             status = status_pb2.Status.FromString(value)
             return from_status(status, lost=lost)
     cls = ConnectionLostError if lost else ClientError

@@ -123,15 +123,12 @@ def team_player(**session_options: Any) -> EpisodePlayer:
     """
     # The server's tools do not change during a rollout: asked for once per client, not per
     # episode (a ListTools reply carries every tool's JSON Schema).
-    tools: dict[int, tuple[SyncClient, tuple[str, ...]]] = {}
+    tools: dict[int, tuple[SyncClient, tuple[Mapping[str, Any], ...]]] = {}
 
     def play(client: SyncClient, spec: EpisodeSpec) -> Played:
         known = tools.get(id(client))
         if known is None or known[0] is not client:
-            known = tools[id(client)] = (
-                client,
-                tuple(str(t["name"]) for t in client.list_tools()),
-            )
+            known = tools[id(client)] = (client, tuple(client.list_tools()))
         run = play_team_session(
             client, spec.scenario_id, spec.seed, tools=known[1], **session_options
         )
@@ -155,13 +152,13 @@ def play_team_session(
     seed: int,
     *,
     turn_policy: str = "FREE_FOR_ALL",
-    tools: Sequence[str] | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     roles: Sequence[RoleSeat] | None = None,
     **session_options: Any,
 ) -> TeamRun:
     """Create a session for the team, play one episode, hang up.
 
-    `tools`: the server's tool names, if already known (asked for otherwise).
+    `tools`: the server's tools as ListTools gives them, if already known (asked for otherwise).
     `roles`: the scenario's roles, if already known (asked for otherwise); with none, the
     commander, investigator and fixer play.
     `session_options`: more arguments of `create_session` (attribution, reward_mode, ...).
@@ -169,12 +166,9 @@ def play_team_session(
     if roles is None:
         roles = scenario_roles(client, scenario_id)
     session_options.setdefault("turn_timeout_seconds", TEAM_TURN_TIMEOUT)
-    if roles:
-        seats = role_seats(roles)
-    else:
-        if tools is None:
-            tools = [str(t["name"]) for t in client.list_tools()]
-        seats = team_seats(tools)
+    if tools is None:
+        tools = client.list_tools()
+    seats = role_seats(roles) if roles else team_seats([str(t["name"]) for t in tools])
     session = client.create_session(
         scenario_id,
         seed=seed,
@@ -183,7 +177,7 @@ def play_team_session(
         **session_options,
     )
     if roles:
-        return play_seated_role_team(client, session.id, session.tokens, roles)
+        return play_seated_role_team(client, session.id, session.tokens, roles, tools=tools)
     return play_seated_team(client, session.id, session.tokens)
 
 
@@ -194,13 +188,21 @@ def seat_view(agent: SyncAgent, fallback: SeatView) -> SeatView:
 
 
 def play_seated_role_team(
-    client: SyncClient, session_id: str, tokens: Mapping[str, str], roles: Sequence[RoleSeat]
+    client: SyncClient,
+    session_id: str,
+    tokens: Mapping[str, str],
+    roles: Sequence[RoleSeat],
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
 ) -> TeamRun:
     """Join the seats of a role team in an existing session, play one episode, hang up.
 
     Each seat plays within the view the server gave it; a seat whose play is over hangs up
-    at once, so that SIMULTANEOUS rounds no longer wait for it.
+    at once, so that SIMULTANEOUS rounds no longer wait for it. `tools`: the server's tools
+    as ListTools gives them, if already known (asked for otherwise).
     """
+    if tools is None:
+        tools = client.list_tools()
     agents = {r.name: client.agent(session_id, tokens[r.name]) for r in roles}
     seats = [replace(r, view=seat_view(agents[r.name], r.view)) for r in roles]
     observations: dict[str, Mapping[str, Any]] = {}
@@ -213,7 +215,9 @@ def play_seated_role_team(
         agent.close()
 
     try:
-        play_role_team({n: WireCaller(a) for n, a in agents.items()}, seats, on_done=hang_up)
+        play_role_team(
+            {n: WireCaller(a) for n, a in agents.items()}, seats, on_done=hang_up, tools=tools
+        )
         return TeamRun(
             session_id,
             {r.name: observations.get(r.name, agents[r.name].observation) for r in roles},

@@ -168,7 +168,9 @@ def _replay_resolves(
 ) -> bool:
     episode = Episode.make(scenario_id, seed, runner)
     try:
-        replay(episode, [RecordedCall("replay", tool, args) for tool, args in calls])
+        replay(
+            episode, [RecordedCall(agent_id="replay", tool=tool, args=args) for tool, args in calls]
+        )
     except Exception:  # an exact replay that no longer fits the seed is the point
         return False
     return episode.grade().resolved

@@ -237,10 +237,15 @@ class Registry:
         session_id = secrets.token_hex(8) if self.shard is None else self.shard.new_session_id()
         if spec.scenario_id != scenario_id:  # a name without its version: store the full id
             spec = replace(spec, scenario_id=scenario_id)
-        session = Session(session_id, spec, episode, self._recorder, join_tokens)
-        session.owner_digest = owner_digest
-        if request is not None:
-            session.request = (request.key, request.fingerprint)
+        session = Session(
+            session_id,
+            spec,
+            episode,
+            self._recorder,
+            join_tokens,
+            owner_digest=owner_digest,
+            request=None if request is None else (request.key, request.fingerprint),
+        )
         coordinator = Coordinator(session, self.catalog, self._failed)
         self._hold(session, coordinator)
         coordinator.start()
@@ -524,7 +529,7 @@ class Registry:
         """
         session, coordinator = self.get(session_id)
         # Before the stop: a call that comes while the log is committed hears the same status.
-        session.handed_over = why
+        session.hand_over(why)
         await coordinator.stop(error)
         try:
             await session.flush(closing=closing)
@@ -598,7 +603,7 @@ class Registry:
                     await self._hand_over(session.id)
                     continue
                 # Its agents' streams end UNAVAILABLE / SERVER_DRAINING, as agent.proto says.
-                session.drained = (
+                session.drain(
                     f"the server is shutting down and closed session {session.id}: create a "
                     "new session on another server"
                 )

@@ -58,7 +58,7 @@ class EpisodePhase(enum.Enum):
     """The step budget ran out first."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StepResult:
     """Everything one applied call produced."""
 
@@ -114,6 +114,7 @@ def _check_effects(tool: Tool, output: ToolOutput) -> None:
         ("operation", output.operation, tool.operates),
         ("report", output.report, tool.ends_episode),
         ("message", output.message, tool.sends_message),
+        ("patch", output.patch, tool.changes_code),
     )
     for name, effect, wanted in declared:
         if effect is not None and (not output.ok or not wanted):
@@ -431,23 +432,23 @@ class Episode:
             components["grade"] = final.total
         total = round(sum(components.values()), 6)
         reward = RewardUpdate(
-            agent_id,
-            self._tick,
-            MappingProxyType(components),
-            total,
-            MappingProxyType({a: MappingProxyType(c) for a, c in credits.items()}),
+            agent_id=agent_id,
+            tick=self._tick,
+            components=MappingProxyType(components),
+            total=total,
+            others=MappingProxyType({a: MappingProxyType(c) for a, c in credits.items()}),
         )
         return StepResult(
-            self._tick,
-            agent_id,
-            tool,
-            MappingProxyType(arg_dict),
-            output,
-            minutes,
-            self._clock,
-            reward,
-            self._phase,
-            final,
+            tick=self._tick,
+            agent_id=agent_id,
+            tool=tool,
+            args=MappingProxyType(arg_dict),
+            output=output,
+            minutes=minutes,
+            clock=self._clock,
+            reward=reward,
+            phase=self._phase,
+            grade=final,
             costly=bool(cost),
         )
 
@@ -670,7 +671,13 @@ class Episode:
             self._board = (version, minute, found[0], found[1])
             return found[0], found[1]
         alerts = tuple(
-            AlertView(a.id, a.service, a.severity, a.summary, minute - a.since_minute)
+            AlertView(
+                id=a.id,
+                service=a.service,
+                severity=a.severity,
+                summary=a.summary,
+                firing_minutes=minute - a.since_minute,
+            )
             for a in self._alerts.firing(minute)
         )
         rows = []
@@ -678,17 +685,17 @@ class Episode:
             sig = self._telemetry.signals(name, minute)
             rows.append(
                 ServiceRow(
-                    name,
-                    sig.health,
-                    sig.error_rate,
-                    sig.p99_ms,
-                    sig.cpu,
-                    sig.memory,
-                    sig.queue_depth,
-                    svc.version,
-                    svc.replicas,
-                    None,
-                    svc.depends_on,
+                    name=name,
+                    health=sig.health,
+                    error_rate=sig.error_rate,
+                    p99_ms=sig.p99_ms,
+                    cpu=sig.cpu,
+                    memory=sig.memory,
+                    queue_depth=sig.queue_depth,
+                    version=svc.version,
+                    replicas=svc.replicas,
+                    recent_deploy=None,
+                    depends_on=svc.depends_on,
                 )
             )
         board = self._board = (version, minute, alerts, tuple(rows))

@@ -46,7 +46,7 @@ against a guess, so a model that skips it never outscores one that looks (effici
 pays for not wandering)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GradeComponent:
     """One named part of the grade."""
 
@@ -63,7 +63,7 @@ class GradeComponent:
         return self.score * self.weight if self.weight else self.score
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Grade:
     """The team's grade for an episode."""
 
@@ -153,18 +153,18 @@ def grade(
     truth = spec.ground_truth
     parts: list[GradeComponent] = [
         GradeComponent(
-            "fix",
-            fix,
-            WEIGHTS["fix"],
-            f"{sum(f2p.values())}/{len(f2p)} FAIL_TO_PASS checks pass through the soak"
+            name="fix",
+            score=fix,
+            weight=WEIGHTS["fix"],
+            detail=f"{sum(f2p.values())}/{len(f2p)} FAIL_TO_PASS checks pass through the soak"
             + soak.fix_note()
             + ("" if kept == 1.0 else "; none counts: a PASS_TO_PASS check fails"),
         ),
         GradeComponent(
-            "no_regressions",
-            kept * fix,
-            WEIGHTS["no_regressions"],
-            f"{sum(p2p.values())}/{len(p2p)} PASS_TO_PASS checks pass"
+            name="no_regressions",
+            score=kept * fix,
+            weight=WEIGHTS["no_regressions"],
+            detail=f"{sum(p2p.values())}/{len(p2p)} PASS_TO_PASS checks pass"
             + ("" if fix else "; counts only with a fix"),
         ),
     ]
@@ -173,18 +173,22 @@ def grade(
     earned = 0.5 + 0.5 * fix
     if report is None:
         parts += [
-            GradeComponent("root_cause", 0.0, WEIGHTS["root_cause"], "no report filed"),
-            GradeComponent("report", 0.0, WEIGHTS["report"], "no report filed"),
+            GradeComponent(
+                name="root_cause", score=0.0, weight=WEIGHTS["root_cause"], detail="no report filed"
+            ),
+            GradeComponent(
+                name="report", score=0.0, weight=WEIGHTS["report"], detail="no report filed"
+            ),
         ]
     else:
         service_ok = report.root_cause_service.strip() == truth.service
         location_ok = locations_match(report.root_cause_location, truth.location)
         parts.append(
             GradeComponent(
-                "root_cause",
-                (0.5 * service_ok + 0.5 * location_ok) * earned,
-                WEIGHTS["root_cause"],
-                f"service {'right' if service_ok else 'wrong'}, "
+                name="root_cause",
+                score=(0.5 * service_ok + 0.5 * location_ok) * earned,
+                weight=WEIGHTS["root_cause"],
+                detail=f"service {'right' if service_ok else 'wrong'}, "
                 f"location {'right' if location_ok else 'wrong'}"
                 + ("" if fix == 1 else "; halved without a working fix"),
             )
@@ -204,10 +208,10 @@ def grade(
         )
         parts.append(
             GradeComponent(
-                "report",
-                (0.5 * category_ok + 0.5 * remediation_ok) * earned,
-                WEIGHTS["report"],
-                detail,
+                name="report",
+                score=(0.5 * category_ok + 0.5 * remediation_ok) * earned,
+                weight=WEIGHTS["report"],
+                detail=detail,
             )
         )
     # The SLA is about the customers' pain, so mitigation (every fault cured) is what counts.
@@ -223,43 +227,54 @@ def grade(
         sla_detail = f"mitigated at t+{facts.mitigated_at:.1f} of {spec.sla_minutes:g} min"
     else:
         sla, sla_detail = 0.0, "not mitigated"
-    parts.append(GradeComponent("sla", sla, WEIGHTS["sla"], sla_detail))
+    parts.append(GradeComponent(name="sla", score=sla, weight=WEIGHTS["sla"], detail=sla_detail))
     free = EFFICIENT_SHARE * spec.step_budget
     over = max(0.0, facts.steps - free) / (spec.step_budget - free)
     efficiency = max(0.0, 1.0 - over) if resolved else 0.0
     parts.append(
         GradeComponent(
-            "efficiency",
-            efficiency,
-            WEIGHTS["efficiency"],
-            f"{facts.steps}/{spec.step_budget} steps",
+            name="efficiency",
+            score=efficiency,
+            weight=WEIGHTS["efficiency"],
+            detail=f"{facts.steps}/{spec.step_budget} steps",
         )
     )
-    parts.append(GradeComponent("soak", 0.0, 0.0, soak.detail()))
+    parts.append(GradeComponent(name="soak", score=0.0, weight=0.0, detail=soak.detail()))
     symptom = facts.changed_services - {truth.service}
     if symptom:
         parts.append(
             GradeComponent(
-                "symptom_changes",
-                SYMPTOM_CHANGE_PENALTY,
-                0.0,
-                "changed code outside the root cause: " + ", ".join(sorted(symptom)),
+                name="symptom_changes",
+                score=SYMPTOM_CHANGE_PENALTY,
+                weight=0.0,
+                detail="changed code outside the root cause: " + ", ".join(sorted(symptom)),
             )
         )
     if facts.unneeded_operations:
         parts.append(
             GradeComponent(
-                "unneeded_operations",
-                UNNEEDED_OPERATION * len(facts.unneeded_operations),
-                0.0,
-                "; ".join(facts.unneeded_operations),
+                name="unneeded_operations",
+                score=UNNEEDED_OPERATION * len(facts.unneeded_operations),
+                weight=0.0,
+                detail="; ".join(facts.unneeded_operations),
             )
         )
     if facts.hints:
         price = sum(hint_price(n) for n in range(1, facts.hints + 1))
-        parts.append(GradeComponent("hints", -round(price, 6), 0.0, f"{facts.hints} hints"))
+        parts.append(
+            GradeComponent(
+                name="hints", score=-round(price, 6), weight=0.0, detail=f"{facts.hints} hints"
+            )
+        )
     total = min(1.0, max(0.0, sum(p.value for p in parts)))
-    return Grade(round(total, 6), resolved, tuple(parts), f2p, p2p, final)
+    return Grade(
+        total=round(total, 6),
+        resolved=resolved,
+        components=tuple(parts),
+        fail_to_pass=f2p,
+        pass_to_pass=p2p,
+        final=final,
+    )
 
 
 PENDING = "judged when the episode ends"
@@ -275,7 +290,7 @@ def provisional(spec: ScenarioSpec, facts: EpisodeFacts) -> Grade:
     recovered or not) and the hints already paid for.
     """
     parts = [
-        GradeComponent(name, 0.0, WEIGHTS[name], PENDING)
+        GradeComponent(name=name, score=0.0, weight=WEIGHTS[name], detail=PENDING)
         for name in ("fix", "no_regressions", "root_cause", "report")
     ]
     if facts.mitigated_at is not None:
@@ -284,13 +299,28 @@ def provisional(spec: ScenarioSpec, facts: EpisodeFacts) -> Grade:
         detail = f"signals recovered at t+{facts.mitigated_at:.1f} of {spec.sla_minutes:g} min"
     else:
         sla, detail = 0.0, "not mitigated"
-    parts.append(GradeComponent("sla", sla, WEIGHTS["sla"], detail + "; " + PENDING))
-    parts.append(GradeComponent("efficiency", 0.0, WEIGHTS["efficiency"], PENDING))
+    parts.append(
+        GradeComponent(name="sla", score=sla, weight=WEIGHTS["sla"], detail=detail + "; " + PENDING)
+    )
+    parts.append(
+        GradeComponent(name="efficiency", score=0.0, weight=WEIGHTS["efficiency"], detail=PENDING)
+    )
     if facts.hints:
         price = sum(hint_price(n) for n in range(1, facts.hints + 1))
-        parts.append(GradeComponent("hints", -round(price, 6), 0.0, f"{facts.hints} hints"))
+        parts.append(
+            GradeComponent(
+                name="hints", score=-round(price, 6), weight=0.0, detail=f"{facts.hints} hints"
+            )
+        )
     total = min(1.0, max(0.0, sum(p.value for p in parts)))
-    return Grade(round(total, 6), False, tuple(parts), {}, {}, False)
+    return Grade(
+        total=round(total, 6),
+        resolved=False,
+        components=tuple(parts),
+        fail_to_pass={},
+        pass_to_pass={},
+        final=False,
+    )
 
 
 def _remediation_done(remediation: str, root: str, facts: EpisodeFacts) -> bool:

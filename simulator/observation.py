@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlertView:
     """A firing alert as the pager shows it."""
 
@@ -17,7 +17,7 @@ class AlertView:
     firing_minutes: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ServiceRow:
     """One dashboard row."""
 
@@ -35,7 +35,7 @@ class ServiceRow:
     depends_on: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Observation:
     """The incident at a glance: pager, budgets, alerts, dashboard, graph, terminal."""
 

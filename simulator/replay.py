@@ -17,29 +17,12 @@ from typing import Any
 from .episode import Episode, StepResult
 from .errors import EpisodeOverError
 from .history import split_lines
-from .tools import TOOLS
+from .tools.base import Patch
 
-__all__ = ["Patch", "RecordedCall", "patch_of", "replay"]
-
-
-@dataclass(frozen=True, slots=True)
-class Patch:
-    """An edit as content: what it replaced, between which unchanged lines."""
-
-    path: str
-    above: tuple[str, ...]
-    """Up to a few unchanged lines just above the edit (tools.files.CONTEXT_LINES)."""
-    removed: tuple[str, ...]
-    """The lines it replaced or deleted (none for an insert)."""
-    below: tuple[str, ...]
-    """As many unchanged lines just below it."""
-    inserted: tuple[str, ...] = ()
-    """The lines it put in their place."""
-    start: int = 0
-    """The 1-based line it applied at (0: unknown, for patches stored before it was kept)."""
+__all__ = ["Patch", "RecordedCall", "replay"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RecordedCall:
     """An applied call as a replay needs it."""
 
@@ -49,26 +32,11 @@ class RecordedCall:
     round: int = 0
     """The SIMULTANEOUS round (0 otherwise): calls of one round replay as one round."""
     patch: Patch | None = None
-    """For an edit: where it went, by content (see `patch_of`)."""
+    """For an edit: where it went, by content (its output's `patch` effect)."""
     costly: bool = False
     """It cost the grade (an operation the incident did not need, a hint): a cost of its
     seat's own, which no counterfactual of another seat's credit carries (see
     `metasre.service.core.attribution`)."""
-
-
-def patch_of(tool: str, data: Mapping[str, Any]) -> Patch | None:
-    """The patch of an applied code change, from its result's data (None for any other call)."""
-    found = TOOLS.get(tool)
-    if found is None or not found.changes_code or "context_above" not in data:
-        return None
-    return Patch(
-        str(data["path"]),
-        tuple(str(x) for x in data["context_above"]),
-        tuple(str(x) for x in data["removed"]),
-        tuple(str(x) for x in data["context_below"]),
-        tuple(str(x) for x in data.get("inserted", ())),
-        int(data.get("start_line", 0)),
-    )
 
 
 def _relocated(episode: Episode, call: RecordedCall) -> RecordedCall | None:
@@ -168,7 +136,7 @@ class _Without:
         played = self.played[path]
         out = list(played)
         for patch in reversed(self.theirs.get(path, [])):
-            undo = Patch(path, patch.above, patch.inserted, patch.below)
+            undo = Patch(path=path, above=patch.above, removed=patch.inserted, below=patch.below)
             at = _locate(out, undo, fuzzy=False)
             if at is None:
                 return list(played)  # built upon: the teammate's, as it was

@@ -38,7 +38,7 @@ def hint_price(number: int) -> float:
     return HINT_PRICES[number - 1] if number <= len(HINT_PRICES) else HINT_REPEAT_PRICE
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RewardUpdate:
     """The reward one call earned its agent, by component."""
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from ...simulator import Episode, EpisodePhase, Observation, StepResult, resolve, views
 from ...simulator.catalog import Catalog
 from ...simulator.errors import InvalidToolCallError
-from ...simulator.replay import RecordedCall, patch_of
+from ...simulator.replay import RecordedCall
 from ...simulator.tools import Tool, get_tool, validate_args
 from ...simulator.views import View
 from .attribution import (
@@ -199,13 +199,7 @@ class Coordinator:
         s.forget_past()
         async with s.lock:
             episode = await make_episode(s.spec.scenario_id, seed, self._catalog)
-        s.episode, s.seed = episode, seed
-        s.episode_no += 1
-        s.calls.clear()
-        for seat in s.seats:
-            seat.reward_total = 0.0
-            seat.results.clear()
-            seat.queued.clear()
+        s.start_episode(episode, seed)
         self._log.info("episode_reset", episode=s.episode_no, seed=seed)
         self.start()
         try:
@@ -310,14 +304,13 @@ class Coordinator:
         future: asyncio.Future[LogEntry] = asyncio.get_running_loop().create_future()
         self._waiting.add(agent)
         if call_id:
-            seat.queued[call_id] = future
+            seat.queue(call_id, future)
 
         def resolved(done: asyncio.Future[LogEntry]) -> None:
             # Once resolved, not when the caller stops waiting: a dropped stream's call stays
             # queued (and is applied), and its agent's retry waits for it.
             self._waiting.discard(agent)
-            if seat.queued.get(call_id) is done:
-                del seat.queued[call_id]
+            seat.unqueue(call_id, done)
             if not done.cancelled():
                 done.exception()
 
@@ -420,9 +413,15 @@ class Coordinator:
         s = self.session
         step, observation = outcome
         caller = step.agent_id
-        patch = patch_of(step.tool, step.output.data) if step.ok else None
-        s.calls.append(
-            RecordedCall(caller, step.tool, dict(step.args), rnd, patch, costly=step.costly)
+        s.record_call(
+            RecordedCall(
+                agent_id=caller,
+                tool=step.tool,
+                args=dict(step.args),
+                round=rnd,
+                patch=step.output.patch,
+                costly=step.costly,
+            )
         )
         earned = {a: dict(c) for a, c in step.reward.others.items()}
         earned[caller] = {k: v for k, v in step.reward.components.items() if k != "grade"}
@@ -461,7 +460,7 @@ class Coordinator:
             ),
         )
         if pending.call_id:
-            pending.seat.results[pending.call_id] = entry
+            pending.seat.remember(pending.call_id, entry)
         if output.message is not None:
             message = output.message
             s.append(

@@ -48,20 +48,20 @@ Seen = Applied | TeammateCall | Reward | Message | Turn | Started | Ended
 def restricted_grade(grade: Grade) -> Grade:
     """`grade` as a seat that does not see everything is told it: scores, no prose, no checks."""
     return Grade(
-        grade.total,
-        grade.resolved,
-        tuple(
+        total=grade.total,
+        resolved=grade.resolved,
+        components=tuple(
             GradeComponent(
-                c.name,
-                c.score,
-                c.weight,
-                f"{MEASURES.get(c.name, c.name)}: {c.score:g}",
+                name=c.name,
+                score=c.score,
+                weight=c.weight,
+                detail=f"{MEASURES.get(c.name, c.name)}: {c.score:g}",
             )
             for c in grade.components
         ),
-        {},
-        {},
-        grade.final,
+        fail_to_pass={},
+        pass_to_pass={},
+        final=grade.final,
     )
 
 

@@ -150,6 +150,19 @@ class Seat:
         """
         self.reward_total = round(self.reward_total + reward, REWARD_DIGITS)
 
+    def remember(self, call_id: str, entry: LogEntry) -> None:
+        """Keep the applied call `call_id`'s entry: a repeat of the id gets it."""
+        self.results[call_id] = entry
+
+    def queue(self, call_id: str, future: asyncio.Future[LogEntry]) -> None:
+        """The call `call_id` was submitted: a repeat waits for `future`."""
+        self.queued[call_id] = future
+
+    def unqueue(self, call_id: str, future: asyncio.Future[LogEntry]) -> None:
+        """The call `call_id` was resolved: forget it, unless a newer one took its id."""
+        if self.queued.get(call_id) is future:
+            del self.queued[call_id]
+
 
 class Recorder(Protocol):
     """Where a session's log is made durable: `metasre.service.store.codec.StoreRecorder`."""
@@ -185,6 +198,10 @@ class Session:
         recorder: Makes the log durable (see the module docstring); None keeps it in memory.
         join_tokens: The seats' join tokens in seat order (derived from a CreateSession request
             id, see `auth.seat_join_token`); fresh random ones when None.
+        owner_digest: SHA-256 of the owner token (None: only the admin may control it).
+        request: (key, fingerprint) of the CreateSession request id that made it, if any.
+
+    Other modules change it only through its methods (tests/service/test_session_state.py).
     """
 
     def __init__(
@@ -194,6 +211,9 @@ class Session:
         episode: Episode,
         recorder: Recorder | None = None,
         join_tokens: Sequence[str] | None = None,
+        *,
+        owner_digest: str | None = None,
+        request: tuple[str, str] | None = None,
     ) -> None:
         self.id = session_id
         self.spec = spec
@@ -202,11 +222,11 @@ class Session:
         self.episode_no = 1
         self.token_key = auth.new_key()
         """Derives each seat's resume token from its join token (`auth.resume_token_for`)."""
-        self.owner_digest: str | None = None
+        self.owner_digest = owner_digest
         """SHA-256 of the owner token: control calls on the session need it (or the admin's)."""
         joins = join_tokens or [auth.new_token() for _ in spec.seats]
         self.seats = [self._new_seat(s, join) for s, join in zip(spec.seats, joins, strict=True)]
-        self.request: tuple[str, str] | None = None
+        self.request = request
         """(key, fingerprint) of the CreateSession request id that made it, stored with it."""
         self.calls: list[RecordedCall] = []
         """The current episode's applied calls, for the counterfactual replay."""
@@ -365,6 +385,50 @@ class Session:
     def touch(self) -> None:
         """Mark the session active now (for the idle reaper)."""
         self.last_active = time.monotonic()
+
+    def forget_join_tokens(self) -> None:
+        """CreateSession has answered with the join tokens: from now on only digests are kept."""
+        for seat in self.seats:
+            seat.join_token = None
+
+    # -- the episode ------------------------------------------------------------------------
+
+    def start_episode(self, episode: Episode, seed: int) -> None:
+        """Play `episode` (of `seed`) from now on, in place of the current one (a reset).
+
+        Its number is the next; the calls, the seats' reward totals and the results kept for
+        repeated call ids are the new episode's, so none so far.
+        """
+        self.episode, self.seed = episode, seed
+        self.episode_no += 1
+        self.calls.clear()
+        for seat in self.seats:
+            seat.reward_total = 0.0
+            seat.results.clear()
+            seat.queued.clear()
+
+    def restore_episode(self, seed: int, episode_no: int, created_at: float) -> None:
+        """A recovered session is at its stored episode `episode_no`, of `seed`."""
+        self.seed, self.episode_no, self.created_at = seed, episode_no, created_at
+
+    def record_call(self, call: RecordedCall) -> None:
+        """Keep an applied call of the current episode, for the counterfactual replay."""
+        self.calls.append(call)
+
+    def give_turn(self, agent_id: str) -> None:
+        """The turn is `agent_id`'s (ROUND_ROBIN), as a TurnGranted says."""
+        self.turn_agent_id = agent_id
+
+    def hand_over(self, why: str | None) -> None:
+        """The session leaves this server: its streams end with `why` (None: as a close ends them).
+
+        A server that stops leaves the session in its store, for the next server on it.
+        """
+        self.handed_over = why
+
+    def drain(self, why: str) -> None:
+        """The server stops and closes the session (SIGTERM): the streams end with `why`."""
+        self.drained = why
 
     # -- the log ----------------------------------------------------------------------------
 

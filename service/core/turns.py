@@ -133,7 +133,7 @@ class RoundRobin(Turns):
     def resume(self, turn: int, round_no: int, *, pass_turn: bool) -> None:
         """The turn the log last granted, passed on if it was used."""
         self.turn, self._skips = turn, 0
-        self.session.turn_agent_id = self.session.seats[turn].agent_id
+        self.session.give_turn(self.session.seats[turn].agent_id)
         if pass_turn and self.session.episode.phase is EpisodePhase.RUNNING:
             self._advance()
 
@@ -178,7 +178,7 @@ class RoundRobin(Turns):
 
     def _grant(self) -> None:
         s = self.session
-        s.turn_agent_id = s.seats[self.turn].agent_id
+        s.give_turn(s.seats[self.turn].agent_id)
         self._announce(s.turn_agent_id, 0)
 
 

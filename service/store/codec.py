@@ -268,15 +268,20 @@ def observation_of(p: Mapping[str, Any]) -> Observation:
 def grade_of(p: Mapping[str, Any]) -> Grade:
     """A stored grade."""
     return Grade(
-        float(p["total"]),
-        bool(p["resolved"]),
-        tuple(
-            GradeComponent(str(c["name"]), float(c["score"]), float(c["weight"]), str(c["detail"]))
+        total=float(p["total"]),
+        resolved=bool(p["resolved"]),
+        components=tuple(
+            GradeComponent(
+                name=str(c["name"]),
+                score=float(c["score"]),
+                weight=float(c["weight"]),
+                detail=str(c["detail"]),
+            )
             for c in p["components"]
         ),
-        {str(k): bool(v) for k, v in p["fail_to_pass"].items()},
-        {str(k): bool(v) for k, v in p["pass_to_pass"].items()},
-        bool(p["final"]),
+        fail_to_pass={str(k): bool(v) for k, v in p["fail_to_pass"].items()},
+        pass_to_pass={str(k): bool(v) for k, v in p["pass_to_pass"].items()},
+        final=bool(p["final"]),
     )
 
 

@@ -232,10 +232,10 @@ def calls_of(record: Mapping[str, Any]) -> list[RecordedCall]:
             function = tool_call["function"]
             calls.append(
                 RecordedCall(
-                    message["name"],
-                    function["name"],
-                    json.loads(function["arguments"]),
-                    rounds[len(calls)],
+                    agent_id=message["name"],
+                    tool=function["name"],
+                    args=json.loads(function["arguments"]),
+                    round=rounds[len(calls)],
                 )
             )
     return calls

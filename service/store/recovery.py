@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 from ...simulator import Episode, EpisodePhase, StepResult
 from ...simulator.catalog import Catalog
-from ...simulator.replay import RecordedCall, patch_of, replay
+from ...simulator.replay import RecordedCall, replay
 from ..core.coordinator import Coordinator, make_episode
 from ..core.events import Applied, Ended, Reward, Started, Turn
 from ..core.session import Recorder, Session
@@ -74,7 +74,7 @@ async def rebuild(
         raise RecoveryError(f"episode {number} has no start")
     episode = await make_episode(spec.scenario_id, started.seed, catalog)
     applied = [e.event for e in current if isinstance(e.event, Applied)]
-    costly = iter(await asyncio.to_thread(_replay, episode, applied))
+    replayed = iter(await asyncio.to_thread(_replay, episode, applied))
     ended = any(isinstance(e.event, Ended) for e in current)
     if ended == (episode.phase is EpisodePhase.RUNNING):
         raise RecoveryError(
@@ -82,24 +82,30 @@ async def rebuild(
             + ("ended it" if ended else "did not end it")
         )
 
-    session = Session(row.session_id, spec, episode, recorder)
-    session.seed, session.episode_no, session.created_at = started.seed, number, row.created_at
+    session = Session(
+        row.session_id, spec, episode, recorder, owner_digest=owner_from_config(row.config)
+    )
+    session.restore_episode(started.seed, number, row.created_at)
     session.restore_keys(key, [(join, resume) for join, resume in digests])
-    session.owner_digest = owner_from_config(row.config)
     session.restore(entries)
     turn, round_no, passed = 0, 0, False
     for entry in current:
         event = entry.event
         if isinstance(event, Applied):
             seat = session.seat(event.agent_id)
-            patch = patch_of(event.tool, event.data) if event.ok else None
-            session.calls.append(
+            step = next(replayed, None)
+            session.record_call(
                 RecordedCall(
-                    event.agent_id, event.tool, event.args, event.round, patch, next(costly, False)
+                    agent_id=event.agent_id,
+                    tool=event.tool,
+                    args=event.args,
+                    round=event.round,
+                    patch=step.output.patch if step else None,
+                    costly=step.costly if step else False,
                 )
             )
             if event.call_id:
-                seat.results[event.call_id] = entry
+                seat.remember(event.call_id, entry)
             passed = True
         elif isinstance(event, Reward):
             session.seat(event.agent_id).credit(event.total)
@@ -113,13 +119,14 @@ async def rebuild(
     return session, coordinator
 
 
-def _replay(episode: Episode, calls: Sequence[Applied]) -> list[bool]:
+def _replay(episode: Episode, calls: Sequence[Applied]) -> list[StepResult]:
     """Apply the stored calls in order, SIMULTANEOUS rounds as rounds; check each lands the same.
 
-    Returns whether each call was costly (`RecordedCall.costly`), as the replay found.
+    Returns each call's step as the replay applied it: whether it was costly
+    (`RecordedCall.costly`) and the patch of an edit are read from it.
     """
     stored = iter(calls)  # an exact replay checks every call, in order
-    costly: list[bool] = []
+    steps: list[StepResult] = []
 
     def check(_recorded: RecordedCall, step: StepResult) -> None:
         call = next(stored)
@@ -130,14 +137,19 @@ def _replay(episode: Episode, calls: Sequence[Applied]) -> list[bool]:
                 f"the call at tick {call.tick} ({call.tool}) replayed differently: "
                 f"(tick, ok, error, phase, clock) {got} instead of {want}"
             )
-        costly.append(step.costly)
+        steps.append(step)
 
     try:
         replay(
-            episode, [RecordedCall(c.agent_id, c.tool, c.args, c.round) for c in calls], check=check
+            episode,
+            [
+                RecordedCall(agent_id=c.agent_id, tool=c.tool, args=c.args, round=c.round)
+                for c in calls
+            ],
+            check=check,
         )
     except RecoveryError:
         raise
     except Exception as exc:  # the world refused a call it once applied
         raise RecoveryError(f"a stored call was refused on replay: {exc}") from exc
-    return costly
+    return steps

@@ -183,8 +183,7 @@ class ControlServicer:
             control_pb2.SeatToken(agent_id=a, join_token=t)
             for a, t in zip(session.agent_ids, joins, strict=True)
         ]
-        for seat in session.seats:  # from now on only their digests are kept
-            seat.join_token = None
+        session.forget_join_tokens()
         return control_pb2.CreateSessionResponse(
             session=self._info(session), tokens=tokens, owner_token=owner
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -12,7 +12,7 @@ from ..views import View
 Metric = Literal["cpu", "memory", "error_rate", "p99_ms", "queue_depth", "business"]
 """The telemetry signals every service reports each simulated minute."""
 
-METRICS: tuple[Metric, ...] = ("cpu", "memory", "error_rate", "p99_ms", "queue_depth", "business")
+METRICS: tuple[Metric, ...] = get_args(Metric)
 
 Severity = Literal["P1", "P2", "P3", "P4"]
 Category = Literal[
@@ -37,26 +37,7 @@ Category = Literal[
 ]
 """What kind of failure an incident is; the report's `category` field."""
 
-CATEGORIES: tuple[Category, ...] = (
-    "code_bug",
-    "data_corruption",
-    "resource_leak",
-    "bad_migration",
-    "security",
-    "bad_deployment",
-    "capacity",
-    "crash_loop",
-    "bad_config",
-    "feature_flag",
-    "expired_certificate",
-    "clock_skew",
-    "disk_full",
-    "consumer_lag",
-    "cache_stampede",
-    "retry_storm",
-    "slow_query",
-    "dependency_bump",
-)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 Remediation = Literal[
     "code_fix",
@@ -75,20 +56,7 @@ Remediation = Literal[
 """What resolves an incident; the report's `remediation` field. Each is named like the tool
 that carries it out (see REMEDY_STEPS)."""
 
-REMEDIATIONS: tuple[Remediation, ...] = (
-    "code_fix",
-    "rollback_deployment",
-    "rollback_migration",
-    "restart_service",
-    "scale_service",
-    "rollback_config",
-    "set_feature_flag",
-    "renew_certificate",
-    "sync_clock",
-    "clean_disk",
-    "skip_message",
-    "warm_cache",
-)
+REMEDIATIONS: tuple[Remediation, ...] = get_args(Remediation)
 
 REMEDY_STEPS: dict[str, tuple[frozenset[str], ...]] = {
     # Putting a config key back by hand is the same remedy as reverting its push.

@@ -56,7 +56,7 @@ class Refusal(Output):
     error: str = Field(description="What was wrong, and what exists instead.")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Operation:
     """An operation applied to the running platform, as the grade and the shaping judge it."""
 
@@ -83,7 +83,24 @@ class Operation:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Patch:
+    """An edit as content: what it replaced, between which unchanged lines."""
+
+    path: str
+    above: tuple[str, ...]
+    """Up to a few unchanged lines just above the edit (`tools.files.CONTEXT_LINES`)."""
+    removed: tuple[str, ...]
+    """The lines it replaced or deleted (none for an insert)."""
+    below: tuple[str, ...]
+    """As many unchanged lines just below it."""
+    inserted: tuple[str, ...] = ()
+    """The lines it put in their place."""
+    start: int = 0
+    """The 1-based line it applied at (0: unknown, for patches stored before it was kept)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TeamMessage:
     """A message to teammates, which the service delivers as a Message event."""
 
@@ -92,7 +109,7 @@ class TeamMessage:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolOutput:
     """What a handler returns: text for an LLM, structured data, whether it worked, and its effects.
 
@@ -121,6 +138,9 @@ class ToolOutput:
     """A hint was given: it costs reward, more for each one before it."""
     syntax_error: str | None = None
     """The call left a code file that no longer compiles: shaping charges it."""
+    patch: Patch | None = None
+    """The code changed, by content: a replay places the edit by it where other edits have
+    moved its lines (`metasre.simulator.replay`)."""
 
     @property
     def ok(self) -> bool:

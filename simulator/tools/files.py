@@ -11,7 +11,7 @@ from pydantic.config import JsonDict
 from ..errors import SimulatorError
 from ..history import split_lines
 from ..vfs import FileView
-from .base import Args, Output, Refusal, Tool, ToolContext, ToolOutput
+from .base import Args, Output, Patch, Refusal, Tool, ToolContext, ToolOutput
 
 MAX_VIEW_LINES = 400
 
@@ -200,6 +200,14 @@ def edit_lines(ctx: ToolContext, args: EditLinesArgs) -> ToolOutput:
             "syntax_error": syntax_error,
         },
         syntax_error=syntax_error,
+        patch=Patch(
+            path=record.path,
+            above=tuple(above),
+            removed=tuple(record.removed),
+            below=tuple(below),
+            inserted=tuple(record.inserted),
+            start=record.start_line,
+        ),
     )
 
 

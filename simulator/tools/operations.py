@@ -54,7 +54,7 @@ def rollback_deployment(ctx: ToolContext, args: RollbackDeploymentArgs) -> ToolO
     except OperationError as exc:
         return _refused(exc)
     return _applied(
-        Operation(args.service, release=args.to_version),
+        Operation(service=args.service, release=args.to_version),
         f"{args.service} rolled back from {previous} to {release.version}; pods replaced",
         {"service": args.service, "from_version": previous, "to_version": release.version},
     )
@@ -76,7 +76,7 @@ def rollback_migration(ctx: ToolContext, args: RollbackMigrationArgs) -> ToolOut
     except OperationError as exc:
         return _refused(exc)
     return _applied(
-        Operation(args.service, migration=args.migration),
+        Operation(service=args.service, migration=args.migration),
         f"migration {m.id} rolled back on {m.service}",
         {"service": m.service, "migration": m.id},
     )
@@ -98,7 +98,7 @@ def restart_service(ctx: ToolContext, args: ServiceArgs) -> ToolOutput:
             fault.note_restart(ctx.clock)
     replicas = ctx.world.services[args.service].replicas
     return _applied(
-        Operation(args.service),
+        Operation(service=args.service),
         f"restarted {replicas} replicas of {args.service}",
         {"service": args.service, "replicas": replicas},
     )
@@ -117,7 +117,7 @@ def scale_service(ctx: ToolContext, args: ScaleServiceArgs) -> ToolOutput:
         return unknown_service(ctx, args.service)
     previous = ctx.world.scale(args.service, args.replicas, ctx.clock, ctx.agent_id)
     return _applied(
-        Operation(args.service, replicas=args.replicas),
+        Operation(service=args.service, replicas=args.replicas),
         f"{args.service} scaled from {previous} to {args.replicas} replicas",
         {"service": args.service, "from_replicas": previous, "replicas": args.replicas},
     )

@@ -230,7 +230,7 @@ def rollback_config(ctx: ToolContext, args: ServiceArgs) -> ToolOutput:
 def _pushed(push: ConfigPush, command: str) -> ToolOutput:
     verb = "rolled back" if push.rollback_of is not None else "set"
     return _applied(
-        Operation(push.service, knob=f"config:{push.key}"),
+        Operation(service=push.service, knob=f"config:{push.key}"),
         command,
         f"{verb} {push.service} {push.key}: {_show(push.old)} -> {_show(push.new)};"
         " config reloaded",
@@ -264,7 +264,7 @@ def set_feature_flag(ctx: ToolContext, args: SetFeatureFlagArgs) -> ToolOutput:
     previous = knobs.set_flag(args.flag, args.rollout_percent, ctx.clock, ctx.agent_id)
     owner = knobs.flags[args.flag].service
     return _applied(
-        Operation(owner, knob=f"flag:{args.flag}"),
+        Operation(service=owner, knob=f"flag:{args.flag}"),
         f"{args.flag} {args.rollout_percent:g}%",
         f"feature flag {args.flag} ({owner}): {previous:g}% -> {args.rollout_percent:g}%",
         {
@@ -302,7 +302,7 @@ def renew_certificate(ctx: ToolContext, args: RenewCertificateArgs) -> ToolOutpu
         )
     cert = knobs.renew_certificate(args.service, args.certificate, ctx.clock, ctx.agent_id)
     return _applied(
-        Operation(args.service, knob=f"certificate:{args.certificate}"),
+        Operation(service=args.service, knob=f"certificate:{args.certificate}"),
         f"{args.service} {args.certificate}",
         f"renewed certificate {cert.name} of {args.service} for {', '.join(cert.hostnames)};"
         " valid for 90 days; TLS sessions re-established",
@@ -316,7 +316,7 @@ def sync_clock(ctx: ToolContext, args: ServiceArgs) -> ToolOutput:
         return unknown_service(ctx, args.service)
     previous = ctx.world.knobs.sync_clock(args.service, ctx.clock, ctx.agent_id)
     return _applied(
-        Operation(args.service, knob="clock"),
+        Operation(service=args.service, knob="clock"),
         args.service,
         f"stepped the clock of {args.service} to NTP time (offset was {previous:+g}s)",
         {"service": args.service, "previous_offset_seconds": previous},
@@ -329,7 +329,7 @@ def clean_disk(ctx: ToolContext, args: ServiceArgs) -> ToolOutput:
         return unknown_service(ctx, args.service)
     before, after = ctx.world.knobs.clean_disk(args.service, ctx.clock, ctx.agent_id)
     return _applied(
-        Operation(args.service, knob="disk"),
+        Operation(service=args.service, knob="disk"),
         args.service,
         f"rotated and deleted old logs on {args.service}: disk {before:.0f}% -> {after:.0f}% used",
         {"service": args.service, "disk_used_before_pct": before, "disk_used_pct": after},
@@ -360,7 +360,7 @@ def skip_message(ctx: ToolContext, args: SkipMessageArgs) -> ToolOutput:
         return _refused("queue_empty", str(exc), queue=args.queue)
     depth = knobs.queues[args.queue].depth
     return _applied(
-        Operation(consumer, knob=f"queue:{args.queue}"),
+        Operation(service=consumer, knob=f"queue:{args.queue}"),
         args.queue,
         f"dead-lettered message {skipped} from {args.queue} (it will not be processed);"
         f" {depth} messages left for {consumer}",
@@ -374,7 +374,7 @@ def warm_cache(ctx: ToolContext, args: ServiceArgs) -> ToolOutput:
         return unknown_service(ctx, args.service)
     was_warm = ctx.world.knobs.warm_cache(args.service, ctx.clock, ctx.agent_id)
     return _applied(
-        Operation(args.service, knob="cache"),
+        Operation(service=args.service, knob="cache"),
         args.service,
         f"pre-loaded the cache of {args.service}" + (" (it was warm already)" if was_warm else ""),
         {"service": args.service, "was_warm": was_warm},

@@ -54,7 +54,7 @@ def send_message(ctx: ToolContext, args: SendMessageArgs) -> ToolOutput:
     return ToolOutput(
         text=f"message sent to {', '.join(to)}",
         data={"from": ctx.agent_id, "to": to, "text": args.text},
-        message=TeamMessage(tuple(to), args.text),
+        message=TeamMessage(to=tuple(to), text=args.text),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from metasre.agents.plain import to_dict
 from metasre.agents.policies import ExpertPolicy
 from metasre.agents.policies.team import KINDS, RoleSeat, SeatView
 from metasre.agents.rollout import EpisodeSpec
@@ -26,7 +27,8 @@ from metasre.agents.team_session import (
     role_player,
     scenario_roles,
 )
-from metasre.simulator import resolve
+from metasre.service.wire.convert import tool_pb
+from metasre.simulator import TOOLS, resolve
 from metasre.simulator.views import View
 
 SPLIT = "meta-sre/split-evidence-v1"
@@ -142,15 +144,19 @@ def test_a_seat_describes_its_view_as_the_simulator_does(view):
     assert SeatView.of({**view.model_dump(), "services": view.services}) == seat
 
 
+SERVED = {t.name: to_dict(tool_pb(t)) for t in TOOLS.values()}
+"""The server's tools by name, as ListTools serves them."""
+
+
 def test_a_seat_can_fix_only_what_its_view_and_tools_reach():
     dba = RoleSeat("dba", SeatView(("orders-db",), code=False, deploys=False))
-    assert dba.can_fix("orders-db", "bad_migration")
-    assert not dba.can_fix("orders-db", "bad_deployment")  # the deploy system is hidden
-    assert not dba.can_fix("orders", "bad_migration")  # not its service
-    assert not dba.can_fix("orders-db", "code_bug")
+    assert dba.can_fix("orders-db", "bad_migration", SERVED)
+    assert not dba.can_fix("orders-db", "bad_deployment", SERVED)  # the deploy system is hidden
+    assert not dba.can_fix("orders", "bad_migration", SERVED)  # not its service
+    assert not dba.can_fix("orders-db", "code_bug", SERVED)
     restarts_only = RoleSeat("ops", SeatView(), tools=("restart_service", "read_logs"))
-    assert restarts_only.can_fix("orders", "crash_loop")
-    assert not restarts_only.can_fix("orders", "capacity")
+    assert restarts_only.can_fix("orders", "crash_loop", SERVED)
+    assert not restarts_only.can_fix("orders", "capacity", SERVED)
 
 
 def sla_of(grade: dict[str, Any]) -> tuple[bool, str]:

@@ -123,7 +123,11 @@ async def test_time_and_chance_in_agent_code_grade_the_same_everywhere(tmp_path:
 
     # replay in this process, from the stored trajectory
     calls = [
-        RecordedCall(e["applied"]["agent_id"], e["applied"]["tool"], e["applied"].get("args", {}))
+        RecordedCall(
+            agent_id=e["applied"]["agent_id"],
+            tool=e["applied"]["tool"],
+            args=e["applied"].get("args", {}),
+        )
         for e in trajectory
         if "applied" in e
     ]

@@ -104,7 +104,7 @@ def test_one_structures_exact_fix_does_not_repair_its_sibling(memorised, other):
     assert ref.grade().resolved
     ep = Episode.make(FAMILY, SEEDS[other])
     try:
-        replay(ep, [RecordedCall("replay", tool, args) for tool, args in calls])
+        replay(ep, [RecordedCall(agent_id="replay", tool=tool, args=args) for tool, args in calls])
     except Exception:  # the memorised edit no longer fits: that is the point
         return
     assert not ep.grade().resolved

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from metasre.simulator import Episode
-from metasre.simulator.replay import RecordedCall, patch_of, replay
+from metasre.simulator.replay import RecordedCall, replay
 
 AD = "meta-sre/ad-ranking-crash-v2"
 RANKER = "ad_ranking/ranker.py"
@@ -19,7 +19,13 @@ def _play(calls: list[tuple[str, str, dict[str, Any]]]) -> tuple[Episode, list[R
     for agent, tool, args in calls:
         step = ep.apply(agent, tool, args)
         recorded.append(
-            RecordedCall(agent, tool, dict(step.args), 0, patch_of(tool, step.output.data))
+            RecordedCall(
+                agent_id=agent,
+                tool=tool,
+                args=dict(step.args),
+                round=0,
+                patch=step.output.patch,
+            )
         )
     return ep, recorded
 

@@ -143,12 +143,14 @@ def _check_effects(step: StepResult) -> None:
     where = f"{step.tool} {dict(step.args)}"
     if not out.ok:
         assert (out.operation, out.message, out.report, out.command) == (None,) * 4, where
+        assert out.patch is None, where
         assert not out.hint and out.syntax_error is None, where
         return
     assert (out.operation is not None) == tool.operates, where
     assert (out.message is not None) == tool.sends_message, where
     assert (out.report is not None) == tool.ends_episode == step.done, where
     assert out.syntax_error is None or tool.changes_code, where
+    assert (out.patch is not None) == tool.changes_code, where
 
 
 def _calls(episode: Episode) -> list[tuple[str, dict[str, Any]]]:
@@ -207,6 +209,10 @@ class _Recorder:
         ("get_alerts", None, {"message": "copy:send_message"}),
         # A report that does not end the episode.
         ("submit_report", None, {"report": None}),
+        # An edit that keeps its patch to itself: a replay by content could not place it.
+        ("edit_lines", None, {"patch": None}),
+        # A look that claims to have changed the code.
+        ("read_logs", None, {"patch": "copy:edit_lines"}),
     ],
 )
 def test_an_output_that_disagrees_with_its_tool_s_traits_is_refused(
@@ -225,6 +231,12 @@ def test_an_output_that_disagrees_with_its_tool_s_traits_is_refused(
         "get_alerts": {},
         "submit_report": dict(spec.solution[-1].args),
         "send_message": {"text": "hi"},
+        "edit_lines": {
+            "path": next(p for p in sorted(episode.workspace.base.files) if p.endswith(".py")),
+            "action": "insert",
+            "start_line": 1,
+            "content": "# looked at\n",
+        },
     }
     # Real effects to borrow, from a real successful call of the named tool.
     donor = Episode.make("meta-sre/payment-bad-deploy-v2", 0)
