@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,25 @@ def worker_count(value: str) -> int:
             f"{value[:20]!r}"
         )
     return n
+
+
+def die_with_supervisor() -> None:
+    """Have the kernel SIGTERM this shard when the process that started it dies (Linux).
+
+    A supervisor killed outright (SIGKILL, the OOM killer) cannot stop its shards: without this
+    they would serve on, unwatched, holding their ports, their store locks and the pipes the
+    supervisor's own parent reads. SIGTERM drains the shard as a stop would.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = os.getppid()
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the kernel was told to watch it
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def shard_store(store: str, slot: int) -> str:

@@ -264,6 +264,65 @@ async def test_a_killed_shard_comes_back_with_its_sessions_and_the_same_grade(
         assert await served.stop() == 0
 
 
+async def test_a_shard_killed_during_a_rollout_costs_no_episode_its_grade(
+    postgres_cluster: Any,
+) -> None:
+    """Issue 32's done-when, over PostgreSQL: one of three shards is SIGKILLed while six
+    episodes are halfway, and every episode ends with the grade an uninterrupted run gives. The
+    caller does nothing about it: no resume, no re-dial, no retry of its own. The SDK waits for
+    the slot's new process, asks the directory where each session lives, resumes the seats and
+    sends the calls that were cut off again under their call ids."""
+    steps = _solution()
+    half = len(steps) // 2
+    store = str(postgres_cluster.new_database())
+    async with (
+        metasre_serve("--workers", "3", "--store", store) as served,
+        MetasreClient(served.address) as client,
+    ):
+        uninterrupted = _graded((await _play(client, steps))["grade"])
+        # two episodes on every shard (a create's request id picks its shard by hash)
+        sessions: list[Any] = []
+        for _ in range(60):
+            made = await client.create_session(AD, seed=SEED)
+            if sum(s.endpoint == made.endpoint for s in sessions) < 2:
+                sessions.append(made)
+            else:
+                await client.close_session(made.id)
+            if len(sessions) == 6:
+                break
+        assert len(sessions) == 6 and len({s.endpoint for s in sessions}) == 3
+        agents = [client.agent(s.id, s.tokens["agent"]) for s in sessions]
+
+        async def play(agent: Any, part: list[tuple[str, dict[str, Any]]]) -> None:
+            for tool, args in part:
+                await agent.call(tool, args)
+
+        for agent in agents:
+            await agent.join()
+        await asyncio.gather(*(play(a, steps[:half]) for a in agents))
+
+        victim = sessions[0]
+        os.kill(
+            _shard_of(_shard_pids(served.proc.pid), victim.endpoint.rsplit(":", 1)[1]),
+            signal.SIGKILL,
+        )
+        # a control call on a session of the dead shard waits for the slot's new process
+        assert (await client.get_session(victim.id))["episode"] == 1
+        await asyncio.gather(*(play(a, steps[half:]) for a in agents))
+        for session, agent in zip(sessions, agents, strict=True):
+            grade = (await client.get_grade(session.id))["grade"]
+            assert grade["final"]
+            assert _graded(grade) == uninterrupted, session.endpoint
+            await agent.close()
+
+        info = await client.server_info()
+        slot = int(victim.id.rsplit("-s", 1)[1])
+        assert [s.get("restarts", 0) for s in info["shards"]] == [
+            1 if i == slot else 0 for i in range(3)
+        ]
+        assert await served.stop() == 0
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [
