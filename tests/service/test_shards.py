@@ -25,7 +25,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from metasre.agents.client import MetasreClient
 from metasre.cli.main import main
 from metasre.simulator import Episode
-from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
+from metasre.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
+    control_pb2,
+    control_pb2_grpc,
+    watch_pb2,
+    watch_pb2_grpc,
+)
 
 from .conftest import AD, TIMEOUT
 from .serve_process import ServeProcess, metasre_serve
@@ -261,6 +268,63 @@ async def test_a_killed_shard_comes_back_with_its_sessions_and_the_same_grade(
         assert code == 0
         assert [r["restarts"] for r in rows][slot] == 1
         assert all(r["serving"] for r in rows)
+        assert await served.stop() == 0
+
+
+async def test_a_stranger_gets_the_same_answer_for_a_foreign_session_as_for_none(
+    tmp_path: Path,
+) -> None:
+    """Through the directory and a shard, another owner's token probing a real session id and
+    a made-up one of the same shape (the same shard) gets the same refusal, word for word, and
+    at once: no existence oracle. Without any token, the same again (TOKEN_MISSING for both)."""
+    async with (
+        fleet(tmp_path) as served,
+        MetasreClient(served.address) as owner,
+        grpc.aio.insecure_channel(served.address) as channel,
+    ):
+        real = await owner.create_session(AD, seed=SEED)
+        made_up = "0123456789abcdef-s" + real.id.rsplit("-s", 1)[1]
+        control = control_pb2_grpc.ControlServiceStub(channel)
+        stranger = (("authorization", "Bearer a-stranger-owner-token-00000001"),)
+        calls = {
+            "GetSession": control_pb2.GetSessionRequest,
+            "GetGrade": control_pb2.GetGradeRequest,
+            "CloseSession": control_pb2.CloseSessionRequest,
+            "GetTrajectory": control_pb2.GetTrajectoryRequest,
+        }
+
+        async def refusal(method: str, session_id: str, metadata: Any) -> tuple[Any, ...]:
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await getattr(control, method)(
+                    calls[method](session_id=session_id), metadata=metadata, timeout=TIMEOUT
+                )
+            info = _error_info(refused.value)
+            return (
+                refused.value.code(),
+                info.reason,
+                dict(info.metadata),
+                (refused.value.details() or "").replace(session_id, "<id>"),
+            )
+
+        for method in calls:
+            for metadata in (stranger, ()):
+                foreign = await refusal(method, real.id, metadata)
+                assert foreign == await refusal(method, made_up, metadata), method
+                assert foreign[1] == ("SESSION_NOT_FOUND" if metadata else "TOKEN_MISSING")
+        watch = watch_pb2_grpc.WatchServiceStub(channel)
+        answers = []
+        for session_id in (real.id, made_up):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                async for _ in watch.WatchSession(
+                    watch_pb2.WatchSessionRequest(session_id=session_id),
+                    metadata=stranger,
+                    timeout=TIMEOUT,
+                ):
+                    pass
+            answers.append((refused.value.code(), _error_info(refused.value).reason))
+        assert answers == [(grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND")] * 2
+        # the stranger's CloseSession closed nothing: the owner's session is still open
+        assert not (await owner.get_session(real.id)).get("closed", False)
         assert await served.stop() == 0
 
 
