@@ -23,6 +23,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from metasre.agents.client import MetasreClient
+from metasre.agents.sync import SyncClient
 from metasre.cli.main import main
 from metasre.simulator import Episode
 from metasre.v1 import (
@@ -268,6 +269,31 @@ async def test_a_killed_shard_comes_back_with_its_sessions_and_the_same_grade(
         assert code == 0
         assert [r["restarts"] for r in rows][slot] == 1
         assert all(r["serving"] for r in rows)
+        assert await served.stop() == 0
+
+
+async def test_the_sync_client_plays_a_fleets_session_from_a_thread_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """SyncClient through the directory, from a thread that has no event loop (a rollout's
+    worker thread): the seat's channel to its shard is made on the client's own loop."""
+    steps = _solution()
+
+    def play(address: str) -> dict[str, Any]:
+        with SyncClient(address) as client:
+            session = client.create_session(AD, seed=SEED)
+            assert session.endpoint and session.endpoint != address
+            agent = client.agent(session.id, session.tokens["agent"])
+            try:
+                for tool, args in steps:
+                    agent.call(tool, args)
+            finally:
+                agent.close()
+            return client.get_grade(session.id)
+
+    async with fleet(tmp_path) as served:
+        grade = await asyncio.to_thread(play, served.address)
+        assert grade["grade"]["final"] and grade["grade"]["resolved"]
         assert await served.stop() == 0
 
 
