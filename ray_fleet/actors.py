@@ -21,6 +21,12 @@ import ray
 from ..cli.fleet import ShardKeeper, free_ports, shard_store
 
 
+def node_address() -> str:
+    """This node's address, as Ray advertises it."""
+    address: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    return address
+
+
 @ray.remote(num_cpus=0, max_restarts=0)
 class ShardActor:
     """Slot `slot` of a fleet, served on `host` (default: the node's address) at a free port.
@@ -32,7 +38,7 @@ class ShardActor:
 
     def __init__(self, slot: int, host: str | None = None) -> None:
         self.slot = slot
-        self.host = host or ray.util.get_node_ip_address()
+        self.host = host or node_address()
         self.port = free_ports(self.host, 1)[0]
         self.keeper: ShardKeeper | None = None
         self._kept: asyncio.Task[None] | None = None

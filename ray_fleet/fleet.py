@@ -18,7 +18,7 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from .actors import DirectoryActor, ShardActor
+from .actors import DirectoryActor, ShardActor, node_address
 
 DEFAULT_NAME = "metasre"
 """The name a fleet is published under when none is given."""
@@ -73,7 +73,8 @@ class RayFleet:
                 why).
         """
         if nodes is None:
-            nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
+            alive = ray.nodes()  # type: ignore[no-untyped-call]  # Ray leaves it unannotated
+            nodes = sorted(n["NodeID"] for n in alive if n.get("Alive"))
         if not nodes:
             raise ValueError("no alive Ray node to place a shard on: is ray.init() connected?")
         lifetime = {"lifetime": "detached"} if detached else {}
@@ -91,7 +92,7 @@ class RayFleet:
             name=f"{name}-directory",
             scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True),
             **lifetime,
-        ).remote(endpoints, host or ray.util.get_node_ip_address(), port, max_sessions_per_owner)
+        ).remote(endpoints, host or node_address(), port, max_sessions_per_owner)
         try:
             ray.get([s.start.remote(endpoints, list(serve_args), store, directory) for s in shards])
             address = ray.get(directory.serve.remote())
@@ -115,7 +116,7 @@ class RayFleet:
                 f"no META-SRE fleet named {name!r} on this Ray cluster (its directory actor "
                 f"{name}-directory is not there): start one with RayFleet.start(name=...)"
             ) from None
-        endpoints = tuple(ray.get(directory.endpoints.remote()))
+        endpoints: tuple[str, ...] = tuple(ray.get(directory.endpoints.remote()))
         shards = tuple(ray.get_actor(f"{name}-shard-{slot}") for slot in range(len(endpoints)))
         return cls(name, ray.get(directory.address.remote()), endpoints, shards, directory)
 

@@ -98,7 +98,7 @@ class RolloutPool:
         """
         origin = time.perf_counter()
         queue = iter(specs)
-        in_flight: dict[ray.ObjectRef, tuple[int, float]] = {}
+        in_flight: dict[ray.ObjectRef[EpisodeResult], tuple[int, float]] = {}
         load = [0] * len(self.workers)
         turn = itertools.count()
 
