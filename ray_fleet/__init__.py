@@ -15,11 +15,12 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(f"metasre.ray needs Ray ({exc}): pip install 'metasre[ray]'") from None
 
 from .actors import DirectoryActor, ShardActor
-from .fleet import DEFAULT_NAME, RayFleet
+from .fleet import DEFAULT_NAME, NAMESPACE, RayFleet
 from .pool import RolloutPool, RolloutWorker
 
 __all__ = [
     "DEFAULT_NAME",
+    "NAMESPACE",
     "DirectoryActor",
     "RayFleet",
     "RolloutPool",

@@ -22,6 +22,10 @@ from .actors import DirectoryActor, ShardActor, node_address
 
 DEFAULT_NAME = "metasre"
 """The name a fleet is published under when none is given."""
+NAMESPACE = "metasre"
+"""The Ray namespace of a fleet's actors: a job's own namespace is anonymous unless it names
+one, and a named actor is found only from its namespace, so a trainer's job could not find a
+fleet another job started."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +33,8 @@ class RayFleet:
     """A fleet on Ray: its directory's address, its shards' endpoints and their actors."""
 
     name: str
-    """What the fleet is published under (its directory actor is `<name>-directory`)."""
+    """What the fleet is published under (its directory actor is `<name>-directory` in the
+    Ray namespace `metasre`)."""
     address: str
     """host:port of the directory: the one address clients dial."""
     endpoints: tuple[str, ...]
@@ -81,6 +86,7 @@ class RayFleet:
         shards = tuple(
             ShardActor.options(  # type: ignore[attr-defined]
                 name=f"{name}-shard-{slot}",
+                namespace=NAMESPACE,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False),
                 **lifetime,
             ).remote(slot, host)
@@ -90,6 +96,7 @@ class RayFleet:
         here = ray.get_runtime_context().get_node_id()
         directory = DirectoryActor.options(  # type: ignore[attr-defined]
             name=f"{name}-directory",
+            namespace=NAMESPACE,
             scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True),
             **lifetime,
         ).remote(endpoints, host or node_address(), port, max_sessions_per_owner)
@@ -110,14 +117,17 @@ class RayFleet:
             ValueError: no fleet is published under that name.
         """
         try:
-            directory = ray.get_actor(f"{name}-directory")
+            directory = ray.get_actor(f"{name}-directory", namespace=NAMESPACE)
         except ValueError:
             raise ValueError(
                 f"no META-SRE fleet named {name!r} on this Ray cluster (its directory actor "
                 f"{name}-directory is not there): start one with RayFleet.start(name=...)"
             ) from None
         endpoints: tuple[str, ...] = tuple(ray.get(directory.endpoints.remote()))
-        shards = tuple(ray.get_actor(f"{name}-shard-{slot}") for slot in range(len(endpoints)))
+        shards = tuple(
+            ray.get_actor(f"{name}-shard-{slot}", namespace=NAMESPACE)
+            for slot in range(len(endpoints))
+        )
         return cls(name, ray.get(directory.address.remote()), endpoints, shards, directory)
 
     def shard_pids(self) -> list[int]:

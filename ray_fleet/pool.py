@@ -5,7 +5,9 @@ shard (gRPC on the node, no actor call per tool call). The pool hands each episo
 worker with the fewest in flight, at most `per_shard` each: a trainer that stops taking results
 holds at most `per_shard` x shards episodes, played and waiting, never a growing queue. A shard
 that dies holds up its own worker's episodes only while its slot's new process rebuilds them
-(the SDK waits for it and resumes the seats by itself); the others play on.
+(the SDK waits for it and resumes the seats by itself); the others play on. Each worker creates
+its sessions on its own shard under an owner token of its own: the owner quota that counts is
+the shard's `max_sessions_per_owner`, which must allow `per_shard`.
 
     fleet = RayFleet.connect()                     # inside the trainer's Ray job
     pool = RolloutPool(fleet, solo_player(make_policy), per_shard=8)
