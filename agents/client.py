@@ -558,10 +558,11 @@ class MetasreClient:
     async def _locate(self, session_id: str, ready_within: float) -> Any:
         """Where `session_id` lives now that its shard died: a stub, or None to stay put.
 
-        The client asks its target (the directory) again, which answers for the session once its shard serves again, which it does after
-        rebuilding its sessions from the store. Until then the refusal (UNAVAILABLE) is raised
-        for the retry policy to wait on. A client that does not own the session (it holds a
-        seat's join token only) cannot ask: it resumes where the session was.
+        The client asks its target (the directory) again, which answers for the session once
+        its shard serves again, after rebuilding its sessions from the store. Until then the
+        refusal (UNAVAILABLE) is raised for the retry policy to wait on. A client that does not
+        own the session (it holds a seat's join token only) cannot ask: it resumes where the
+        session was.
         """
         known = self._routes.pop(session_id, None)
         try:
