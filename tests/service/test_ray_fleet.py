@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,16 +39,40 @@ OBJECT_STORE_BYTES = 80 * 1024 * 1024
 """Each node's object store: the pool moves a few small results, nothing more."""
 
 
+def _children() -> set[int]:
+    """This process's child processes now (Ray's head starts its daemons as ours)."""
+    out: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        out |= {int(p) for p in (task / "children").read_text().split()}
+    return out
+
+
+def _start(cluster: Any, node: dict[str, Any]) -> None:
+    cluster.add_node(**node, include_dashboard=False)  # the first node is the head
+    cluster.add_node(**node)
+    cluster.wait_for_nodes()
+
+
 @pytest.fixture
 def two_nodes() -> Iterator[Any]:
-    """A head and one more node on 127.0.0.1, and this process connected as the driver."""
+    """A head and one more node on 127.0.0.1, and this process connected as the driver.
+
+    Whatever Ray processes this fixture started are stopped at the end, and those only: the
+    cluster's nodes, and any daemon of a node that failed halfway through its start (which the
+    cluster does not list). A start that fails is tried once more (Ray picks its ports while
+    other tests bind theirs), and the second failure fails the test.
+    """
     node = {"num_cpus": 1, "object_store_memory": OBJECT_STORE_BYTES}
-    cluster = cluster_utils.Cluster(
-        initialize_head=True, head_node_args={**node, "include_dashboard": False}
-    )
+    before = _children()
+    cluster = cluster_utils.Cluster()
     try:
-        cluster.add_node(**node)
-        cluster.wait_for_nodes()
+        try:
+            _start(cluster, node)
+        except Exception:
+            cluster.shutdown()
+            _stop_ray_children(before)
+            cluster = cluster_utils.Cluster()
+            _start(cluster, node)
         assert cluster.address.startswith("127.0.0.1:"), cluster.address
         ray.init(address=cluster.address, log_to_driver=False)
         try:
@@ -56,6 +81,15 @@ def two_nodes() -> Iterator[Any]:
             ray.shutdown()
     finally:
         cluster.shutdown()  # the processes this cluster started, and no other
+        _stop_ray_children(before)
+
+
+def _stop_ray_children(before: set[int]) -> None:
+    """SIGKILL the Ray daemons among this process's children that were not there `before`."""
+    for pid in _children() - before:
+        with contextlib.suppress(OSError):
+            if b"/ray/" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(pid, signal.SIGKILL)
 
 
 @ray.remote(num_cpus=0)
