@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import re
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -105,6 +106,16 @@ route by it (Envoy `hash_policy: header`, gRPC ring-hash), the servers ignore it
 ON_OTHER_SHARD = "SESSION_ON_OTHER_SHARD"
 """The ErrorInfo reason of a call that reached a server not holding its session, in a fleet;
 its metadata `owner_endpoint` says where the session is."""
+
+_FLEET_SESSION_ID = re.compile(r"^[0-9a-f]{16}-s\d{1,4}$")
+"""A fleet's session ids end in -s<slot>, the slot of the shard that holds them (ShardInfo.slot
+in control.proto): a shard that dies is started again on its slot and rebuilds them, so the
+client waits for it (see `metasre.agents.retry`)."""
+
+
+def in_fleet(session_id: str | None) -> bool:
+    """Whether `session_id` is a fleet's, whose shard comes back when it dies."""
+    return bool(session_id) and _FLEET_SESSION_ID.match(session_id or "") is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +328,7 @@ class MetasreClient:
                         raise error from None
             raise error
 
-        return await self.retry.run(attempt)
+        return await self.retry.run(attempt, in_fleet=in_fleet(on))
 
     async def server_info(self) -> dict[str, Any]:
         """Protocol version, capabilities and limits."""
@@ -518,7 +529,37 @@ class MetasreClient:
             follow=lambda error: (
                 self._stubs(session_id).agents if self._follow(session_id, error) else None
             ),
+            locate=lambda ready_within: self._locate(session_id, ready_within),
         )
+
+    async def _locate(self, session_id: str, ready_within: float) -> Any:
+        """Where `session_id` lives now that its shard died: a stub, or None to stay put.
+
+        The client asks its target (the directory) again, which answers for the session once
+        its shard serves again, after rebuilding its sessions from the store. Until then the
+        refusal (UNAVAILABLE) is raised for the retry policy to wait on. A client that does not
+        own the session (it holds a seat's join token only) cannot ask: it resumes where the
+        session was.
+        """
+        known = self._routes.pop(session_id, None)
+        try:
+            reply = await self._control.GetSession(
+                control_pb2.GetSessionRequest(session_id=session_id),
+                metadata=(*self._session_metadata(), (AFFINITY_KEY, session_id)),
+                wait_for_ready=True,
+                timeout=ready_within,
+            )
+        except grpc.aio.AioRpcError as exc:
+            if known is not None:
+                self._routes[session_id] = known
+            error = from_rpc_error(exc)
+            if self._follow(session_id, error):
+                return self._stubs(session_id).agents
+            if error.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+                raise error from None
+            return None
+        self._learn(session_id, reply.session.endpoint)
+        return self._stubs(session_id).agents
 
 
 @dataclass(frozen=True, slots=True)
@@ -557,11 +598,16 @@ class AgentConnection:
         batch_events: bool = True,
         retry: RetryPolicy | None = None,
         follow: Callable[[ClientError], Any] | None = None,
+        locate: Callable[[float], Awaitable[Any]] | None = None,
     ) -> None:
         self._stub = stub
         self._follow = follow
         """Given a refusal naming the shard that holds the session, the stub that reaches it
         (None: the refusal names none, or the same again)."""
+        self._locate = locate
+        """After the session's shard died: the stub that reaches the shard serving it now, as
+        the directory says (None: where it was), waiting up to the seconds given."""
+        self._in_fleet = in_fleet(session_id)
         self._retry = retry or RetryPolicy()
         self._reconnecting = asyncio.Lock()
         self._options = agent_pb2.StreamOptions(batch_events=batch_events)
@@ -608,7 +654,8 @@ class AgentConnection:
         A server handing the session over is waited out, as the client's `RetryPolicy` says.
         """
         return await self._retry.run(
-            lambda ready_within: self._open_at_holder(resume=resume, ready_within=ready_within)
+            lambda ready_within: self._open_at_holder(resume=resume, ready_within=ready_within),
+            in_fleet=self._in_fleet,
         )
 
     async def _open_at_holder(self, *, resume: bool, ready_within: float | None) -> dict[str, Any]:
@@ -710,7 +757,7 @@ class AgentConnection:
                 await self._resume_within(ready_within)
             return await self._call_once(tool, args, call_id)
 
-        return await self._retry.run(attempt)
+        return await self._retry.run(attempt, in_fleet=self._in_fleet)
 
     async def _resume_within(self, ready_within: float) -> None:
         """Resume the seat if its stream is gone, waiting up to `ready_within` for a server.
@@ -719,6 +766,10 @@ class AgentConnection:
         """
         async with self._reconnecting:
             if self._lost is not None:
+                if self._in_fleet and self._locate is not None:
+                    stub = await self._locate(ready_within)
+                    if stub is not None:
+                        self._stub = stub
                 await self._open(resume=True, ready_within=ready_within)
 
     async def _call_once(

@@ -312,7 +312,7 @@ def iter_rollouts(
                 if spec is None:
                     return
                 running.add(
-                    pool.submit(_play_one, client, player, spec, start, close_sessions, collect)
+                    pool.submit(play_episode, client, player, spec, start, close_sessions, collect)
                 )
 
         fill()
@@ -324,7 +324,7 @@ def iter_rollouts(
             fill()
 
 
-def _play_one(
+def play_episode(
     client: SyncClient,
     player: EpisodePlayer,
     spec: EpisodeSpec,
@@ -332,7 +332,11 @@ def _play_one(
     close_sessions: bool,
     collect: Callable[[SyncClient, str], Any] | None,
 ) -> EpisodeResult:
-    """Play and grade one episode; a failure is the result's `error`, never raised."""
+    """Play and grade one episode; a failure is the result's `error`, never raised.
+
+    `origin` is the `time.perf_counter()` the result's `started` counts from; `collect` and
+    `close_sessions` are `run_rollout`'s.
+    """
     start = time.perf_counter()
     session_id, steps, minutes, details = "", 0, 0.0, None
     try:
@@ -409,6 +413,7 @@ __all__ = [
     "iter_rollouts",
     "pair_player",
     "plan_episodes",
+    "play_episode",
     "played",
     "run_rollout",
     "solo_player",

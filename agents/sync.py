@@ -200,9 +200,15 @@ class SyncClient:
 
     def agent(self, session_id: str, join_token: str) -> SyncAgent:
         """A joined agent connection for one seat."""
-        conn = self.client.agent(session_id, join_token)
-        self._loop.run(conn.join())
-        return SyncAgent(self._loop, conn)
+
+        async def joined() -> AgentConnection:
+            # Made on the loop's thread: a fleet's session may need a channel to its shard,
+            # and a grpc.aio channel belongs to the loop of the thread that makes it.
+            conn = self.client.agent(session_id, join_token)
+            await conn.join()
+            return conn
+
+        return SyncAgent(self._loop, self._loop.run(joined()))
 
     def close(self) -> None:
         """Close the channel and stop the loop thread."""

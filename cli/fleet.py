@@ -19,6 +19,8 @@ import json
 import os
 import signal
 import socket
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,25 @@ def worker_count(value: str) -> int:
     return n
 
 
+def die_with_supervisor() -> None:
+    """Have the kernel SIGTERM this shard when the process that started it dies (Linux).
+
+    A supervisor killed outright (SIGKILL, the OOM killer) cannot stop its shards: without this
+    they would serve on, unwatched, holding their ports, their store locks and the pipes the
+    supervisor's own parent reads. SIGTERM drains the shard as a stop would.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = os.getppid()
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the kernel was told to watch it
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def shard_store(store: str, slot: int) -> str:
     """The store of shard `slot`: its own SQLite file beside `store`, or the shared database."""
     from ..service import is_store_url
@@ -71,7 +92,7 @@ def shard_store(store: str, slot: int) -> str:
     return str(path.with_name(f"{path.stem}.s{slot}{path.suffix}"))
 
 
-def _free_ports(host: str, n: int) -> list[int]:
+def free_ports(host: str, n: int) -> list[int]:
     """`n` ports the OS calls free now (held together, so they differ)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     probes = []
@@ -86,7 +107,7 @@ def _free_ports(host: str, n: int) -> list[int]:
             probe.close()
 
 
-def _advertised(host: str) -> str:
+def advertised(host: str) -> str:
     """The host clients dial for a shard listening on `host` (a wildcard is not dialable)."""
     if host in ("0.0.0.0", "::", ""):
         return socket.getfqdn()
@@ -109,6 +130,83 @@ def _child_args(argv: list[str]) -> list[str]:
     return out
 
 
+class ShardKeeper:
+    """One slot of a fleet: its `metasre serve` process, started again whenever it dies.
+
+    Args:
+        slot: The slot.
+        args: `metasre serve`'s arguments for the slot's process (its port, slot and store).
+        verbose: Pass `-v` to the shard.
+        on_restart: Called after the slot's process was started again.
+    """
+
+    def __init__(
+        self,
+        slot: int,
+        args: list[str],
+        *,
+        verbose: bool = False,
+        on_restart: Callable[[int], None] | None = None,
+    ) -> None:
+        self.slot = slot
+        self.args = args
+        self.verbose = verbose
+        self.on_restart = on_restart
+        self.proc: asyncio.subprocess.Process | None = None
+        self.restarts = 0
+        """How many times the slot's process was started again after it died."""
+        self.stopping = False
+
+    async def start(self) -> None:
+        """Start the slot's process and wait until it serves.
+
+        Raises:
+            RuntimeError: it exited before it served.
+        """
+        from .child_server import start_serve
+
+        proc, _ = await start_serve(
+            *self.args,
+            verbose=self.verbose,
+            stderr=None,  # the shards log where the supervisor does
+            timeout=120.0,
+        )
+        self.proc = proc
+        log.info("shard_serving", slot=self.slot, pid=proc.pid)
+
+    async def keep(self) -> None:
+        """Start the process again whenever it dies, until `stop`."""
+        pause = RESTART_PAUSE_SECONDS
+        while not self.stopping:
+            proc = self.proc
+            assert proc is not None
+            code = await proc.wait()
+            if self.stopping:
+                return
+            log.error("shard_died", slot=self.slot, pid=proc.pid, exit_code=code)
+            while not self.stopping:
+                await asyncio.sleep(pause)
+                pause = min(RESTART_PAUSE_MAX_SECONDS, pause * 2)
+                try:
+                    await self.start()
+                except (RuntimeError, TimeoutError, OSError) as exc:
+                    log.error("shard_restart_failed", slot=self.slot, error=str(exc))
+                    continue
+                self.restarts += 1
+                if self.on_restart is not None:
+                    self.on_restart(self.slot)
+                pause = RESTART_PAUSE_SECONDS
+                break
+
+    async def stop(self, grace_seconds: float) -> None:
+        """Stop keeping the process, and drain it (killed past `grace_seconds`)."""
+        from .child_server import stop_child
+
+        self.stopping = True
+        if self.proc is not None:
+            await stop_child(self.proc, grace_seconds)
+
+
 class Fleet:
     """The shard processes of one `metasre serve --workers N` and their directory."""
 
@@ -124,13 +222,24 @@ class Fleet:
                     "65535: pick a lower --port"
                 )
         else:
-            ports = _free_ports(host, self.n)
+            ports = free_ports(host, self.n)
         self.ports = ports
-        self.endpoints = [f"{_advertised(host)}:{p}" for p in ports]
+        self.endpoints = [f"{advertised(host)}:{p}" for p in ports]
         self.base = _child_args(argv)
-        self.procs: list[asyncio.subprocess.Process | None] = [None] * self.n
-        self.stopping = False
         self.directory: Any = None
+        self.keepers = [
+            ShardKeeper(
+                slot,
+                self._shard_args(slot),
+                verbose=bool(getattr(args, "verbose", 0)),
+                on_restart=self._restarted,
+            )
+            for slot in range(self.n)
+        ]
+
+    def _restarted(self, slot: int) -> None:
+        if self.directory is not None:
+            self.directory.restarts[slot] += 1
 
     def _shard_args(self, slot: int) -> list[str]:
         args = [
@@ -146,45 +255,9 @@ class Fleet:
             args += ["--store", shard_store(self.args.store, slot)]
         return args
 
-    async def _start(self, slot: int) -> None:
-        from .child_server import start_serve
-
-        proc, _ = await start_serve(
-            *self._shard_args(slot),
-            verbose=bool(getattr(self.args, "verbose", 0)),
-            stderr=None,  # the shards log where the supervisor does
-            timeout=120.0,
-        )
-        self.procs[slot] = proc
-        log.info("shard_serving", slot=slot, endpoint=self.endpoints[slot], pid=proc.pid)
-
-    async def _keep(self, slot: int) -> None:
-        """Start the shard again whenever it dies, until the fleet stops."""
-        pause = RESTART_PAUSE_SECONDS
-        while not self.stopping:
-            proc = self.procs[slot]
-            assert proc is not None
-            code = await proc.wait()
-            if self.stopping:
-                return
-            log.error("shard_died", slot=slot, pid=proc.pid, exit_code=code)
-            while not self.stopping:
-                await asyncio.sleep(pause)
-                pause = min(RESTART_PAUSE_MAX_SECONDS, pause * 2)
-                try:
-                    await self._start(slot)
-                except (RuntimeError, TimeoutError, OSError) as exc:
-                    log.error("shard_restart_failed", slot=slot, error=str(exc))
-                    continue
-                if self.directory is not None:
-                    self.directory.restarts[slot] += 1
-                pause = RESTART_PAUSE_SECONDS
-                break
-
     async def run(self) -> None:
         """Serve until SIGTERM or SIGINT; then stop the directory and drain every shard."""
         from ..service import Directory, build_directory
-        from .child_server import stop_child
 
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -194,7 +267,7 @@ class Fleet:
         server = None
         try:
             started = await asyncio.gather(
-                *(self._start(s) for s in range(self.n)), return_exceptions=True
+                *(k.start() for k in self.keepers), return_exceptions=True
             )
             failed = [r for r in started if isinstance(r, BaseException)]
             if failed:
@@ -214,7 +287,7 @@ class Fleet:
                     f"cannot serve the directory on {self.args.host}:{self.args.port} ({exc}); "
                     "pick another --port, or --port 0 for a free one"
                 ) from None
-            keepers = [asyncio.create_task(self._keep(s)) for s in range(self.n)]
+            keepers = [asyncio.create_task(k.keep()) for k in self.keepers]
             address = f"{self.args.host}:{port}"
             log.info("fleet_serving", address=address, shards=self.endpoints)
             print(
@@ -223,16 +296,15 @@ class Fleet:
             )
             await stop.wait()
         finally:
-            self.stopping = True
+            for keeper in self.keepers:
+                keeper.stopping = True
             for task in keepers:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             if server is not None:
                 await server.stop(1.0)
-            await asyncio.gather(
-                *(stop_child(p, self.args.grace_seconds + 30) for p in self.procs if p is not None)
-            )
+            await asyncio.gather(*(k.stop(self.args.grace_seconds + 30) for k in self.keepers))
             if self.directory is not None:
                 await self.directory.close()
 

@@ -266,6 +266,9 @@ def _serve(args: argparse.Namespace) -> int:
         shard = None
         if args.shard_slot is not None:
             shard = Shard(args.shard_slot, tuple(args.shard_endpoints.split(",")))
+            from .fleet import die_with_supervisor
+
+            die_with_supervisor()
         config = ServerConfig(
             host=args.host,
             port=args.port,

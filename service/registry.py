@@ -26,10 +26,12 @@ import structlog
 from ..simulator import Episode, EpisodePhase, resolve
 from ..simulator.catalog import Catalog
 from .config import Limits
+from .core.auth import check_owner, require_bearer
 from .core.coordinator import Coordinator, make_episode
 from .core.errors import (
     CallAbortedError,
     InvalidRequestError,
+    NotSessionOwnerError,
     OwnerAtQuotaError,
     RequestIdReusedError,
     ServerAtCapacityError,
@@ -442,9 +444,31 @@ class Registry:
             elsewhere = self.shard.elsewhere(session_id) if self.shard is not None else None
             if elsewhere is not None:
                 raise elsewhere
-            raise SessionNotFoundError(
-                f"no open session {session_id[:64]!r}; ListSessions shows the open ones"
-            )
+            raise _no_open_session(session_id)
+        return found
+
+    def owned(
+        self,
+        session_id: str,
+        metadata: Sequence[tuple[str, str | bytes]],
+        admin_token: str | None,
+    ) -> tuple[Session, Coordinator]:
+        """The session and its coordinator, for a call showing its owner or the admin token.
+
+        A session another owner holds answers as one that does not exist, word for word: a
+        token learns nothing of the sessions that are not its own, not even that they are
+        open. The token's presence is checked first, so that its absence says nothing either.
+
+        Raises:
+            TokenMissingError: the call carries no token.
+            SessionNotFoundError: no open session has that id, or not one of this token's.
+        """
+        require_bearer(metadata)
+        found = self.get(session_id)
+        try:
+            check_owner(metadata, admin_token, found[0].owner_digest)
+        except NotSessionOwnerError:
+            raise _no_open_session(session_id) from None
         return found
 
     def stored(self, session_id: str) -> tuple[SessionRow, list[LogEntry]] | None:
@@ -633,3 +657,10 @@ def _check_views(spec: SessionSpec, episode: Episode) -> None:
                 f" {', '.join(services)}",
                 ((f"seats[{i}].view.services", "services of the scenario at the seed"),),
             )
+
+
+def _no_open_session(session_id: str) -> SessionNotFoundError:
+    """The refusal of a call on a session that is not open here (or not the caller's)."""
+    return SessionNotFoundError(
+        f"no open session {session_id[:64]!r}; ListSessions shows the open ones"
+    )

@@ -53,4 +53,5 @@ def test_the_type_check_sees_every_package_module():
     names = {s.module for s in sources()}
     assert {f"metasre.{p}" for p in PACKAGES} <= names
     assert {"metasre.service.core.coordinator", "metasre.simulator.sandbox.helper.child"} <= names
+    assert "metasre.ray.pool" in names  # the folder ray_fleet/ is the package metasre.ray
     assert not any(".scenarios.payment_bad_deploy" in n for n in names)

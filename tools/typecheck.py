@@ -20,8 +20,11 @@ from mypy.main import process_options
 from mypy.modulefinder import BuildSource
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("simulator", "agents", "cli", "conformance", "service")
-"""The folders checked, each the package `metasre.<folder>`."""
+PACKAGES = ("simulator", "agents", "cli", "conformance", "service", "ray_fleet")
+"""The folders checked, each the package `metasre.<folder>` unless `RENAMED` says otherwise."""
+RENAMED = {"ray_fleet": "ray"}
+"""Folders whose package has another name (pyproject's package-dir): `metasre.ray` is not a
+folder `ray/`, which would shadow Ray itself for anything run from the checkout."""
 
 
 def sources(root: Path = ROOT) -> list[BuildSource]:
@@ -33,6 +36,7 @@ def sources(root: Path = ROOT) -> list[BuildSource]:
             if any(not (root / d / "__init__.py").exists() for d in folders if d != Path(".")):
                 continue  # not a package (scenario families' folders): as `mypy -p` skips it
             parts = path.relative_to(root).with_suffix("").parts
+            parts = (RENAMED.get(parts[0], parts[0]), *parts[1:])
             if parts[-1] == "__init__":
                 parts = parts[:-1]
             out.append(BuildSource(str(path), ".".join(("metasre", *parts)), None))

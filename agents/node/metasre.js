@@ -192,9 +192,29 @@ function retryPolicy(retry) {
   return { ...DEFAULT_RETRY, ...(retry || {}) };
 }
 
+// A fleet's session ids end in -s<slot> (ShardInfo.slot in control.proto): a shard that dies
+// is started again on its slot and rebuilds them, so the client waits for it as for a handover.
+const FLEET_SESSION_ID = /^[0-9a-f]{16}-s\d{1,4}$/;
+
+/** Whether sessionId is a fleet's, whose shard comes back when it dies. */
+function inFleet(sessionId) {
+  return Boolean(sessionId) && FLEET_SESSION_ID.test(sessionId);
+}
+
+/**
+ * Whether err says a server will take the call soon: a handover's next server, or (inFleet)
+ * the restarted shard of a fleet's session (UNAVAILABLE with no reason of the server's, or a
+ * stream that broke mid-message as the shard was killed: INTERNAL).
+ */
+function passesLikeHandover(err, fleet) {
+  if (err.reason === HANDING_OVER) return err.code === "UNAVAILABLE";
+  if (!fleet || err.reason) return false;
+  return err.code === "UNAVAILABLE" || (err.code === "INTERNAL" && err.lost === true);
+}
+
 /** Milliseconds to wait before trying again, or null to give up (see DEFAULT_RETRY). */
-function retryDelayMs(policy, err, attempt, elapsedMs) {
-  if (err.code === "UNAVAILABLE" && err.reason === HANDING_OVER) {
+function retryDelayMs(policy, err, attempt, elapsedMs, fleet = false) {
+  if (passesLikeHandover(err, fleet)) {
     if (elapsedMs >= policy.handoverTimeoutMs) return null;
     const backoff = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * 2 ** (attempt - 1));
     // Jitter spreads the agents of a handed-over server over the next one's start.
@@ -211,7 +231,7 @@ function retryDelayMs(policy, err, attempt, elapsedMs) {
  * one; after a handover refusal readyWithinMs is how long it may wait for a server (gRPC's
  * waitForReady with that deadline), else null.
  */
-async function withRetries(policy, attempt) {
+async function withRetries(policy, attempt, fleet = false) {
   let first = null;
   let handover = null;
   let readyWithinMs = null;
@@ -223,9 +243,9 @@ async function withRetries(policy, attempt) {
       if (handover && err.code === "DEADLINE_EXCEEDED" && !err.reason) throw handover;
       const now = Date.now();
       if (first === null) first = now;
-      const wait = retryDelayMs(policy, err, tries, now - first);
+      const wait = retryDelayMs(policy, err, tries, now - first, fleet);
       if (wait === null) throw err;
-      if (err.reason === HANDING_OVER) handover = err;
+      if (passesLikeHandover(err, fleet)) handover = err;
       await new Promise((resolve) => setTimeout(resolve, wait));
       if (handover) readyWithinMs = Math.max(1, policy.handoverTimeoutMs - (Date.now() - first));
     }
@@ -323,7 +343,36 @@ class MetasreClient {
         if (!sessionId || !this.follow(sessionId, err)) throw err;
         return once();
       }
-    });
+    }, inFleet(sessionId));
+  }
+
+  /**
+   * Where sessionId lives now that its shard died: the agents stub there, or null to stay put.
+   * Asks the target (the directory) again, which answers once the shard serves again (after
+   * rebuilding its sessions); rejects with UNAVAILABLE until then, for the retry to wait on. A
+   * client that does not own the session (a join token only) cannot ask: it resumes in place.
+   */
+  async locate(sessionId, readyWithinMs) {
+    const known = this.routes.get(sessionId);
+    this.routes.delete(sessionId);
+    const metadata = this.sessionMetadata();
+    metadata.set("x-session-id", sessionId);
+    const options = { waitForReady: true, deadline: new Date(Date.now() + readyWithinMs) };
+    try {
+      const reply = await new Promise((resolve, reject) => {
+        this.control.GetSession({ session_id: sessionId }, metadata, options, (err, response) =>
+          err ? reject(fromGrpcError(err)) : resolve(response),
+        );
+      });
+      const endpoint = reply.session.endpoint;
+      if (endpoint && endpoint !== this.target) this.routes.set(sessionId, endpoint);
+      return this.stubsFor(sessionId).agents;
+    } catch (err) {
+      if (known !== undefined) this.routes.set(sessionId, known);
+      if (this.follow(sessionId, err)) return this.stubsFor(sessionId).agents;
+      if (err.code === "UNAVAILABLE" || err.code === "DEADLINE_EXCEEDED") throw err;
+      return null;
+    }
   }
 
   serverInfo() {
@@ -384,6 +433,7 @@ class MetasreClient {
       batchEvents,
       retry: this.retry,
       follow: (err) => (this.follow(sessionId, err) ? this.stubsFor(sessionId).agents : null),
+      locate: (readyWithinMs) => this.locate(sessionId, readyWithinMs),
     });
   }
 
@@ -397,10 +447,18 @@ class MetasreClient {
 
 /** One agent's bidirectional stream: its own calls and results, and what the team does. */
 class AgentConnection {
-  constructor(stub, sessionId, joinToken, { batchEvents = true, retry, follow = null } = {}) {
+  constructor(
+    stub,
+    sessionId,
+    joinToken,
+    { batchEvents = true, retry, follow = null, locate = null } = {},
+  ) {
     this.stub = stub;
     // Given a refusal naming the shard that holds the session, the stub reaching it (or null).
     this.follow = follow;
+    // After the session's shard died: the stub reaching the shard serving it now (or null).
+    this.locate = locate;
+    this.inFleet = inFleet(sessionId);
     this.retry = retry || retryPolicy();
     this.resuming = null; // the resume under way, shared by the calls that wait for it
     // Events that become durable together come as one message (StreamOptions.batch_events).
@@ -498,14 +556,23 @@ class AgentConnection {
     return withRetries(this.retry, async (readyWithinMs) => {
       if (readyWithinMs !== null && this.ended) {
         if (!this.resuming) {
-          this.resuming = this.resume(readyWithinMs).finally(() => {
-            this.resuming = null;
-          });
+          this.resuming = this.relocate(readyWithinMs)
+            .then(() => this.resume(readyWithinMs))
+            .finally(() => {
+              this.resuming = null;
+            });
         }
         await this.resuming;
       }
       return this.callOnce(tool, args, call_id);
-    });
+    }, this.inFleet);
+  }
+
+  /** Before resuming a fleet's seat: ask where its session lives now (its shard may be new). */
+  async relocate(readyWithinMs) {
+    if (!this.inFleet || this.locate === null) return;
+    const stub = await this.locate(readyWithinMs);
+    if (stub !== null) this.stub = stub;
   }
 
   callOnce(tool, args, call_id) {

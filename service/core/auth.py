@@ -109,12 +109,7 @@ def check_owner(
         TokenMissingError: the call carries no token.
         NotSessionOwnerError: the token is neither the session's owner token nor the admin's.
     """
-    given = bearer(metadata)
-    if given is None:
-        raise TokenMissingError(
-            "control calls on a session need its owner token (CreateSessionResponse."
-            "owner_token) or the admin token: send the metadata 'authorization: Bearer <token>'"
-        )
+    given = require_bearer(metadata)
     if same(given, admin_token):
         return
     if owner_digest is None or not matches(given, owner_digest):
@@ -122,6 +117,21 @@ def check_owner(
             "this token is not the owner token of the session (the one CreateSession returned"
             " for it) nor the admin token"
         )
+
+
+def require_bearer(metadata: Sequence[tuple[str, str | bytes]]) -> str:
+    """The bearer token a control call on a session carries.
+
+    Raises:
+        TokenMissingError: it carries none.
+    """
+    given = bearer(metadata)
+    if given is None:
+        raise TokenMissingError(
+            "control calls on a session need its owner token (CreateSessionResponse."
+            "owner_token) or the admin token: send the metadata 'authorization: Bearer <token>'"
+        )
+    return given
 
 
 def bearer(metadata: Sequence[tuple[str, str | bytes]]) -> str | None:

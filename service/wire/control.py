@@ -22,7 +22,12 @@ from ..core.auth import (
     seat_join_token,
 )
 from ..core.coordinator import Coordinator
-from ..core.errors import InvalidRequestError, SessionNotFoundError, TokenMissingError
+from ..core.errors import (
+    InvalidRequestError,
+    NotSessionOwnerError,
+    SessionNotFoundError,
+    TokenMissingError,
+)
 from ..core.session import Session
 from ..core.shards import ELSEWHERE_KEY
 from ..registry import CreateRequest, Registry
@@ -82,13 +87,9 @@ class ControlServicer:
 
     def _owned(self, context: Context, session_id: str) -> tuple[Session, Coordinator]:
         """The session, once the call has shown its owner token or the admin token."""
-        found = self._registry.get(session_id)
-        check_owner(
-            tuple(context.invocation_metadata() or ()),
-            self._config.admin_token,
-            found[0].owner_digest,
+        return self._registry.owned(
+            session_id, tuple(context.invocation_metadata() or ()), self._config.admin_token
         )
-        return found
 
     @unary(admin=True)
     async def GetServerInfo(
@@ -276,18 +277,22 @@ class ControlServicer:
     async def _stored_trajectory(
         self, context: Context, request: control_pb2.GetTrajectoryRequest
     ) -> control_pb2.GetTrajectoryResponse:
+        missing = SessionNotFoundError(
+            f"no session {request.session_id[:64]!r}, open or stored; ListSessions shows"
+            " the open ones"
+        )
         stored = await asyncio.to_thread(self._registry.stored, request.session_id)
         if stored is None:
-            raise SessionNotFoundError(
-                f"no session {request.session_id[:64]!r}, open or stored; ListSessions shows"
-                " the open ones"
-            )
+            raise missing
         row, entries = stored
-        check_owner(
-            tuple(context.invocation_metadata() or ()),
-            self._config.admin_token,
-            owner_from_config(row.config),
-        )
+        try:
+            check_owner(
+                tuple(context.invocation_metadata() or ()),
+                self._config.admin_token,
+                owner_from_config(row.config),
+            )
+        except NotSessionOwnerError:
+            raise missing from None  # another's session answers as one that does not exist
         current = max((e.episode for e in entries), default=1)
         episode = convert.check_episode(request.episode, current)
         return control_pb2.GetTrajectoryResponse(

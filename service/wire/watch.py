@@ -10,7 +10,6 @@ import grpc
 from metasre.v1 import watch_pb2
 
 from ..config import ServerConfig
-from ..core.auth import check_owner
 from ..core.errors import ServerHandingOverError, StoreError, StoreUnavailableError
 from ..registry import Registry
 from . import convert
@@ -31,11 +30,10 @@ class WatchServicer:
     ) -> AsyncIterator[watch_pb2.WatchSessionResponse]:
         """Every event from (episode, from_tick) on, until the session closes."""
         try:
-            session, _ = self._registry.get(request.session_id)
-            check_owner(
+            session, _ = self._registry.owned(
+                request.session_id,
                 tuple(context.invocation_metadata() or ()),
                 self._config.admin_token,
-                session.owner_digest,
             )
             episode = convert.check_episode(request.episode, session.episode_no)
         except Exception as exc:

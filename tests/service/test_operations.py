@@ -123,7 +123,7 @@ async def test_admin_token_guards_watch_calls_but_not_agents():
             # No token, a wrong one, and the right one without the Bearer scheme.
             for header, code, reason in (
                 (None, grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING"),
-                ("Bearer no", grpc.StatusCode.PERMISSION_DENIED, "NOT_SESSION_OWNER"),
+                ("Bearer no", grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND"),
                 ("s3cret", grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING"),
             ):
                 metadata = (("authorization", header),) if header else ()

@@ -112,14 +112,14 @@ async def test_a_session_answers_its_owner_and_the_admin_only(admin: str | None)
                     for what, token in foreign.items():
                         code, reason = await refused_with(call(bearer(token)))
                         assert (code, reason) == (
-                            grpc.StatusCode.PERMISSION_DENIED,
-                            "NOT_SESSION_OWNER",
+                            grpc.StatusCode.NOT_FOUND,
+                            "SESSION_NOT_FOUND",
                         ), (name, what)
                     code, reason = await refused_with(call(()))
                     assert (code, reason) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_MISSING")
                 # The SDK as Mallory: the same refusals, as ClientError.
                 for attempt in (mallory.get_grade(sid), mallory.close_session(sid)):
-                    with pytest.raises(ClientError, match="NOT_SESSION_OWNER"):
+                    with pytest.raises(ClientError, match="SESSION_NOT_FOUND"):
                         await attempt
                 # Listing shows nobody else's sessions.
                 listed = await stub.ListSessions(
@@ -166,7 +166,7 @@ async def test_one_client_owns_all_its_sessions_and_its_credential_can_be_handed
             assert list(mine.sessions) == []
             assert (await heir.get_grade(one.id))["grade"]["final"] is False
             await heir.close_session(two.id)
-            with pytest.raises(ClientError, match="NOT_SESSION_OWNER"):
+            with pytest.raises(ClientError, match="SESSION_NOT_FOUND"):
                 await stranger.get_grade(one.id)
 
 
@@ -191,7 +191,7 @@ async def test_ownership_survives_a_server_killed_and_restarted(tmp_path: Path) 
         MetasreClient(again.address) as mallory,
     ):
         assert (await heir.get_grade(handle.id))["grade"]["final"] is False
-        with pytest.raises(ClientError, match="NOT_SESSION_OWNER"):
+        with pytest.raises(ClientError, match="SESSION_NOT_FOUND"):
             await mallory.get_grade(handle.id)
 
 
@@ -219,7 +219,7 @@ async def test_a_closed_sessions_trajectory_stays_readable_by_its_owner(tmp_path
             code, reason = await refused_with(
                 stub.GetTrajectory(request, metadata=bearer(mallory.owner_token))
             )
-            assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "NOT_SESSION_OWNER")
+            assert (code, reason) == (grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND")
             code, _ = await refused_with(
                 stub.GetTrajectory(
                     control_pb2.GetTrajectoryRequest(session_id=sid, episode=9),

@@ -23,9 +23,17 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from metasre.agents.client import MetasreClient
+from metasre.agents.sync import SyncClient
 from metasre.cli.main import main
 from metasre.simulator import Episode
-from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
+from metasre.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
+    control_pb2,
+    control_pb2_grpc,
+    watch_pb2,
+    watch_pb2_grpc,
+)
 
 from .conftest import AD, TIMEOUT
 from .serve_process import ServeProcess, metasre_serve
@@ -261,6 +269,147 @@ async def test_a_killed_shard_comes_back_with_its_sessions_and_the_same_grade(
         assert code == 0
         assert [r["restarts"] for r in rows][slot] == 1
         assert all(r["serving"] for r in rows)
+        assert await served.stop() == 0
+
+
+async def test_the_sync_client_plays_a_fleets_session_from_a_thread_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """SyncClient through the directory, from a thread that has no event loop (a rollout's
+    worker thread): the seat's channel to its shard is made on the client's own loop."""
+    steps = _solution()
+
+    def play(address: str) -> dict[str, Any]:
+        with SyncClient(address) as client:
+            session = client.create_session(AD, seed=SEED)
+            assert session.endpoint and session.endpoint != address
+            agent = client.agent(session.id, session.tokens["agent"])
+            try:
+                for tool, args in steps:
+                    agent.call(tool, args)
+            finally:
+                agent.close()
+            return client.get_grade(session.id)
+
+    async with fleet(tmp_path) as served:
+        grade = await asyncio.to_thread(play, served.address)
+        assert grade["grade"]["final"] and grade["grade"]["resolved"]
+        assert await served.stop() == 0
+
+
+async def test_a_stranger_gets_the_same_answer_for_a_foreign_session_as_for_none(
+    tmp_path: Path,
+) -> None:
+    """Through the directory and a shard, another owner's token probing a real session id and
+    a made-up one of the same shape (the same shard) gets the same refusal, word for word, and
+    at once: no existence oracle. Without any token, the same again (TOKEN_MISSING for both)."""
+    async with (
+        fleet(tmp_path) as served,
+        MetasreClient(served.address) as owner,
+        grpc.aio.insecure_channel(served.address) as channel,
+    ):
+        real = await owner.create_session(AD, seed=SEED)
+        made_up = "0123456789abcdef-s" + real.id.rsplit("-s", 1)[1]
+        control = control_pb2_grpc.ControlServiceStub(channel)
+        stranger = (("authorization", "Bearer a-stranger-owner-token-00000001"),)
+        calls = {
+            "GetSession": control_pb2.GetSessionRequest,
+            "GetGrade": control_pb2.GetGradeRequest,
+            "CloseSession": control_pb2.CloseSessionRequest,
+            "GetTrajectory": control_pb2.GetTrajectoryRequest,
+        }
+
+        async def refusal(method: str, session_id: str, metadata: Any) -> tuple[Any, ...]:
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await getattr(control, method)(
+                    calls[method](session_id=session_id), metadata=metadata, timeout=TIMEOUT
+                )
+            info = _error_info(refused.value)
+            return (
+                refused.value.code(),
+                info.reason,
+                dict(info.metadata),
+                (refused.value.details() or "").replace(session_id, "<id>"),
+            )
+
+        for method in calls:
+            for metadata in (stranger, ()):
+                foreign = await refusal(method, real.id, metadata)
+                assert foreign == await refusal(method, made_up, metadata), method
+                assert foreign[1] == ("SESSION_NOT_FOUND" if metadata else "TOKEN_MISSING")
+        watch = watch_pb2_grpc.WatchServiceStub(channel)
+        answers = []
+        for session_id in (real.id, made_up):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                async for _ in watch.WatchSession(
+                    watch_pb2.WatchSessionRequest(session_id=session_id),
+                    metadata=stranger,
+                    timeout=TIMEOUT,
+                ):
+                    pass
+            answers.append((refused.value.code(), _error_info(refused.value).reason))
+        assert answers == [(grpc.StatusCode.NOT_FOUND, "SESSION_NOT_FOUND")] * 2
+        # the stranger's CloseSession closed nothing: the owner's session is still open
+        assert not (await owner.get_session(real.id)).get("closed", False)
+        assert await served.stop() == 0
+
+
+async def test_a_shard_killed_during_a_rollout_costs_no_episode_its_grade(
+    postgres_cluster: Any,
+) -> None:
+    """Issue 32's done-when, over PostgreSQL: one of three shards is SIGKILLed while six
+    episodes are halfway, and every episode ends with the grade an uninterrupted run gives. The
+    caller does nothing about it: no resume, no re-dial, no retry of its own. The SDK waits for
+    the slot's new process, asks the directory where each session lives, resumes the seats and
+    sends the calls that were cut off again under their call ids."""
+    steps = _solution()
+    half = len(steps) // 2
+    store = str(postgres_cluster.new_database())
+    async with (
+        metasre_serve("--workers", "3", "--store", store) as served,
+        MetasreClient(served.address) as client,
+    ):
+        uninterrupted = _graded((await _play(client, steps))["grade"])
+        # two episodes on every shard (a create's request id picks its shard by hash)
+        sessions: list[Any] = []
+        for _ in range(60):
+            made = await client.create_session(AD, seed=SEED)
+            if sum(s.endpoint == made.endpoint for s in sessions) < 2:
+                sessions.append(made)
+            else:
+                await client.close_session(made.id)
+            if len(sessions) == 6:
+                break
+        assert len(sessions) == 6 and len({s.endpoint for s in sessions}) == 3
+        agents = [client.agent(s.id, s.tokens["agent"]) for s in sessions]
+
+        async def play(agent: Any, part: list[tuple[str, dict[str, Any]]]) -> None:
+            for tool, args in part:
+                await agent.call(tool, args)
+
+        for agent in agents:
+            await agent.join()
+        await asyncio.gather(*(play(a, steps[:half]) for a in agents))
+
+        victim = sessions[0]
+        os.kill(
+            _shard_of(_shard_pids(served.proc.pid), victim.endpoint.rsplit(":", 1)[1]),
+            signal.SIGKILL,
+        )
+        # a control call on a session of the dead shard waits for the slot's new process
+        assert (await client.get_session(victim.id))["episode"] == 1
+        await asyncio.gather(*(play(a, steps[half:]) for a in agents))
+        for session, agent in zip(sessions, agents, strict=True):
+            grade = (await client.get_grade(session.id))["grade"]
+            assert grade["final"]
+            assert _graded(grade) == uninterrupted, session.endpoint
+            await agent.close()
+
+        info = await client.server_info()
+        slot = int(victim.id.rsplit("-s", 1)[1])
+        assert [s.get("restarts", 0) for s in info["shards"]] == [
+            1 if i == slot else 0 for i in range(3)
+        ]
         assert await served.stop() == 0
 
 

@@ -88,7 +88,7 @@ async def test_an_agent_cannot_replay_the_request_id_into_its_teammates_seats(se
             control.GetSession(
                 control_pb2.GetSessionRequest(session_id=sid), metadata=bearer(credential)
             )
-        ) == ("PERMISSION_DENIED", "NOT_SESSION_OWNER"), name
+        ) == ("NOT_FOUND", "SESSION_NOT_FOUND"), name
     # Nor does anything made from what it holds open a seat (its own token aside).
     # (its resume token opens its own seat, as it should)
     forged = {name: c for name, c in held.items() if c not in (mine, joined.resume_token)}
@@ -144,7 +144,7 @@ async def test_past_episodes_read_from_the_store_stay_the_owner_s(served) -> Non
                     metadata=metadata,
                 )
             ) in {
-                ("PERMISSION_DENIED", "NOT_SESSION_OWNER"),
+                ("NOT_FOUND", "SESSION_NOT_FOUND"),
                 ("UNAUTHENTICATED", "TOKEN_MISSING"),
             }, (name, episode)
             stream = watch.WatchSession(
@@ -153,6 +153,6 @@ async def test_past_episodes_read_from_the_store_stay_the_owner_s(served) -> Non
             )
             code, reason = await reason_of(asyncio.wait_for(stream.read(), TIMEOUT))
             assert (code, reason) in {
-                ("PERMISSION_DENIED", "NOT_SESSION_OWNER"),
+                ("NOT_FOUND", "SESSION_NOT_FOUND"),
                 ("UNAUTHENTICATED", "TOKEN_MISSING"),
             }, (name, episode)

@@ -132,9 +132,10 @@ class ControlServiceServicer:
 
         A session belongs to whoever created it. Every call below on one session (and
         WatchService.WatchSession) needs the metadata `authorization: Bearer <owner token>`, or
-        the admin token; otherwise UNAUTHENTICATED / TOKEN_MISSING or PERMISSION_DENIED /
-        NOT_SESSION_OWNER. Seat join tokens grant one seat's play and nothing else. This holds
-        whether or not the server has an admin token.
+        the admin token; otherwise UNAUTHENTICATED / TOKEN_MISSING, or NOT_FOUND /
+        SESSION_NOT_FOUND word for word as for a session that does not exist (a token learns
+        nothing of sessions not its own). Seat join tokens grant one seat's play and nothing else.
+        This holds whether or not the server has an admin token.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

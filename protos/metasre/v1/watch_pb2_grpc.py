@@ -51,8 +51,8 @@ class WatchServiceServicer:
         until the session closes or the client cancels. Needs authorisation: the metadata
         `authorization: Bearer <token>` with the session's owner token (CreateSessionResponse's
         owner_token) or the server's admin token. Without a token the call ends UNAUTHENTICATED /
-        TOKEN_MISSING; with any other (a seat's join or resume token included) PERMISSION_DENIED /
-        NOT_SESSION_OWNER. See ControlService.CreateSession.
+        TOKEN_MISSING; with any other (a seat's join or resume token included) NOT_FOUND /
+        SESSION_NOT_FOUND, as for a session that does not exist. See ControlService.CreateSession.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
