@@ -384,6 +384,8 @@ class Coordinator:
         asyncio.timeout, not wait_for: Python 3.11's wait_for returns an item that arrived just
         as the task was cancelled and drops the cancellation, which kept stopped sequencers alive.
         """
+        if timeout is None:  # FREE_FOR_ALL waits so on every call: no Timeout to make
+            return await self._queue.get()
         try:
             async with asyncio.timeout(timeout):
                 return await self._queue.get()

@@ -649,7 +649,8 @@ class AgentStream:
                     last = entry.sequence
             if self._batch and len(messages) > 1:
                 # One write instead of several: gRPC's cost is mostly per message.
-                await self._make_room()
+                if self._full():  # a coroutine only when the buffer is full
+                    await self._make_room()
                 if self._ended:
                     return
                 self._enqueue(
@@ -660,7 +661,8 @@ class AgentStream:
                 )
             else:
                 for message in messages:
-                    await self._make_room()
+                    if self._full():
+                        await self._make_room()
                     if self._ended:
                         return
                     self._enqueue(message)
