@@ -392,18 +392,25 @@ class Coordinator:
         except TimeoutError:
             return TIMED_OUT
 
-    async def apply(self, batch: Sequence[Pending], round_no: int) -> None:
-        """Apply `batch` in order (as one round when `round_no`), logged and answered."""
+    async def apply(
+        self, batch: Sequence[Pending], round_no: int, then: Callable[[], None] | None = None
+    ) -> None:
+        """Apply `batch` in order (as one round when `round_no`), logged and answered.
+
+        `then` runs once their entries are in the log, before the commit (see `Sequencer`).
+        """
         # Shielded: once calls reach the world they are finished and logged, even if the
         # sequencer is being stopped, so nothing applied is ever lost.
-        self._inflight = asyncio.create_task(self._apply_logged(batch, round_no))
+        self._inflight = asyncio.create_task(self._apply_logged(batch, round_no, then))
         try:
             await asyncio.shield(self._inflight)
         finally:
             if self._inflight.done():
                 self._inflight = None
 
-    async def _apply_logged(self, batch: Sequence[Pending], round_no: int) -> None:
+    async def _apply_logged(
+        self, batch: Sequence[Pending], round_no: int, then: Callable[[], None] | None
+    ) -> None:
         s = self.session
         calls = [(p.seat.agent_id, p.tool, p.args, s.view_of(p.seat)) for p in batch]
         started = time.perf_counter()
@@ -420,6 +427,8 @@ class Coordinator:
                 entries.append(outcome)
                 continue
             entries.append(self._record(pending, outcome, round_no))
+        if then is not None and not self._stopping:
+            then()
         if s.episode.phase is not EpisodePhase.RUNNING:
             await self._finish()
         try:
