@@ -1,6 +1,7 @@
 """The hot path side by side: this tree's server against earlier commits', alternating.
 
-Usage: python -m bench.bench_hot [--before COMMIT] [--earlier COMMIT] [--pairs N] [sizes]
+Usage: python -m bench.bench_hot [--before COMMIT] [--earlier COMMIT] [--main COMMIT]
+       [--pairs N] [sizes]
 
 Each side is a `python -m bench transport reset rollouts --json` run in its own process, one
 side after the other in every pair (the order swapped each pair), so the machine's load meets
@@ -9,6 +10,8 @@ both alike; the figures are the medians over the pairs, the ratios after / befor
 - `before` (default `852f410`, issue 34's starting commit) runs under this tree's harness: its
   packages are taken out of git and put first on the path (as `bench.bench_grading` does), so
   the same client and the same measurement meet its server.
+- `main` (`--main`, none by default) runs as `before` does: a branch's own starting point, so
+  one sitting puts the branch beside both the issue's start and the tree it branched from.
 - `earlier` (default `d03eaf9`, the tree whose reset cost the issue measured against) runs its
   own harness (this one needs names it lacks), reset section only: its whole tree is taken out.
 
@@ -91,6 +94,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--before", default=BEFORE)
     p.add_argument("--earlier", default=EARLIER, help="'' to leave it out")
+    p.add_argument("--main", default="", help="a third tree run as `before` is (a branch's base)")
     p.add_argument("--pairs", type=int, default=3)
     p.add_argument("--resets", default="500")
     p.add_argument("--seeds", default="0-3")
@@ -105,7 +109,7 @@ def main() -> None:
     sizes += ["--rounds", args.rounds] + (
         ["--scenarios", *args.scenarios] if args.scenarios else []
     )
-    runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": [], "earlier": []}
+    runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": [], "earlier": [], "main": []}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         before = _namespace(_extract(args.before, work / "before"), work / "ns-before")
@@ -113,6 +117,9 @@ def main() -> None:
             ("before", ROOT, [ROOT, before], args.sections, sizes),
             ("after", ROOT, [ROOT], args.sections, sizes),
         ]
+        if args.main:
+            base = _namespace(_extract(args.main, work / "main"), work / "ns-main")
+            sides.insert(1, ("main", ROOT, [ROOT, base], args.sections, sizes))
         if args.earlier and "reset" in args.sections:
             tree = _whole(args.earlier, work / "earlier")
             ns = _namespace(tree, work / "ns-earlier")
@@ -123,11 +130,13 @@ def main() -> None:
                 runs[name].append(_run(cwd, path, sections, told))
     loads = [x for side in runs.values() for r in side for x in r["load"]]
     print(
-        f"before {args.before}, earlier {args.earlier or '-'}, after this tree; {args.pairs} pairs"
+        f"before {args.before}, earlier {args.earlier or '-'}, main {args.main or '-'}, "
+        f"after this tree; {args.pairs} pairs"
     )
     print(f"load average {min(loads):.1f}-{max(loads):.1f}")
-    heads = " ".join(f"{h:>8}" for h in ("earlier", "before", "after"))
-    print(f"{'figure (median of the pairs)':<52} {heads} {'a/b':>6} {'a/e':>6}")
+    names = ("earlier", "before", "main", "after")
+    heads = " ".join(f"{h:>8}" for h in names)
+    print(f"{'figure (median of the pairs)':<52} {heads} {'a/b':>6} {'a/e':>6} {'a/m':>6}")
     for section, label, keys in FIGURES:
         med = {}
         for name, side in runs.items():
@@ -135,13 +144,12 @@ def main() -> None:
             med[name] = statistics.median(values) if values else None
         if med["after"] is None:
             continue
-        cells = [
-            f"{med[n]:>8.3g}" if med[n] is not None else f"{'-':>8}"
-            for n in ("earlier", "before", "after")
+        cells = [f"{med[n]:>8.3g}" if med[n] is not None else f"{'-':>8}" for n in names]
+        ratios = [
+            f"{med['after'] / med[n]:>5.2f}x" if med[n] else f"{'-':>6}"
+            for n in ("before", "earlier", "main")
         ]
-        ab = f"{med['after'] / med['before']:>5.2f}x" if med["before"] else f"{'-':>6}"
-        ae = f"{med['after'] / med['earlier']:>5.2f}x" if med["earlier"] else f"{'-':>6}"
-        print(f"{label:<52} {' '.join(cells)} {ab} {ae}")
+        print(f"{label:<52} {' '.join(cells)} {' '.join(ratios)}")
     if args.json:
         Path(args.json).write_text(json.dumps(runs, indent=1))
 

@@ -251,27 +251,38 @@ class Coordinator:
                 the call was refused before it was queued.
             InvalidToolCallError, UnknownToolError: the tool or its arguments are wrong.
         """
-        s = self.session
-        s.touch()
-        if s.failure is not None:
-            raise StoreUnavailableError(s.failure)
-        if s.handed_over is not None:
-            raise ServerHandingOverError(s.handed_over)
-        if s.closed or self._task is None:
-            raise (
-                self._stop_error
-                if not s.closed
-                else SessionClosedError(f"session {s.id} is closed; create a new session")
-            )
         if call_id:
             # A repeated call_id (a retry after a reconnect or a restart) is never applied
             # twice: it gets the original's result, or waits for the original.
+            self._check_open()
             done = seat.results.get(call_id)
             if done is None and (original := seat.queued.get(call_id)) is not None:
                 done = await asyncio.shield(original)
             if done is not None:
                 _check_same_call(done, seat, call_id, tool, args)
                 return done
+        return await asyncio.shield(self.enqueue(seat, call_id, tool, args))
+
+    def repeats(self, seat: Seat, call_id: str) -> bool:
+        """Whether `call_id` was already given to a call of `seat` (applied or queued)."""
+        return bool(call_id) and (call_id in seat.results or call_id in seat.queued)
+
+    def enqueue(
+        self, seat: Seat, call_id: str, tool: str, args: Mapping[str, Any]
+    ) -> asyncio.Future[LogEntry]:
+        """Queue a new call (its `call_id` not given before: see `repeats`).
+
+        The future resolves with the call's log entry once applied and stored, or with the
+        error that failed it. `submit` waits on it; a Connect stream, whose results come from
+        the log, only watches it for an error, without a task per call. Cancelling the future
+        does not withdraw the call: a caller that stops waiting shields it instead.
+
+        Raises:
+            the refusals `submit` lists, at once (nothing was queued).
+        """
+        s = self.session
+        self._check_open()
+        assert not self.repeats(seat, call_id), "a repeated call_id goes through submit"
         if s.episode.phase is not EpisodePhase.RUNNING:
             raise EpisodeEndedError(
                 f"episode {s.episode_no} of session {s.id} is {s.episode.phase.value}; "
@@ -316,7 +327,22 @@ class Coordinator:
 
         future.add_done_callback(resolved)
         self._queue.put_nowait(Pending(seat, call_id, tool, dict(args), future))
-        return await asyncio.shield(future)
+        return future
+
+    def _check_open(self) -> None:
+        """Refuse a call to a session that takes none now (failed, handed over, closed)."""
+        s = self.session
+        s.touch()
+        if s.failure is not None:
+            raise StoreUnavailableError(s.failure)
+        if s.handed_over is not None:
+            raise ServerHandingOverError(s.handed_over)
+        if s.closed or self._task is None:
+            raise (
+                self._stop_error
+                if not s.closed
+                else SessionClosedError(f"session {s.id} is closed; create a new session")
+            )
 
     # -- the sequencer ----------------------------------------------------------------------
 
@@ -351,24 +377,33 @@ class Coordinator:
         asyncio.timeout, not wait_for: Python 3.11's wait_for returns an item that arrived just
         as the task was cancelled and drops the cancellation, which kept stopped sequencers alive.
         """
+        if timeout is None:  # FREE_FOR_ALL waits so on every call: no Timeout to make
+            return await self._queue.get()
         try:
             async with asyncio.timeout(timeout):
                 return await self._queue.get()
         except TimeoutError:
             return TIMED_OUT
 
-    async def apply(self, batch: Sequence[Pending], round_no: int) -> None:
-        """Apply `batch` in order (as one round when `round_no`), logged and answered."""
+    async def apply(
+        self, batch: Sequence[Pending], round_no: int, then: Callable[[], None] | None = None
+    ) -> None:
+        """Apply `batch` in order (as one round when `round_no`), logged and answered.
+
+        `then` runs once their entries are in the log, before the commit (see `Sequencer`).
+        """
         # Shielded: once calls reach the world they are finished and logged, even if the
         # sequencer is being stopped, so nothing applied is ever lost.
-        self._inflight = asyncio.create_task(self._apply_logged(batch, round_no))
+        self._inflight = asyncio.create_task(self._apply_logged(batch, round_no, then))
         try:
             await asyncio.shield(self._inflight)
         finally:
             if self._inflight.done():
                 self._inflight = None
 
-    async def _apply_logged(self, batch: Sequence[Pending], round_no: int) -> None:
+    async def _apply_logged(
+        self, batch: Sequence[Pending], round_no: int, then: Callable[[], None] | None
+    ) -> None:
         s = self.session
         calls = [(p.seat.agent_id, p.tool, p.args, s.view_of(p.seat)) for p in batch]
         started = time.perf_counter()
@@ -385,6 +420,8 @@ class Coordinator:
                 entries.append(outcome)
                 continue
             entries.append(self._record(pending, outcome, round_no))
+        if then is not None and not self._stopping:
+            then()
         if s.episode.phase is not EpisodePhase.RUNNING:
             await self._finish()
         try:

@@ -46,8 +46,14 @@ class Sequencer(Protocol):
     async def next(self, timeout: float | None) -> Pending | TimedOut | None:
         """The next queued call; None when woken (a seat joined or left); TIMED_OUT."""
 
-    async def apply(self, batch: Sequence[Pending], round_no: int) -> None:
-        """Apply calls in order (as one round when `round_no`), logged and answered."""
+    async def apply(
+        self, batch: Sequence[Pending], round_no: int, then: Callable[[], None] | None = None
+    ) -> None:
+        """Apply calls in order (as one round when `round_no`), logged and answered.
+
+        `then` runs once their entries are in the log, before they are committed (unless a
+        stop has begun): what it appends is committed and heard with them.
+        """
 
     def fail(self, pending: Pending, error: Exception) -> None:
         """Answer a call with an error without applying it."""
@@ -168,8 +174,12 @@ class RoundRobin(Turns):
             seq.fail(pending, NotYourTurnError("the turn passed before this call was applied"))
             return
         self._skips = 0
-        await seq.apply([pending], 0)
-        if s.episode.phase is EpisodePhase.RUNNING:
+        # The turn passes in the same commit as the call: whoever hears its result hears the
+        # next turn granted too, and the next holder's call is never refused as too early.
+        await seq.apply([pending], 0, then=self._pass_on)
+
+    def _pass_on(self) -> None:
+        if self.session.episode.phase is EpisodePhase.RUNNING:
             self._advance()
 
     def _advance(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
@@ -194,6 +195,52 @@ Item = Response | BaseException | None
 """What the writer sends: a response, an error that ends the stream, or None to end it."""
 
 
+class _IdleClock:
+    """Cancels the task that made it once `seconds` pass without a `touch`.
+
+    As `asyncio.timeout` around each read would, but one timer for the whole stream, moved on
+    only when it fires: a timer made and cancelled for every message cost more than the read.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = task
+        self._last = self._loop.time()
+        self._fired = False
+        self._timer: asyncio.TimerHandle | None = self._loop.call_at(
+            self._last + seconds, self._check
+        )
+
+    def touch(self) -> None:
+        """A message came: the idle time starts again."""
+        self._last = self._loop.time()
+
+    def _check(self) -> None:
+        due = self._last + self._seconds
+        if self._loop.time() < due:
+            self._timer = self._loop.call_at(due, self._check)
+            return
+        self._timer = None
+        self._fired = True
+        self._task.cancel()
+
+    def expired(self) -> bool:
+        """Whether a cancellation the task caught was this clock's alone (then taken back)."""
+        if not self._fired:
+            return False
+        self._fired = False
+        return self._task.uncancel() == 0
+
+    def stop(self) -> None:
+        """No more reads: the clock stops."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
 class AgentStream:
     """One Connect stream: a reader of requests, a follower of the session log, one writer.
 
@@ -232,7 +279,9 @@ class AgentStream:
         self._projection: SeatProjection | None = None
         """What the seat receives (`metasre.service.core.projection`): the stream encodes it."""
         self._follower: asyncio.Task[None] | None = None
-        self._calls: set[asyncio.Task[None]] = set()
+        self._calls: set[asyncio.Future[Any]] = set()
+        """The stream's calls not answered yet: a task for a repeated call_id (`_submit`), the
+        coordinator's future for a new call (never cancelled here: the call stays queued)."""
         self._delivered = 0
         self._start = 0
         """The follower sends log entries after this sequence number."""
@@ -271,7 +320,8 @@ class AgentStream:
             if self._follower is not None:
                 self._follower.cancel()
             for task in list(self._calls):
-                task.cancel()
+                if isinstance(task, asyncio.Task):
+                    task.cancel()
             # A dropped stream keeps the seat for its agent for the grace period.
             orderly = self._orderly and finished
             self._release(0.0 if orderly else self._limits.seat_grace_seconds)
@@ -331,15 +381,18 @@ class AgentStream:
 
     async def _read(self, requests: AsyncIterator[agent_pb2.ConnectRequest]) -> None:
         iterator = aiter(requests)
+        idle = _IdleClock(self._limits.idle_seat_seconds)
         try:
             while True:
                 try:
-                    async with asyncio.timeout(self._limits.idle_seat_seconds):
-                        request = await anext(iterator)
+                    request = await anext(iterator)
                 except StopAsyncIteration:
+                    idle.stop()  # the clock runs only around reads
                     self._orderly = True
                     break
-                except TimeoutError:
+                except asyncio.CancelledError:
+                    if not idle.expired():
+                        raise
                     # Not queued behind what the writer has not sent: that would wait on a
                     # client that may read nothing either.
                     await self.cut(
@@ -350,6 +403,7 @@ class AgentStream:
                         grace=0.0,
                     )
                     return
+                idle.touch()
                 self._handle(request)
             await self._flush()
             # A client that drops its call ends the request iterator just as a half-close
@@ -360,12 +414,15 @@ class AgentStream:
             raise
         except Exception as exc:  # a broken client stream: end ours
             self._log.info("stream_read_failed", error=type(exc).__name__)
+        finally:
+            idle.stop()
         self._out.put_nowait(None)
 
     async def _flush(self) -> None:
         """The client half-closed: finish its calls and deliver their results before ending."""
         if self._calls:
-            await asyncio.gather(*self._calls, return_exceptions=True)
+            # asyncio.wait, not gather: a cancelled flush must not cancel the calls it waits for.
+            await asyncio.wait(list(self._calls))
         if self._session is None:
             return
         target = self._session.end
@@ -530,9 +587,26 @@ class AgentStream:
             raise NotJoinedError("join a seat first: the first message must be join or resume")
         _check_call_id(call.call_id)
         args = convert.struct_to_dict(call.args, call.tool)
-        task = asyncio.create_task(self._submit(self._coordinator, self._seat, call, args))
-        self._calls.add(task)
-        task.add_done_callback(self._calls.discard)
+        if self._coordinator.repeats(self._seat, call.call_id):
+            task = asyncio.create_task(self._submit(self._coordinator, self._seat, call, args))
+            self._calls.add(task)
+            task.add_done_callback(self._calls.discard)
+            return
+        # A new call's result reaches this stream through the log (the follower): its future
+        # is only watched for a refusal, by a callback rather than a task per call. A refusal
+        # raised here is answered by `_handle`.
+        future = self._coordinator.enqueue(self._seat, call.call_id, call.tool, args)
+        self._calls.add(future)
+        future.add_done_callback(functools.partial(self._answered, call.call_id))
+
+    def _answered(self, call_id: str, future: asyncio.Future[LogEntry]) -> None:
+        """A new call's future resolved: its error, if any, goes to the stream's client."""
+        self._calls.discard(future)
+        if self._finishing or future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            self._error(call_id, error)
 
     async def _submit(
         self, coordinator: Coordinator, seat: Seat, call: agent_pb2.ToolCall, args: Any
@@ -575,7 +649,8 @@ class AgentStream:
                     last = entry.sequence
             if self._batch and len(messages) > 1:
                 # One write instead of several: gRPC's cost is mostly per message.
-                await self._make_room()
+                if self._full():  # a coroutine only when the buffer is full
+                    await self._make_room()
                 if self._ended:
                     return
                 self._enqueue(
@@ -586,7 +661,8 @@ class AgentStream:
                 )
             else:
                 for message in messages:
-                    await self._make_room()
+                    if self._full():
+                        await self._make_room()
                     if self._ended:
                         return
                     self._enqueue(message)
@@ -596,7 +672,7 @@ class AgentStream:
         # aborted), so waiting for this stream's calls is short, and each is told its fate
         # before the stream ends.
         if self._calls:
-            await asyncio.gather(*self._calls, return_exceptions=True)
+            await asyncio.wait(list(self._calls))
         # A session the store could not record, or left in the store for the next server,
         # ends its streams with that status.
         if session.failure is not None:

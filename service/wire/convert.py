@@ -28,7 +28,7 @@ from ..core.events import Applied, Ended, LogEntry, Message, Reward, Started, Tu
 from ..core.openings import OpeningForms, observation_text
 from ..core.projection import SeatProjection, TeammateCall
 from ..core.session import Seat, SeatSpec, Session, SessionSpec, TurnPolicy
-from .struct_wire import delimited, struct_bytes, tag
+from .struct_wire import delimited, delimited_parts, struct_bytes, tag, varint
 
 _POLICY = {
     common_pb2.TURN_POLICY_UNSPECIFIED: TurnPolicy.FREE_FOR_ALL,
@@ -374,19 +374,19 @@ def data_bytes(event: Applied) -> bytes:
 def result_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
     """The serialized ConnectResponse carrying the caller's ToolResult; `data` from `data_bytes`."""
     head = agent_pb2.ConnectResponse(call_id=event.call_id, sequence=sequence).SerializeToString()
-    body = _result_head(event).SerializeToString() + delimited(_RESULT_DATA_TAG, data)
-    return head + delimited(_RESULT_TAG, body)
+    body = (_result_head(event).SerializeToString(), *delimited_parts(_RESULT_DATA_TAG, (data,)))
+    return b"".join((head, *delimited_parts(_RESULT_TAG, body)))
 
 
 def applied_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
     """The serialized ConnectResponse telling teammates of an applied call."""
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
     body = (
-        _applied_head(event).SerializeToString()
-        + delimited(_APPLIED_ARGS_TAG, struct_bytes(event.args))
-        + delimited(_APPLIED_DATA_TAG, data)
+        _applied_head(event).SerializeToString(),
+        *delimited_parts(_APPLIED_ARGS_TAG, (struct_bytes(event.args),)),
+        *delimited_parts(_APPLIED_DATA_TAG, (data,)),
     )
-    return head + delimited(_APPLIED_TAG, body)
+    return b"".join((head, *delimited_parts(_APPLIED_TAG, body)))
 
 
 def teammate_call_response_bytes(event: TeammateCall, sequence: int) -> bytes:
@@ -407,9 +407,11 @@ def batch_response_bytes(events: Sequence[bytes], sequence: int) -> bytes:
     `sequence` is the last event's. Assembled from the parts' bytes, so the shared views of
     applied calls are not parsed or built again per stream.
     """
-    body = b"".join(delimited(_BATCH_EVENT_TAG, event) for event in events)
+    body: list[bytes] = []
+    for event in events:
+        body += (_BATCH_EVENT_TAG, varint(len(event)), event)
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
-    return head + delimited(_BATCH_TAG, body)
+    return b"".join((head, *delimited_parts(_BATCH_TAG, body)))
 
 
 def _applied_head(event: Applied) -> common_pb2.AppliedCall:
