@@ -13,7 +13,7 @@ from metasre.agents.policies.shallow import revert
 from metasre.conformance import EpisodeCaller
 from metasre.conformance.validate import ScenarioVerdict, check_shallow
 from metasre.simulator import Episode, resolve, scenario_ids
-from metasre.simulator.scenarios.loader import load_spec, split_axis, structure
+from metasre.simulator.scenarios.loader import load_instance, load_spec, split_axis, structure
 from metasre.simulator.scenarios.mix import cause_of
 from metasre.simulator.scenarios.splits import in_split, split_of, split_seeds
 
@@ -79,9 +79,14 @@ def _code_seeds(count: int) -> list[int]:
 def _culprit_rank(seed: int) -> tuple[int, list[dict[str, Any]]]:
     """Where the cause's own commit stands in the commit log (0: the newest)."""
     ep = Episode.make(ADS, seed)
-    subjects = [w[0] for w in resolve(ADS).mix.herrings.commits]  # type: ignore[union-attr]
+    # The cause's own newest commit, before other teams' work was woven around it (their
+    # messages are other sites' culprit messages, never this seed's).
+    folder, cause_seed = cause_of(resolve(ADS).mix, seed)  # type: ignore[arg-type]
+    cause = load_instance(folder, cause_seed).tree.commits
+    newest = min(c.minutes_ago for c in cause if c.minutes_ago > 0)
+    culprit = next(c for c in cause if c.minutes_ago == newest).message.splitlines()[0]
     commits = list(EpisodeCaller(ep, "t")("git_log", {}).data["commits"])
-    theirs = [i for i, c in enumerate(commits) if not any(w in c["message"] for w in subjects)]
+    theirs = [i for i, c in enumerate(commits) if c["message"].splitlines()[0] == culprit]
     return theirs[0], commits
 
 

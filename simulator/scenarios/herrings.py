@@ -403,9 +403,9 @@ def add_herrings(
         else:
             targets = _two(rng, sick, rest)
         for service in targets:
-            mine = [f for f in borrowed_flags.get(service, ()) if f[0] not in taken]
-            if mine:  # another site's culprit flag of this service: named as culprits are
-                name, description = rng.choice(mine)
+            borrowable = [f for f in borrowed_flags.get(service, ()) if f[0] not in taken]
+            if borrowable:  # another site's culprit flag of this service: named as culprits are
+                name, description = rng.choice(borrowable)
             else:
                 suffix, description = rng.choice(herrings.flags)
                 name = f"{_prefix(service)}.{suffix}"

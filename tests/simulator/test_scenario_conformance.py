@@ -72,8 +72,28 @@ class TestScenarioConformance:
 
 SYMPTOM_FIRST = [s for s in scenario_ids() if resolve(s).mix is not None]
 
+NOT_YET_HELD = {
+    "meta-sre/courier-errors-v2": "learner-stumps 0.264: conjunctions of a push's key words",
+    "meta-sre/marketplace-slow-v2": (
+        "learner-stumps 0.563: a slow query's batch-mates are named from a short fixed list"
+    ),
+    "meta-sre/ads-errors-v2": "learner-stumps 0.204: commit timing against the onset",
+    "meta-sre/shop-errors-v2": "learner 0.268, learner-stumps 0.226",
+}
+"""Symptom-first families the red team's searching checks (issue 25, 2026-12-07) still beat,
+with the best of them over 50 test seeds. Strict: a family that comes under the bar fails here
+until it is taken off this list. Their worlds' rework is issue 25's open work."""
 
-@pytest.mark.parametrize("scenario_id", SYMPTOM_FIRST)
+
+@pytest.mark.parametrize(
+    "scenario_id",
+    [
+        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=NOT_YET_HELD[s]))
+        if s in NOT_YET_HELD
+        else s
+        for s in SYMPTOM_FIRST
+    ],
+)
 def test_a_symptom_first_family_holds_the_shallow_policies_to_0_2_over_50_test_seeds(scenario_id):
     """The rest of `metasre validate` on such a family: every shallow script and the shallow
     learner average at most 0.2 over 50 test seeds. Apart from the test above, whose verdict
