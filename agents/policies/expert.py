@@ -206,15 +206,7 @@ class ExpertPolicy:
             if service in seen:
                 continue
             seen.append(service)
-            if service in self._findings:  # read before, looking for an earlier fault
-                finding, lines = self._findings[service], self._evidence[service]
-            else:
-                reply = call("read_logs", {"service": service, "level": "WARN", "lines": 80})
-                lines = [str(r["text"]) for r in _mappings(reply.data.get("lines", ()))]
-                lines += [t for t in terminal if mentioned(t, [service], "")]
-                finding = read_finding(service, lines, services)
-                if reply.ok:
-                    self._findings[service], self._evidence[service] = finding, lines
+            finding, lines = self._read(call, service, services, terminal)
             findings[service] = finding
             evidence[service] = lines
             # Follow blame toward what this service calls: that is where faults start.
@@ -233,6 +225,23 @@ class ExpertPolicy:
                 return Diagnosis(service, f.category, f.cue or "", evidence=evidence[service])
         return None
 
+    def _read(
+        self, call: ToolCaller, service: str, services: Sequence[str], terminal: Sequence[str]
+    ) -> tuple[Finding, list[str]]:
+        """What a service's warning lines (and the terminal's about it) show, and the lines.
+
+        Read once per episode: looking again for an earlier fault costs no second call.
+        """
+        if service in self._findings:
+            return self._findings[service], self._evidence[service]
+        reply = call("read_logs", {"service": service, "level": "WARN", "lines": 80})
+        lines = [str(r["text"]) for r in _mappings(reply.data.get("lines", ()))]
+        lines += [t for t in terminal if mentioned(t, [service], "")]
+        finding = read_finding(service, lines, services)
+        if reply.ok:
+            self._findings[service], self._evidence[service] = finding, lines
+        return finding, lines
+
     def _sole_finding(
         self, call: ToolCaller, services: Sequence[str], terminal: Sequence[str]
     ) -> Diagnosis | None:
@@ -245,12 +254,7 @@ class ExpertPolicy:
         """
         found: list[tuple[Diagnosis, Finding]] = []
         for service in services:
-            reply = call("read_logs", {"service": service, "level": "WARN", "lines": 80})
-            lines = [str(r["text"]) for r in _mappings(reply.data.get("lines", ()))]
-            lines += [t for t in terminal if mentioned(t, [service], "")]
-            finding = read_finding(service, lines, services)
-            if reply.ok:
-                self._findings[service], self._evidence[service] = finding, lines
+            finding, lines = self._read(call, service, services, terminal)
             if finding.category is not None:
                 found.append(
                     (
