@@ -77,7 +77,9 @@ NOT_YET_HELD = {
     "meta-sre/marketplace-slow-v2": (
         "learner-stumps 0.563: a slow query's batch-mates are named from a short fixed list"
     ),
-    "meta-sre/ads-errors-v2": "learner-stumps 0.204: commit timing against the onset",
+    "meta-sre/ads-errors-v2": (
+        "learner-stumps 0.204: a bad migration's batch-mates sit on other databases than its own"
+    ),
     "meta-sre/shop-errors-v2": "learner 0.268, learner-stumps 0.226",
 }
 """Symptom-first families the red team's searching checks (issue 25, 2026-12-07) still beat,
