@@ -162,9 +162,10 @@ def mentioned(text: str, services: Iterable[str], exclude: str) -> list[str]:
     return found
 
 
-BENIGN = re.compile(r"within (every |its |the )?[\w ]*tolerance|\bin sync\b|look(s)? normal", re.I)
+BENIGN = re.compile(r"within (every |its |the )?[\w ]*tolerance|\bin sync\b", re.I)
 """A line that names a mechanism to say it is fine ("clock in sync", "+1.97 s from NTP,
-slewing back (within tolerance)"): a healthy neighbour's noise, not a cue."""
+slewing back (within tolerance)"): a healthy neighbour's noise, not a cue. Not "look normal":
+a cue line says what is wrong and then what is not ("...; web clicks look normal")."""
 
 
 def categorise(lines: Sequence[str]) -> tuple[str | None, str | None]:

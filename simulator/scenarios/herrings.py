@@ -509,6 +509,8 @@ def add_herrings(
                     v.replace("{dep}", dep) if isinstance(v, str) else v
                     for v in (key, before, after)
                 )
+            if any(p.service == service and p.key == key for p in pushes):
+                continue  # a key pushed already (the culprit's own) is no herring's
             # A key the service already sets (a callee's timeout) is pushed from its value.
             before = services[service].config.get(key, before)
             if before == after:

@@ -20,6 +20,7 @@ from metasre.agents.policies import ExpertPolicy, ToolReply
 from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode
 from metasre.simulator.episode import Episode as _Episode
+from metasre.simulator.observation import Opening
 from metasre.simulator.scenarios.loader import load_instance
 from metasre.simulator.scenarios.registry import resolve
 
@@ -53,7 +54,9 @@ def _silent(seed: int) -> Episode:
     inst = load_instance(resolve("meta-sre/pii-exposure-v2").folder, seed)
     faults = tuple(f.model_copy(update={"terminal": ()}) for f in inst.spec.faults)
     spec = inst.spec.model_copy(update={"faults": faults})
-    return _Episode(replace(inst, spec=spec), None)
+    # A fresh opening: the instance's is filled by the first episode played from it (with the
+    # scanner's line), and this world is another.
+    return _Episode(replace(inst, spec=spec, opening=Opening()), None)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

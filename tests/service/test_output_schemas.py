@@ -26,7 +26,8 @@ FAMILIES = (
     "meta-sre/payment-bad-deploy-v2",  # releases and migrations
     "meta-sre/bad-config-push-v1",  # config keys and pushes
     "meta-sre/consumer-lag-v1",  # queues
-    "meta-sre/edge-errors-v2",  # flags and certificates
+    "meta-sre/feature-flag-rollout-v1",  # flags
+    "meta-sre/tls-cert-expiry-v1",  # certificates
 )
 
 REPORT = {

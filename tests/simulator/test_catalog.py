@@ -73,6 +73,7 @@ MODULE_STATE = {
     "simulator/probe_calls.py:_probe_functions": "keyed by the probe module's bytes",
     "service/wire/struct_wire.py:_KEYS": "a key's encoded bytes, keyed by the key",
     "service/store/codec.py:_OPENING_RECORDS": "openings keyed by value (OpeningForms)",
+    "service/core/openings.py:_rendered": "an observation's text, keyed by the object it renders",
     "service/wire/convert.py:_SHARED_OBSERVATIONS": "openings keyed by value (OpeningForms)",
     # the sandbox helper's own process, never the server's
     "simulator/sandbox/helper/accel/codegen.py:_public": "helper process",
