@@ -348,25 +348,14 @@ class ExpertPolicy:
         retries to its callees), is not the storm's. Any retry push only if none aims at it.
         """
         target = f"{d.service}."
-        aimed = [
-            s
-            for s in self._candidates(call, d)
-            if any(
-                str(p["key"]).startswith(target) and RETRY_KEY.search(str(p["key"]))
-                for p in self._config(call, s).get("pushes", ())
-                if not p.get("rollback")
-            )
-        ]
-        if aimed:
-            self._revert_push(
-                call,
-                d,
-                lambda key: key.startswith(target) and RETRY_KEY.search(key) is not None,
-            )
-            return
-        self._revert_push(call, d, lambda key: RETRY_KEY.search(key) is not None)
+        aimed = self._revert_push(
+            call, d, lambda key: key.startswith(target) and RETRY_KEY.search(key) is not None
+        )
+        if not aimed:
+            self._revert_push(call, d, lambda key: RETRY_KEY.search(key) is not None)
 
-    def _revert_push(self, call: ToolCaller, d: Diagnosis, wanted: Any) -> None:
+    def _revert_push(self, call: ToolCaller, d: Diagnosis, wanted: Any) -> bool:
+        """Undo the wanted push on the first candidate service that has one; False if none."""
         text = " ".join([d.cue, *d.evidence])
         for service in self._candidates(call, d):
             pushes = [
@@ -388,7 +377,8 @@ class ExpertPolicy:
                 call("rollback_config", {"service": service})
             else:
                 call("set_config", {"service": service, "key": push["key"], "value": push["old"]})
-            return
+            return True
+        return False
 
     def _fix_feature_flag(self, call: ToolCaller, d: Diagnosis) -> None:
         """Turn off the flag the logs name (else the diagnosed service's newest-changed one)."""

@@ -83,70 +83,75 @@ class Mix:
     borrow them (see scenarios.herring_commits)."""
 
 
-def _culprit_sites(paths: tuple[Path, ...]) -> tuple[tuple[str, str, Any, Any], ...]:
-    """Every culprit config push the causes' tables write, whole: (service, key, before, after)."""
-    found: list[tuple[str, str, Any, Any]] = []
-    for folder in paths:
-        for tables in read_toml(folder / "scenario.toml").get("variants", {}).values():
-            for t in tables:
-                key = t.get("config_key") if isinstance(t, dict) else None
-                if isinstance(key, str) and "{{" not in key and "good" in t and "bad" in t:
-                    found.append((str(t["service"]), key, t["good"], t["bad"]))
-    return tuple(found)
+def _culprit_tables(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
+    """Every variant table the causes write (each cause's scenario.toml read once), in order."""
+    return [
+        t
+        for folder in paths
+        for tables in read_toml(folder / "scenario.toml").get("variants", {}).values()
+        for t in tables
+        if isinstance(t, dict)
+    ]
 
 
-def _culprit_pushes(paths: tuple[Path, ...]) -> tuple[tuple[str, Any, Any], ...]:
-    """Every culprit config push the causes' tables write, the callee it names as `{dep}`.
+def _culprit_sites(tables: list[dict[str, Any]]) -> tuple[tuple[str, str, Any, Any], ...]:
+    """Every culprit config push the causes write, whole: (service, key, before, after)."""
+    return tuple(
+        (str(t["service"]), t["config_key"], t["good"], t["bad"])
+        for t in tables
+        if isinstance(t.get("config_key"), str)
+        and "{{" not in t["config_key"]
+        and "good" in t
+        and "bad" in t
+    )
+
+
+def _culprit_pushes(
+    sites: tuple[tuple[str, str, Any, Any], ...],
+) -> tuple[tuple[str, Any, Any], ...]:
+    """The culprit pushes with the callee a key or value names written `{dep}`.
 
     Repeats stay, so that a harmless push takes each shape as often as a culprit does.
     """
     found: list[tuple[str, Any, Any]] = []
-    for folder in paths:
-        for tables in read_toml(folder / "scenario.toml").get("variants", {}).values():
-            for t in tables:
-                key = t.get("config_key") if isinstance(t, dict) else None
-                if not isinstance(key, str) or "{{" in key or "good" not in t or "bad" not in t:
-                    continue
-                head = key.split(".", 1)[0]
-                # "<service>.timeout_ms" names a callee; "db.pool_size" and "region" do not.
-                callee = head if "-" in head else None
+    for _, key, before, after in sites:
+        head = key.split(".", 1)[0]
+        # "<service>.timeout_ms" names a callee; "db.pool_size" and "region" do not.
+        callee = head if "-" in head else None
 
-                def named(v: Any, callee: str | None = callee) -> Any:
-                    return v.replace(callee, "{dep}") if callee and isinstance(v, str) else v
+        def named(v: Any, callee: str | None = callee) -> Any:
+            return v.replace(callee, "{dep}") if callee and isinstance(v, str) else v
 
-                item = (named(key), named(t["good"]), named(t["bad"]))
-                if item[0].endswith(".host") and "{dep}" not in str(item[2]):
-                    continue  # a host renamed outright ("menus.courier...") fits no other callee
-                # Repeats kept: the pool weighs each shape as often as culprits take it.
-                found.append(item)
+        item = (named(key), named(before), named(after))
+        if item[0].endswith(".host") and "{dep}" not in str(item[2]):
+            continue  # a host renamed outright ("menus.courier...") fits no other callee
+        found.append(item)
     return tuple(found)
 
 
-def _culprit_flags(paths: tuple[Path, ...]) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
-    """Every culprit flag the causes' tables write, by service: (name, description)."""
+def _culprit_flags(
+    tables: list[dict[str, Any]],
+) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """Every culprit flag the causes write, by service: (name, description)."""
     by: dict[str, list[tuple[str, str]]] = {}
-    for folder in paths:
-        for tables in read_toml(folder / "scenario.toml").get("variants", {}).values():
-            for t in tables:
-                flag = t.get("flag") if isinstance(t, dict) else None
-                if isinstance(flag, str) and "{{" not in flag and isinstance(t.get("service"), str):
-                    item = (flag, str(t.get("description", "")))
-                    if item not in by.setdefault(t["service"], []):
-                        by[t["service"]].append(item)
+    for t in tables:
+        flag = t.get("flag")
+        if isinstance(flag, str) and "{{" not in flag and isinstance(t.get("service"), str):
+            item = (flag, str(t.get("description", "")))
+            if item not in by.setdefault(t["service"], []):
+                by[t["service"]].append(item)
     return tuple((k, tuple(v)) for k, v in sorted(by.items()))
 
 
-def _culprit_messages(paths: tuple[Path, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Every culprit commit message the causes' tables write, by package (`pkg: subject`)."""
+def _culprit_messages(tables: list[dict[str, Any]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every culprit commit message the causes write, by package (`pkg: subject`)."""
     by: dict[str, list[str]] = {}
-    for folder in paths:
-        for tables in read_toml(folder / "scenario.toml").get("variants", {}).values():
-            for t in tables:
-                message = t.get("message") if isinstance(t, dict) else None
-                if isinstance(message, str) and "{{" not in message and ": " in message:
-                    package = message.split(": ", 1)[0]
-                    if message not in by.setdefault(package, []):
-                        by[package].append(message)
+    for t in tables:
+        message = t.get("message")
+        if isinstance(message, str) and "{{" not in message and ": " in message:
+            package = message.split(": ", 1)[0]
+            if message not in by.setdefault(package, []):
+                by[package].append(message)
     return tuple((k, tuple(v)) for k, v in sorted(by.items()))
 
 
@@ -164,6 +169,8 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
     for p in paths:
         if not (p / "scenario.toml").is_file():
             raise InvalidScenarioError(f"{folder.name}: cause {p.name!r} has no scenario.toml")
+    tables = _culprit_tables(paths)
+    sites = _culprit_sites(tables)
     try:
         return Mix(
             id=str(raw["id"]),
@@ -180,10 +187,10 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             step_budget=int(raw["step_budget"]),
             herrings=Herrings.from_table(raw.get("herrings", {})),
             same_size=bool(raw.get("same_size", False)),
-            messages=_culprit_messages(paths),
-            flags=_culprit_flags(paths),
-            pushes=_culprit_pushes(paths),
-            sites=_culprit_sites(paths),
+            messages=_culprit_messages(tables),
+            flags=_culprit_flags(tables),
+            pushes=_culprit_pushes(sites),
+            sites=sites,
         )
     except KeyError as exc:
         raise InvalidScenarioError(f"{folder.name}/scenario.toml lacks {exc.args[0]!r}") from exc
