@@ -49,7 +49,7 @@ class Fleet:
         processes: int = 1,
         channels: int = 1,
         agents: int = 3,
-        scenario: str = "meta-sre/migration-cascade-v2",
+        scenario: str = "meta-sre/migration-cascade-v3",
     ) -> None:
         self.address = address
         self.shares = [sessions // processes + (i < sessions % processes) for i in range(processes)]

@@ -186,7 +186,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, required=True)
     parser.add_argument("--agents", type=int, default=3)
     parser.add_argument("--channels", type=int, default=1)
-    parser.add_argument("--scenario", default="meta-sre/migration-cascade-v2")
+    parser.add_argument("--scenario", default="meta-sre/migration-cascade-v3")
     asyncio.run(run(parser.parse_args()))
 
 

@@ -31,7 +31,7 @@ from metasre.service import Limits, ServerConfig, build_server
 from metasre.service.server import prepare_sandbox
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
-SCENARIO = "meta-sre/migration-cascade-v2"  # 40 steps
+SCENARIO = "meta-sre/migration-cascade-v3"  # 40 steps
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 

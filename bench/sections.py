@@ -13,7 +13,7 @@ from bench.stats import median, pct
 from metasre.agents.client import AgentConnection, MetasreClient
 from metasre.agents.errors import ClientError
 
-CHEAP_SCENARIO = "meta-sre/migration-cascade-v2"  # 40 steps: 13 calls per agent of 3
+CHEAP_SCENARIO = "meta-sre/migration-cascade-v3"  # 40 steps: 13 calls per agent of 3
 
 
 @dataclass(frozen=True, slots=True)

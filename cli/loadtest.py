@@ -53,7 +53,7 @@ SCENARIOS = (
     "meta-sre/payment-bad-deploy-v2",
     "meta-sre/ad-ranking-crash-v2",
     "meta-sre/user-service-oom-v2",
-    "meta-sre/migration-cascade-v2",
+    "meta-sre/migration-cascade-v3",
 )
 EXPECTED = {"INVALID_ARGUMENTS", "UNKNOWN_TOOL", "TOKEN_INVALID", "EPISODE_OVER"}
 """Reasons of the refusals the bad requests ask for."""

@@ -68,7 +68,7 @@ def test_the_revert_scripts_catch_a_code_family_whose_culprit_is_the_newest_comm
     assert name.startswith("revert@") and mean >= 0.9, (name, mean)
 
 
-ADS = "meta-sre/ads-errors-v2"
+ADS = "meta-sre/ads-errors-v3"
 
 
 def _code_seeds(count: int) -> list[int]:
@@ -126,10 +126,10 @@ SYMPTOM_FIRST = [sid for sid in scenario_ids() if resolve(sid).mix is not None]
 def test_the_catalogue_has_symptom_first_families():
     assert {
         "meta-sre/edge-errors-v2",
-        "meta-sre/ads-errors-v2",
-        "meta-sre/courier-errors-v2",
-        "meta-sre/shop-errors-v2",
-        "meta-sre/marketplace-slow-v2",
+        "meta-sre/ads-errors-v3",
+        "meta-sre/courier-errors-v3",
+        "meta-sre/shop-errors-v3",
+        "meta-sre/marketplace-slow-v3",
     } <= set(SYMPTOM_FIRST)
 
 

@@ -506,6 +506,9 @@ class ExpertPolicy:
         if not hunks:
             return
         d.location = hunks[0].path
+        if d.category == "code_bug" and BUMP_COMMIT.search(str(shown.data.get("message", ""))):
+            # The trace read as a plain bug; the change that made it is a version bump.
+            d.category = "dependency_bump"
         # Bottom-up, so earlier hunks keep their line numbers.
         for h in sorted(hunks, key=lambda h: (h.path, h.new_start), reverse=True):
             if h.new:

@@ -55,6 +55,60 @@ def _team(commits: Sequence[Commit], service: str) -> tuple[list[str], str]:
     return authors, max(sorted(set(tickets)), key=tickets.count) if tickets else "OPS"
 
 
+_PIN = re.compile(r"^([a-z_]+)==([0-9][0-9.]*)", re.MULTILINE)
+
+
+def _vendored(
+    tree: BaseTree, commits: Sequence[Commit], culprit: str
+) -> list[tuple[str, str, str]]:
+    """(package, library, pinned version) of every library the tree vendors.
+
+    Not the culprit package's, nor those a commit of the last two days re-pinned: their history
+    is the cause's own story, which a herring's pin would contradict.
+    """
+    recent = {
+        p
+        for c in commits
+        if 0 < c.minutes_ago < 2 * 1440
+        for p in c.changes
+        if p.endswith("vendor.txt")
+    }
+    found = []
+    for path in sorted(tree.files):
+        package = path.partition("/")[0]
+        if path != f"{package}/vendor.txt" or path in recent or culprit.startswith(f"{package}/"):
+            continue
+        for lib, pin in _PIN.findall(str(tree.files[path])):
+            if f"{package}/_vendor/{lib}.py" in tree.files:
+                found.append((package, lib, pin))
+    return found
+
+
+def _bump(
+    package: str,
+    lib: str,
+    pin: str,
+    bumps: Sequence[tuple[str, str, str]],
+    name: str,
+    value: str,
+    rng: random.Random,
+) -> tuple[str, str, tuple[tuple[str, str, str], ...], str]:
+    """A harmless bump of `lib` in `package`: (new version, module, edits, appended block).
+
+    To the version a culprit bumps it to (a major release, as theirs are), else to the next
+    major: the release adds a setting (`name = value`) and changes nothing the callers use. Its
+    pin, `__version__` and the added setting change as a culprit's bump changes them.
+    """
+    same = [new for name, old, new in bumps if name == lib and old == pin]
+    new = rng.choice(same) if same else f"{int(pin.split('.')[0]) + 1}.0.0"
+    module = f"{package}/_vendor/{lib}.py"
+    edits = (
+        (f"{package}/vendor.txt", f"{lib}=={pin}", f"{lib}=={new}"),
+        (module, f'__version__ = "{pin}"', f'__version__ = "{new}"'),
+    )
+    return new, module, edits, f"\n\n# New in {lib} {new}.\n{name} = {value}\n"
+
+
 def add_herring_commits(
     spec: ScenarioSpec,
     tree: BaseTree,
@@ -63,6 +117,8 @@ def add_herring_commits(
     count: int,
     rng: random.Random,
     messages: Mapping[str, Sequence[str]] = MappingProxyType({}),
+    bumps: Sequence[tuple[str, str, str]] = (),
+    bump_count: int = 0,
 ) -> tuple[BaseTree, MappingProxyType[str, bytes], dict[str, Any]]:
     """`tree` with `count` harmless commits woven into its history, and what goes with them.
 
@@ -70,7 +126,9 @@ def add_herring_commits(
     the spec fields that change (for model_copy). `work`: (subject, setting name, value as
     Python source) of the pieces a commit may ship. `messages`: culprit messages by package;
     a commit on a package that has some carries one of them (not the seed's culprit's) in
-    place of its work's subject, ticket and body alike.
+    place of its work's subject, ticket and body alike. `bumps`: the culprits' library bumps
+    (library, from, to); the first `bump_count` commits bump a library another package
+    vendors in the same way (see `_bump`), where the tree vendors any.
     """
     truth = spec.ground_truth
     names = sorted({s.name for s in spec.services})
@@ -79,9 +137,9 @@ def add_herring_commits(
         *tree.readonly_prefixes,
         *(str(step.args["path"]) for step in spec.solution if "path" in step.args),
     )
-    sick = [
-        s for s in sorted({truth.service, *truth.symptom_services}) if _modules(tree, s, readonly)
-    ]
+    # Weather rows are sick on the dashboard as the symptoms are: work lands on them alike.
+    shown_sick = {truth.service, *truth.symptom_services, *(w.service for w in spec.weather)}
+    sick = [s for s in sorted(shown_sick) if _modules(tree, s, readonly)]
     rest = [s for s in names if s not in sick and _modules(tree, s, readonly)]
     commits = list(tree.commits)
     dated = [c.minutes_ago for c in commits if c.minutes_ago > 0]
@@ -100,8 +158,31 @@ def add_herring_commits(
             born[path] = max(born.get(path, 0.0), c.minutes_ago)
     after = rng.randint(0, count)
     blocks: list[tuple[float, str, str, str, str, str]] = []
+    edits: dict[int, tuple[tuple[str, str, str], ...]] = {}
+    """By block: (path, old text, new text) its commit changes besides appending its work."""
     used: set[str] = set()
+    said_already: set[str] = set()
+    vendored = _vendored(tree, commits, truth.location) if bump_count and bumps else []
     for k in range(count):
+        if k < bump_count and vendored:
+            # On a sick row as the other herrings are (three in four), the culprit's is one.
+            on_sick = {_package(x) for x in sick}
+            bumpable = [v for v in vendored if (v[0] in on_sick) != (k % 4 == 3)] or vendored
+            package, lib, pin = pick = rng.choice(bumpable)
+            vendored.remove(pick)
+            subject, name, value = rng.choice([w for w in work if w[1] not in used] or list(work))
+            used.add(name)
+            bump = _bump(package, lib, pin, bumps, name, value, rng)
+            share = rng.uniform(0.15, 0.95) if k < after else rng.uniform(1.05, 2.5)
+            minutes = round(max(1.0, newest * share), 1)
+            authors, prefix = _team(commits, package)
+            ticket = f"{prefix}-{rng.randint(2250, 2399)}"
+            message = f"{package}: bump vendored {lib} {pin} -> {bump[0]} ({ticket})"
+            edits[len(blocks)] = bump[2]
+            # One person's round of bumps: the culprit's bumper bumps the other packages too.
+            author = last.author
+            blocks.append((minutes, author, message, bump[1], bump[3], name))
+            continue
         # Three in four on a service the page points at: a culprit's service is sick, and
         # with every other herring elsewhere "revert on a sick service" halved the field.
         pool = (rest or sick) if k % 4 == 3 else sick
@@ -121,9 +202,14 @@ def add_herring_commits(
                 continue
             path = there[0]
         message = f"{_package(service)}: {subject} ({ticket})"
-        borrowed = [m for m in messages.get(_package(service), ()) if m.splitlines()[0] != culprit]
+        borrowed = [
+            m
+            for m in messages.get(_package(service), ())
+            if m.splitlines()[0] != culprit and m not in said_already
+        ]
         if borrowed:
             message = rng.choice(borrowed)
+            said_already.add(message)
             # The comment names the work as the message does: "subject (TICKET)".
             said = message.splitlines()[0].split(": ", 1)[1]
             block = f"\n\n# {said}\n{name} = {value}\n"
@@ -147,14 +233,25 @@ def add_herring_commits(
     woven: list[Commit] = []
     parent: str | None = None
     appended: dict[str, list[str]] = {}
+    replaced: dict[str, list[tuple[str, str]]] = {}
     for _, _, item in order:
         if isinstance(item, int):
             minutes, author, message, path, block, _name = blocks[item]
-            changes: dict[str, str | None] = {path: files[path].rstrip("\n") + "\n" + block}
+            changes: dict[str, str | None] = {}
+            for where, old, new in edits.get(item, ()):
+                changes[where] = str(changes.get(where) or files[where]).replace(old, new, 1)
+                replaced.setdefault(where, []).append((old, new))
+            changes[path] = str(changes.get(path) or files[path]).rstrip("\n") + "\n" + block
             appended.setdefault(path, []).append(block)
         else:
             minutes, author, message = item.minutes_ago, item.author, item.message
             changes = dict(item.changes)
+            for path, pairs in replaced.items():
+                content = changes.get(path)
+                if content is not None:
+                    for old, new in pairs:
+                        content = content.replace(old, new, 1)
+                    changes[path] = content
             for path, added in appended.items():
                 content = changes.get(path)
                 if content is not None:

@@ -86,6 +86,9 @@ class Herrings:
     """(subject, setting, value) of harmless work; each seed lands `commit_count` commits
     shipping one each around the culprit (see scenarios.herring_commits)."""
     commit_count: int = 2
+    bump_count: int = 0
+    """How many of the `commit_count` commits bump a library another package vendors, as a
+    culprit bump does (with `borrowed`, where the seed's tree vendors libraries at all)."""
     release_count: int = 2
     """How many harmless releases each seed ships (with `releases`): two is one on a row the
     page points at and one elsewhere, drawn at any time around the onset; more is all but one
@@ -115,6 +118,15 @@ class Herrings:
     points at and one elsewhere; more is all but one on sick rows (the root too)."""
     flag_rampers: tuple[str, ...] = ("flag-bot (scheduled ramp)", "dev-console (self-serve)")
     """Who ramps the harmless flags: the family names the people its culprits are ramped by."""
+    leading_pushes: tuple[tuple[str, Any, Any, int, int, int], ...] = ()
+    """(key, before, after, least lead, most lead, count): pushes that land on `count` sick inner
+    rows other than the root every seed, the lead's minutes before the onset. A cause whose
+    push precedes its onset by a long way (a log level raised to DEBUG an hour before the disk
+    fills) is otherwise the one push of its kind and age on the list."""
+    shuffle_rows: bool = False
+    """Whether the dashboard lists the inner rows in an order the seed draws (the paging rows
+    first). In the platform's fixed order, "the first of the rows that tie" is a fixed service,
+    which scores whenever a test split happens to hold many seeds of that service's sites."""
     near_onset: float = 0.0
     """The share of harmless changes (releases, pushes, flags) that land 0-LAG minutes before
     the onset, as the culprit does (`mix._lagged` dates it so): "undo what changed when it
@@ -136,6 +148,7 @@ class Herrings:
                 for h in table.get("commits", ())
             ),
             commit_count=int(table.get("commit_count", 2)),
+            bump_count=int(table.get("bump_count", 0)),
             push_count=int(table.get("push_count", 2)),
             release_count=int(table.get("release_count", 2)),
             weather=int(table.get("weather", 0)),
@@ -151,6 +164,18 @@ class Herrings:
                 )
             ),
             borrowed=bool(table.get("borrowed", False)),
+            leading_pushes=tuple(
+                (
+                    str(h["key"]),
+                    h["before"],
+                    h["after"],
+                    int(h["lead"][0]),
+                    int(h["lead"][1]),
+                    int(h.get("count", 1)),
+                )
+                for h in table.get("leading_pushes", ())
+            ),
+            shuffle_rows=bool(table.get("shuffle_rows", False)),
         )
 
 
@@ -548,6 +573,22 @@ def add_herrings(
             pushes.append(
                 ConfigPushSpec(service=host, key=key, value=after, minutes_ago=ago(), by=by)
             )
+        for key, before, after, least, most, count in herrings.leading_pushes:
+            hosts = [
+                s for s in sick_inner if not any(p.service == s and p.key == key for p in pushes)
+            ]
+            for host in hosts[:count]:
+                was = services[host].config.get(key, before)
+                if was == after:
+                    continue
+                services[host] = services[host].model_copy(
+                    update={"config": {**services[host].config, key: was}}
+                )
+                by = f"{rng.choice(_PEOPLE)}@{_prefix(host)}-team"
+                ago_ = float(round(onset) + rng.randint(least, most))
+                pushes.append(
+                    ConfigPushSpec(service=host, key=key, value=after, minutes_ago=ago_, by=by)
+                )
         update["config_pushes"] = tuple(sorted(pushes, key=lambda p: -p.minutes_ago))
 
     # A flaky row among the leaves (the services that call nothing), where "the deepest
@@ -565,8 +606,15 @@ def add_herrings(
             changed = base.model_copy(update={"error_rate": round(rng.uniform(0.05, 0.09), 4)})
         services[service] = services[service].model_copy(update={"baseline": changed})
 
-    if any(services[s.name] is not s for s in spec.services):
-        update["services"] = tuple(services[s.name] for s in spec.services)
+    order = [s.name for s in spec.services]
+    if herrings.shuffle_rows:
+        inner_rows = [s for s in order if s in inner]
+        rng.shuffle(inner_rows)
+        order = [s for s in order if s not in inner] + inner_rows
+    if order != [s.name for s in spec.services] or any(
+        services[s.name] is not s for s in spec.services
+    ):
+        update["services"] = tuple(services[name] for name in order)
     return update
 
 

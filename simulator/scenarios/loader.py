@@ -134,9 +134,19 @@ def split_axis(folder: Path) -> tuple[str, int, frozenset[int]] | None:
             return None
         axis = sized[0]
     n = len(variants[axis])
-    name = str(raw.get("id", folder.name)).rsplit("-v", 1)[0]
+    return axis, n, test_tables(str(raw.get("id", folder.name)), axis, n)
+
+
+def test_tables(family_id: str, axis: str, n: int) -> frozenset[int]:
+    """Which of the `n` tables of `axis` make `family_id`'s test split.
+
+    Its version aside, so a family keeps its split across versions. Authoring reads it too: a
+    nuisance an axis deals out by table (a bad migration's place in its batch) is dealt evenly
+    within each split.
+    """
+    name = family_id.rsplit("-v", 1)[0]
     order = sorted(range(n), key=lambda i: hashlib.sha256(f"{name}:{axis}:{i}".encode()).digest())
-    return axis, n, frozenset(order[: max(1, round(n * TEST_SHARE))])
+    return frozenset(order[: max(1, round(n * TEST_SHARE))])
 
 
 def structure(folder: Path, seed: int) -> tuple[tuple[str, int], ...]:

@@ -71,6 +71,11 @@ class Mix:
     same_size: bool = False
     """Whether every seed runs about as many services, whatever its cause (see `_padded`)."""
     messages: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The causes' culprit commit messages by the package they name: other teams' commits
+    borrow them (see scenarios.herring_commits)."""
+    bumps: tuple[tuple[str, str, str], ...] = ()
+    """The causes' culprit library bumps, (library, from, to): other teams' harmless bumps of
+    their own vendored copies borrow them (see scenarios.herring_commits)."""
     pushes: tuple[tuple[str, Any, Any], ...] = ()
     """The causes' culprit config pushes as (key, before, after), the callee a key or value
     names written `{dep}`: harmless pushes borrow them (see scenarios.herrings)."""
@@ -79,8 +84,6 @@ class Mix:
     flags: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     """The causes' culprit flags by service, (name, description): harmless flags borrow them
     (with `[herrings] borrowed`), so a flag's name does not say culprit."""
-    """The causes' culprit commit messages by the package they name: other teams' commits
-    borrow them (see scenarios.herring_commits)."""
 
 
 def _culprit_tables(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
@@ -155,6 +158,21 @@ def _culprit_messages(tables: list[dict[str, Any]]) -> tuple[tuple[str, tuple[st
     return tuple((k, tuple(v)) for k, v in sorted(by.items()))
 
 
+def _culprit_bumps(tables: list[dict[str, Any]]) -> tuple[tuple[str, str, str], ...]:
+    """Every vendored library bump the causes' culprits make: (library, from, to)."""
+    return tuple(
+        sorted(
+            {
+                (t["lib"], t["old"], t["new"])
+                for t in tables
+                if all(
+                    isinstance(t.get(k), str) and "{{" not in t[k] for k in ("lib", "old", "new")
+                )
+            }
+        )
+    )
+
+
 def read_mix(folder: Path, scenarios: Path) -> Mix | None:
     """The mix a folder declares (`causes = [...]`), or None for an ordinary family."""
     raw = read_toml(folder / "scenario.toml")
@@ -169,6 +187,13 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
     for p in paths:
         if not (p / "scenario.toml").is_file():
             raise InvalidScenarioError(f"{folder.name}: cause {p.name!r} has no scenario.toml")
+    herrings = Herrings.from_table(raw.get("herrings", {}))
+    if herrings.commits and herrings.commit_count > len(herrings.commits):
+        raise InvalidScenarioError(
+            f"{folder.name}/scenario.toml: [herrings] commit_count = {herrings.commit_count}"
+            f" needs as many [[herrings.commits]] (it has {len(herrings.commits)}): two commits"
+            " shipping one setting let one of them be undone unseen"
+        )
     tables = _culprit_tables(paths)
     sites = _culprit_sites(tables)
     try:
@@ -185,9 +210,10 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             seed_varies=tuple(raw.get("seed_varies", ())),
             sla_minutes=float(raw["sla_minutes"]),
             step_budget=int(raw["step_budget"]),
-            herrings=Herrings.from_table(raw.get("herrings", {})),
+            herrings=herrings,
             same_size=bool(raw.get("same_size", False)),
             messages=_culprit_messages(tables),
+            bumps=_culprit_bumps(tables),
             flags=_culprit_flags(tables),
             pushes=_culprit_pushes(sites),
             sites=sites,
@@ -380,6 +406,8 @@ def mixed_instance(mix: Mix, seed: int) -> ScenarioInstance:
             mix.herrings.commit_count,
             rng,
             dict(mix.messages) if mix.herrings.borrowed else {},
+            bumps=mix.bumps if mix.herrings.borrowed else (),
+            bump_count=mix.herrings.bump_count,
         )
         spec = spec.model_copy(update=update)
     return ScenarioInstance(

@@ -20,10 +20,10 @@ from metasre.simulator.scenarios.splits import split_seeds
 
 SYMPTOM_FIRST = (
     "meta-sre/edge-errors-v2",
-    "meta-sre/ads-errors-v2",
-    "meta-sre/courier-errors-v2",
-    "meta-sre/shop-errors-v2",
-    "meta-sre/marketplace-slow-v2",
+    "meta-sre/ads-errors-v3",
+    "meta-sre/courier-errors-v3",
+    "meta-sre/shop-errors-v3",
+    "meta-sre/marketplace-slow-v3",
 )
 """The families issue 25 holds to SHALLOW_MAX."""
 

@@ -79,7 +79,7 @@ def test_the_learner_sees_a_change_at_the_page_s_onset():
     """The search covers the class, not one world: wherever a change's minute is the onset the
     page states, the candidate undoing it carries the onset features (and no other does)."""
     seen = 0
-    for ex in training("meta-sre/courier-errors-v2"):
+    for ex in training("meta-sre/courier-errors-v3"):
         onset = ex.opening.onset
         assert onset is not None
         for c in candidates(ex.opening):

@@ -28,7 +28,7 @@ from metasre.service.store import codec as records
 from metasre.service.store.sqlite import EventRow
 from metasre.simulator import Episode, EpisodePhase, Grade, Observation, resolve
 
-SCENARIOS = ("meta-sre/payment-bad-deploy-v2", "meta-sre/migration-cascade-v2")
+SCENARIOS = ("meta-sre/payment-bad-deploy-v2", "meta-sre/migration-cascade-v3")
 
 names = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from metasre.service.core import openings
 from metasre.service.store.sqlite import SessionRow, TrajectoryStore
 from metasre.simulator import Episode, Observation
@@ -10,8 +12,10 @@ from metasre.simulator import Episode, Observation
 def test_interleaved_sessions_render_each_observation_once(monkeypatch):
     # Sessions interleave between a call's stored record and its caller's result: each
     # observation's text is made once, and is the text its own render gives.
-    first = Episode.make("meta-sre/migration-cascade-v2", 0).observation()
-    second = Episode.make("meta-sre/ad-ranking-crash-v2", 1).observation()
+    # Copies: an opening's observation is shared between episodes, and another test in this
+    # process may have had its text made already.
+    first = copy.copy(Episode.make("meta-sre/migration-cascade-v3", 0).observation())
+    second = copy.copy(Episode.make("meta-sre/ad-ranking-crash-v2", 1).observation())
     renders: list[int] = []
     real = Observation.render
 

@@ -19,7 +19,7 @@ from metasre.v1 import agent_pb2, common_pb2, control_pb2
 
 from .conftest import PAY, AgentClient, create, details
 
-CHEAP = "meta-sre/migration-cascade-v2"
+CHEAP = "meta-sre/migration-cascade-v3"
 
 
 def _counted_renders(monkeypatch: pytest.MonkeyPatch, seed: int) -> list[int]:

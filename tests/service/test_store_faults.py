@@ -88,7 +88,7 @@ async def play_until_refused(disk: Path, break_disk: object, expected: tuple[str
     try:
         async with owned_channel(server.address) as channel:
             control = control_pb2_grpc.ControlServiceStub(channel)
-            created = await create(control, ("a",), scenario="meta-sre/migration-cascade-v2")
+            created = await create(control, ("a",), scenario="meta-sre/migration-cascade-v3")
             sid, token = created.session.session_id, created.tokens[0].join_token
             stub = agent_pb2_grpc.AgentServiceStub(channel)
 

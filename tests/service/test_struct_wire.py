@@ -118,7 +118,7 @@ def test_varint() -> None:
 
 
 def _applied(tool: str, args: dict[str, Any]) -> Applied:
-    episode = Episode.make("meta-sre/migration-cascade-v2", 0)
+    episode = Episode.make("meta-sre/migration-cascade-v3", 0)
     step = episode.apply("a1", tool, args)
     return Applied(
         tick=step.tick,

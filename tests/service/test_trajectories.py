@@ -44,7 +44,7 @@ from .conftest import AD, PAY, TIMEOUT, AgentClient, create, details, pay_soluti
 from .serve_process import metasre_serve
 
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
-MIGRATION = "meta-sre/migration-cascade-v2"
+MIGRATION = "meta-sre/migration-cascade-v3"
 OOM = "meta-sre/user-service-oom-v2"
 FULL_DISK = (
     "CREATE TRIGGER full BEFORE INSERT ON events BEGIN "

@@ -24,7 +24,7 @@ from metasre.simulator import TOOLS, resolve
 from metasre.simulator.views import View
 
 PAY = "meta-sre/payment-bad-deploy-v2"
-MIGRATION = "meta-sre/migration-cascade-v2"
+MIGRATION = "meta-sre/migration-cascade-v3"
 LAG = "meta-sre/consumer-lag-v1"
 FLAGS = "meta-sre/feature-flag-rollout-v1"
 

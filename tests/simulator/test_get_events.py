@@ -8,7 +8,7 @@ import pytest
 from metasre.simulator import TOOLS, Episode, InvalidToolCallError, scenario_ids
 
 PAY = "meta-sre/payment-bad-deploy-v2"
-MIGRATION = "meta-sre/migration-cascade-v2"
+MIGRATION = "meta-sre/migration-cascade-v3"
 
 
 def test_it_lists_the_releases_before_the_page_oldest_first():

@@ -11,6 +11,8 @@ import re
 
 import pytest
 
+from metasre.agents.policies.shallow import revert
+from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode
 from metasre.simulator.scenarios.herrings import LAG
 from metasre.simulator.scenarios.loader import load_spec
@@ -31,7 +33,7 @@ def _changes(spec):
 
 
 @pytest.mark.parametrize(
-    "family", ["meta-sre/edge-errors-v2", "meta-sre/courier-errors-v2", "meta-sre/shop-errors-v2"]
+    "family", ["meta-sre/edge-errors-v2", "meta-sre/courier-errors-v3", "meta-sre/shop-errors-v3"]
 )
 def test_culprits_land_0_to_lag_minutes_before_the_onset_as_near_herrings_do(family):
     lags, near = set(), 0
@@ -51,7 +53,7 @@ def test_culprits_land_0_to_lag_minutes_before_the_onset_as_near_herrings_do(fam
 
 
 def test_the_page_dates_the_symptom_not_the_change():
-    mix = resolve("meta-sre/courier-errors-v2").mix
+    mix = resolve("meta-sre/courier-errors-v3").mix
     offsets = set()
     for seed in SEEDS:
         inst = mixed_instance(mix, seed)
@@ -61,7 +63,7 @@ def test_the_page_dates_the_symptom_not_the_change():
 
 
 def test_other_teams_commits_carry_culprit_messages_not_a_fixed_list():
-    mix = resolve("meta-sre/ads-errors-v2").mix
+    mix = resolve("meta-sre/ads-errors-v3").mix
     fixed = {subject for subject, _, _ in mix.herrings.commits}
     culprits = {m.splitlines()[0] for _, ms in mix.messages for m in ms}
     borrowed = 0
@@ -98,7 +100,7 @@ def test_harmless_flags_are_named_and_ramped_as_culprit_flags_are():
 
 
 def test_culprit_shaped_pushes_name_a_dependency_of_their_service():
-    mix = resolve("meta-sre/courier-errors-v2").mix
+    mix = resolve("meta-sre/courier-errors-v3").mix
     shaped = 0
     for seed in SEEDS:
         spec = mixed_instance(mix, seed).spec
@@ -112,7 +114,98 @@ def test_culprit_shaped_pushes_name_a_dependency_of_their_service():
 
 
 def test_an_episode_of_each_family_still_builds_the_same_world_twice():
-    for family in ("meta-sre/edge-errors-v2", "meta-sre/ads-errors-v2"):
+    for family in ("meta-sre/edge-errors-v2", "meta-sre/ads-errors-v3"):
         a = Episode.make(family, 5).observation().to_dict()
         b = Episode.make(family, 5).observation().to_dict()
         assert a == b
+
+
+def _seeds_of(mix, cause: str, wanted: int, limit: int = 400) -> list[int]:
+    found = [s for s in range(limit) if cause_of(mix, s)[0].name == cause]
+    assert len(found) >= wanted, (cause, found)
+    return found[:wanted]
+
+
+def test_a_full_disks_debug_push_is_not_the_one_debug_push_an_hour_old():
+    """courier's disk seeds: the culprit raised log_level to DEBUG 35-60 minutes before its
+    onset, and two harmless DEBUG pushes land on sick rows as long before (`leading_pushes`);
+    with DEBUG a rare draw from the pool, "undo the DEBUG push" found 13 of 16 test seeds."""
+    mix = resolve("meta-sre/courier-errors-v3").mix
+    for seed in _seeds_of(mix, "disk_full", 8):
+        spec = mixed_instance(mix, seed).spec
+        onset = _onset(spec)
+        debug = [p for p in spec.config_pushes if p.key == "log_level" and p.value == "DEBUG"]
+        truth = spec.ground_truth.service
+        assert len(debug) >= 3, (seed, debug)
+        leads = sorted(round(p.minutes_ago - onset) for p in debug if p.service != truth)
+        assert sum(35 <= lead <= 60 for lead in leads) >= 2, (seed, leads)
+
+
+def test_the_dashboard_order_of_inner_rows_is_the_seeds_not_the_platforms():
+    """With the platform's fixed order, "the first of the rows that tie" was one service."""
+    mix = resolve("meta-sre/courier-errors-v3").mix
+    firsts = set()
+    for seed in SEEDS:
+        rows = [r["name"] for r in Episode.make(mix.id, seed).observation().to_dict()["services"]]
+        assert rows[0] == "edge-gateway", rows  # the paging edge first, as the platform has it
+        firsts.add(rows[1])
+    assert len(firsts) >= 5, firsts
+
+
+def test_a_bad_library_bump_lands_among_harmless_bumps_that_the_grader_keeps():
+    """shop's dependency-bump seeds: other packages' vendored libraries are bumped in the same
+    hour by the same person, and undoing one of those is damage, not a fix."""
+    mix = resolve("meta-sre/shop-errors-v3").mix
+    for seed in _seeds_of(mix, "dependency_bump", 6):
+        inst = mixed_instance(mix, seed)
+        fresh = [c for c in inst.tree.commits if 0 < c.minutes_ago < 1440]
+        bumps = [c for c in fresh if ": bump vendored " in c.message.splitlines()[0]]
+        truth = inst.spec.ground_truth.location
+        culprit = [c for c in bumps if truth in c.changes]
+        assert len(culprit) == 1 and len(bumps) >= 3, (seed, [c.message for c in bumps])
+        assert len({c.author for c in bumps if "api_gateway" not in c.message}) == 1
+        herring = next(c for c in bumps if c is not culprit[0] and "api_gateway" not in c.message)
+        ep = Episode.make(mix.id, seed)
+        call = EpisodeCaller(ep, "oncall")
+        revert(call, herring.sha)  # hunk by hunk, as the shallow revert scripts do
+        call(
+            "submit_report",
+            {
+                "root_cause_service": inst.spec.ground_truth.service,
+                "root_cause_location": truth,
+                "category": "dependency_bump",
+                "remediation": "code_fix",
+                "summary": "a vendored library bump",
+            },
+        )
+        grade = {c.name: c.value for c in ep.grade().components}
+        assert grade["fix"] == 0.0 and grade["no_regressions"] < 0.1, (seed, grade)
+
+
+def test_no_harmless_migration_of_slow_query_rides_in_two_batches():
+    """A name seen harmless on training seeds told the bad one apart on test seeds (the one
+    name training never showed): every innocent rides in exactly one batch."""
+    from metasre.simulator.scenarios.loader import read_toml
+    from metasre.simulator.scenarios.registry import resolve as _resolve
+
+    folder = _resolve("meta-sre/slow-query-v3").folder
+    faults = read_toml(folder / "scenario.toml")["variants"]["fault"]
+    innocents = [m for t in faults for m in t["innocent"]]
+    slugs = [m.split("_", 1)[1] for m in innocents]
+    assert len(slugs) == len(set(slugs)) == 3 * len(faults)
+
+
+def test_whether_whatsapp_runs_its_own_database_does_not_name_the_bad_migration():
+    """migration-cascade: wa_postgres existed only when the bad migration lived on it."""
+    from metasre.simulator.scenarios.loader import read_toml
+    from metasre.simulator.scenarios.registry import resolve as _resolve
+
+    folder = _resolve("meta-sre/migration-cascade-v3").folder
+    faults = read_toml(folder / "scenario.toml")["variants"]["fault"]
+    by_batch: dict[tuple[str, ...], set[bool]] = {}
+    bad_on_shared = 0
+    for t in faults:
+        by_batch.setdefault((t["m5"], t["m6"], t["m7"]), set()).add(bool(t["split"]))
+        bad_on_shared += t["split"] and t["db"] == "postgres"
+    assert all(len(v) == 1 for v in by_batch.values()), by_batch
+    assert bad_on_shared >= 3

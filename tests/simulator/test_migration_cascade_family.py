@@ -1,4 +1,4 @@
-"""meta-sre/migration-cascade-v2: the seed chooses the batch, the bad migration's position and
+"""meta-sre/migration-cascade-v3: the seed chooses the batch, the bad migration's position and
 mechanism, the database that owns it and the services that feel it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from metasre.agents.policies.evidence import MIGRATION_ID, categorise
 from metasre.simulator import Episode
 from metasre.simulator.scenarios.registry import resolve
 
-FAMILY = "meta-sre/migration-cascade-v2"
+FAMILY = "meta-sre/migration-cascade-v3"
 STRUCTURES = range(27)
 """Seeds 0-26 meet each of the 27 bad migrations once (one stratified cycle)."""
 

@@ -1,4 +1,4 @@
-"""meta-sre/slow-query-v2: the seed chooses the database, the hot query and index, how a
+"""meta-sre/slow-query-v3: the seed chooses the database, the hot query and index, how a
 migration lost the index, and which migration of the batch did it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from metasre.simulator import Episode
 from metasre.simulator.scenarios.registry import resolve
 
-FAMILY = "meta-sre/slow-query-v2"
+FAMILY = "meta-sre/slow-query-v3"
 STRUCTURES = range(25)
 """Seeds 0-24 meet each of the 25 structures once (one stratified cycle)."""
 

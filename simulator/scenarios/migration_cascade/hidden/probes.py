@@ -1,4 +1,4 @@
-"""Grader probes for meta-sre/migration-cascade-v2 (never shown to agents).
+"""Grader probes for meta-sre/migration-cascade-v3 (never shown to agents).
 
 Each probe calls the services' code on fixed inputs, or reads the migrations, and returns what
 it observed as plain data; it decides nothing. The grader runs the same probes on the reference
