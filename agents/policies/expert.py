@@ -545,7 +545,12 @@ class ExpertPolicy:
         """
         said = set(IDENTIFIER.findall(" ".join([d.cue, *d.evidence]).lower()))
         # The files the stack traces pass through (as deployed: "/app/<tree path>").
-        traced = {m.group("path").lstrip("/") for m in TRACE_FILE.finditer(" ".join(d.evidence))}
+        # Deeper frames later: a traceback lists the caller first and the frame that raised
+        # last, so a file's last place in the evidence ranks it.
+        traced = {
+            m.group("path").lstrip("/"): i
+            for i, m in enumerate(TRACE_FILE.finditer(" ".join(d.evidence)), start=1)
+        }
         # A commit's message says what it meant to change, in the words logs use ("millisecond
         # senders" beside "send milliseconds"): compared by their stems, as a reader would.
         said_stems = _stems(" ".join([d.cue, *d.evidence]))
@@ -565,11 +570,19 @@ class ExpertPolicy:
             touched = [
                 h.path for h in parse_diff(str(shown.data.get("diff", ""))) if h.path != "/dev/null"
             ]
-            in_trace = any(t == p or t.endswith("/" + p) for p in touched for t in traced)
-            # What it changed decides, then whether it touched a file the traces pass through
-            # (a rates table changed under the function that fails); what it meant to change
-            # breaks the ties.
-            score = (len(changed & said), int(in_trace), len(meant & said_stems))
+            in_trace = max(
+                (
+                    depth
+                    for t, depth in traced.items()
+                    for p in touched
+                    if t == p or t.endswith("/" + p)
+                ),
+                default=0,
+            )
+            # What it changed decides, then how deep a file it touched the traces pass through
+            # (a rates table changed under the function that fails, not the caller beside it
+            # another team appended to); what it meant to change breaks the ties.
+            score = (len(changed & said), in_trace, len(meant & said_stems))
             if score > best_score:
                 best, best_score = str(commit["sha"]), score
         return best
