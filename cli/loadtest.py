@@ -42,8 +42,8 @@ from ..agents.errors import ClientError, from_rpc_error
 from ..agents.policies.base import Policy, ToolReply
 from ..agents.policies.expert import ExpertPolicy
 from ..agents.policies.random_agent import RandomPolicy
+from ..service.process import start_serve, stop_child
 from .arguments import add_command, fraction, non_negative_int, positive_int
-from .child_server import start_serve, stop_child
 from .connection import Connection, add_connection_flags
 from .errors import ExitCode, UsageError
 from .interrupt import Interrupt
