@@ -169,9 +169,10 @@ ALLOWED = {
 """Which layers each layer may import (DESIGN.md: simulator <- service <- cli; agents see only
 the wire; the conformance suite plays the agents' pure policies on the simulator, beside the
 service; a fleet on Ray keeps shard processes and plays rollouts, a library like the others,
-so it imports no CLI). In the service: the core (sessions, sequencer, turn policies, attribution, errors)
-<- the store (SQLite, codec, recovery, export) <- the registry and the server's assembly
-<- the wire (servicers, protobuf conversion), which alone speaks gRPC with the server."""
+so it imports no CLI). In the service: the core (sessions, sequencer, turn policies,
+attribution, errors) <- the store (SQLite, codec, recovery, export) <- the registry and the
+server's assembly <- the wire (servicers, protobuf conversion), which alone speaks gRPC with
+the server."""
 TOP_LEAVES = {"config", "version", "gc_freeze"}
 """Modules of the service's top level that import nothing of the service (any layer may use
 them: settings, the version, the GC freezer)."""
