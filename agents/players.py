@@ -33,7 +33,8 @@ def make_player(
     if agent == "expert":
         return solo_player(lambda seed: ExpertPolicy(), "expert", **session_options)
     if agent == "random":
-        return solo_player(RandomPolicy, "random", **session_options)
+        served = client.list_tools()
+        return solo_player(lambda seed: RandomPolicy(seed, served), "random", **session_options)
     if agent == "llm" and llm is not None:
         from .llm import LLMPolicy
 

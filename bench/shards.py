@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from metasre.agents.client import MetasreClient
-from metasre.cli.child_server import start_serve, stop_child
+from metasre.service.process import start_serve, stop_child
 from metasre.simulator import Episode
 
 AD = "meta-sre/ad-ranking-crash-v2"

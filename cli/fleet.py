@@ -20,23 +20,17 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import structlog
 
+from ..service.process import ShardKeeper, free_ports, shard_store
 from .errors import UsageError
 
 log = structlog.get_logger("metasre.cli.fleet")
 
 SHARD_FLAGS = ("--shard-slot", "--shard-endpoints")
 """The flags the supervisor gives a shard (hidden from `metasre serve --help`)."""
-
-RESTART_PAUSE_SECONDS = 0.5
-"""The pause before a shard that died is started again (no tight loop on a shard that cannot
-start); doubled on each death in a row, up to `RESTART_PAUSE_MAX_SECONDS`."""
-RESTART_PAUSE_MAX_SECONDS = 30.0
 
 
 def worker_count(value: str) -> int:
@@ -82,31 +76,6 @@ def die_with_supervisor() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def shard_store(store: str, slot: int) -> str:
-    """The store of shard `slot`: its own SQLite file beside `store`, or the shared database."""
-    from ..service import is_store_url
-
-    if is_store_url(store):
-        return store
-    path = Path(store)
-    return str(path.with_name(f"{path.stem}.s{slot}{path.suffix}"))
-
-
-def free_ports(host: str, n: int) -> list[int]:
-    """`n` ports the OS calls free now (held together, so they differ)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    probes = []
-    try:
-        for _ in range(n):
-            probe = socket.socket(family, socket.SOCK_STREAM)
-            probes.append(probe)
-            probe.bind((host, 0))
-        return [p.getsockname()[1] for p in probes]
-    finally:
-        for probe in probes:
-            probe.close()
-
-
 def advertised(host: str) -> str:
     """The host clients dial for a shard listening on `host` (a wildcard is not dialable)."""
     if host in ("0.0.0.0", "::", ""):
@@ -128,83 +97,6 @@ def _child_args(argv: list[str]) -> list[str]:
             continue
         out.append(arg)
     return out
-
-
-class ShardKeeper:
-    """One slot of a fleet: its `metasre serve` process, started again whenever it dies.
-
-    Args:
-        slot: The slot.
-        args: `metasre serve`'s arguments for the slot's process (its port, slot and store).
-        verbose: Pass `-v` to the shard.
-        on_restart: Called after the slot's process was started again.
-    """
-
-    def __init__(
-        self,
-        slot: int,
-        args: list[str],
-        *,
-        verbose: bool = False,
-        on_restart: Callable[[int], None] | None = None,
-    ) -> None:
-        self.slot = slot
-        self.args = args
-        self.verbose = verbose
-        self.on_restart = on_restart
-        self.proc: asyncio.subprocess.Process | None = None
-        self.restarts = 0
-        """How many times the slot's process was started again after it died."""
-        self.stopping = False
-
-    async def start(self) -> None:
-        """Start the slot's process and wait until it serves.
-
-        Raises:
-            RuntimeError: it exited before it served.
-        """
-        from .child_server import start_serve
-
-        proc, _ = await start_serve(
-            *self.args,
-            verbose=self.verbose,
-            stderr=None,  # the shards log where the supervisor does
-            timeout=120.0,
-        )
-        self.proc = proc
-        log.info("shard_serving", slot=self.slot, pid=proc.pid)
-
-    async def keep(self) -> None:
-        """Start the process again whenever it dies, until `stop`."""
-        pause = RESTART_PAUSE_SECONDS
-        while not self.stopping:
-            proc = self.proc
-            assert proc is not None
-            code = await proc.wait()
-            if self.stopping:
-                return
-            log.error("shard_died", slot=self.slot, pid=proc.pid, exit_code=code)
-            while not self.stopping:
-                await asyncio.sleep(pause)
-                pause = min(RESTART_PAUSE_MAX_SECONDS, pause * 2)
-                try:
-                    await self.start()
-                except (RuntimeError, TimeoutError, OSError) as exc:
-                    log.error("shard_restart_failed", slot=self.slot, error=str(exc))
-                    continue
-                self.restarts += 1
-                if self.on_restart is not None:
-                    self.on_restart(self.slot)
-                pause = RESTART_PAUSE_SECONDS
-                break
-
-    async def stop(self, grace_seconds: float) -> None:
-        """Stop keeping the process, and drain it (killed past `grace_seconds`)."""
-        from .child_server import stop_child
-
-        self.stopping = True
-        if self.proc is not None:
-            await stop_child(self.proc, grace_seconds)
 
 
 class Fleet:

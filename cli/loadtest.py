@@ -42,8 +42,8 @@ from ..agents.errors import ClientError, from_rpc_error
 from ..agents.policies.base import Policy, ToolReply
 from ..agents.policies.expert import ExpertPolicy
 from ..agents.policies.random_agent import RandomPolicy
+from ..service.process import start_serve, stop_child
 from .arguments import add_command, fraction, non_negative_int, positive_int
-from .child_server import start_serve, stop_child
 from .connection import Connection, add_connection_flags
 from .errors import ExitCode, UsageError
 from .interrupt import Interrupt
@@ -270,8 +270,12 @@ async def play_session(
     drop_rate: float,
     bad_rate: float,
     stop: threading.Event,
+    tools: list[dict[str, Any]],
 ) -> None:
-    """Create, play to the end, check the grade, close."""
+    """Create, play to the end, check the grade, close.
+
+    `tools`: the server's tools as ListTools gives them (the random agent's report vocabulary).
+    """
     if stop.is_set():
         report.skipped += 1
         return
@@ -286,7 +290,7 @@ async def play_session(
         player = Player(conn, loop, report, rng, drop_rate, stop)
         if rng.random() < bad_rate:
             await bad_requests(client, conn, handle.id, report)
-        policy: Policy = ExpertPolicy() if expert else RandomPolicy(seed=index)
+        policy: Policy = ExpertPolicy() if expert else RandomPolicy(index, tools)
         observation = dict(conn.observation)
         await loop.run_in_executor(pool, policy.play, player, observation)
         if not player.done:
@@ -324,9 +328,10 @@ async def wave(
 ) -> None:
     """Play `n` sessions at once (none starts once `stop` is set)."""
     stop = stop or threading.Event()
+    tools = await client.list_tools()
     with ThreadPoolExecutor(max_workers=max(4, n), thread_name_prefix="policy") as pool:
         await asyncio.gather(
-            *(play_session(client, i, seed, report, pool, drop, bad, stop) for i in range(n))
+            *(play_session(client, i, seed, report, pool, drop, bad, stop, tools) for i in range(n))
         )
 
 

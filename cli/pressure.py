@@ -30,7 +30,7 @@ from google.protobuf import struct_pb2
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
 from ..agents.errors import from_rpc_error
-from .child_server import start_serve, stop_child
+from ..service.process import start_serve, stop_child
 from .connection import Connection
 from .interrupt import Interrupt
 

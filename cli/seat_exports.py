@@ -25,7 +25,7 @@ from ..agents.transcripts import (
     transcript,
 )
 from ..service import SERVER_VERSION
-from ..simulator import TOOLS
+from ..simulator.tools import served_tools
 from .connection import Connection
 from .errors import OutputError, UsageError
 from .serving import local_store
@@ -116,16 +116,8 @@ def export_transcripts(args: argparse.Namespace, store: Path | None) -> dict[Key
 
 def tool_list() -> list[dict[str, Any]]:
     """The tools as ListTools gives them (name, description, input_schema, kind, minutes)."""
-    return [
-        {
-            "name": tool.name,
-            "description": tool.description,
-            "input_schema": tool.json_schema(),
-            "kind": tool.kind,
-            "minutes": tool.minutes,
-        }
-        for tool in (TOOLS[name] for name in sorted(TOOLS))
-    ]
+    keys = ("name", "description", "input_schema", "kind", "minutes")
+    return [{key: tool[key] for key in keys} for tool in served_tools()]
 
 
 def seat_lines(

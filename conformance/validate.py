@@ -31,6 +31,7 @@ from ..simulator.scenarios.family import (
 )
 from ..simulator.scenarios.spec import SolutionStep
 from ..simulator.scenarios.splits import split_seeds
+from ..simulator.tools import served_tools
 from .caller import EpisodeCaller
 
 EXPERT_MIN = 0.9
@@ -294,6 +295,7 @@ def validate_scenario(
             f"{summary.ground_truths} distinct ground truths over seeds 0-99; a family needs "
             f"{MIN_GROUND_TRUTHS}: let the seed choose the structure (see [variants])"
         )
+    tools = served_tools()  # what the probes and the random agent read, as ListTools gives it
     checked: set[GroundTruthKey] = set()
     first_calls: list[tuple[str, dict[str, Any]]] | None = None
     for seed in seeds:
@@ -360,7 +362,7 @@ def validate_scenario(
         for probes, ceiling in ((PROBES, PROBE_MAX), (SHOTGUNS, SHOTGUN_MAX), (HINTED, HINTED_MAX)):
             for name, probe in probes.items():
                 ep = Episode.make(scenario_id, seed, runner)
-                probe(EpisodeCaller(ep, f"probe-{name}"), ep.observation().to_dict())
+                probe(EpisodeCaller(ep, f"probe-{name}"), ep.observation().to_dict(), tools)
                 total = ep.grade().total
                 verdict.probes.setdefault(name, []).append(total)
                 if total > ceiling:
@@ -388,7 +390,7 @@ def validate_scenario(
         if stop is not None and stop():
             return verdict
         ep = Episode.make(scenario_id, seed, runner)
-        RandomPolicy(seed).play(EpisodeCaller(ep, "random"), ep.observation().to_dict())
+        RandomPolicy(seed, tools).play(EpisodeCaller(ep, "random"), ep.observation().to_dict())
         verdict.random.append(ep.grade().total)
     if verdict.random and statistics.fmean(verdict.random) > RANDOM_MAX_MEAN:
         verdict.failures.append(

@@ -2,7 +2,7 @@
 
 A shard actor owns one `metasre serve` process (a shard of the fleet, `--shard-slot k`) and its
 port on the actor's node; it starts the process again when it dies, as `metasre serve
---workers N`'s supervisor does (`metasre.cli.fleet.ShardKeeper`), and the new process rebuilds
+--workers N`'s supervisor does (`metasre.service.process.ShardKeeper`), and the new process rebuilds
 the slot's sessions from the store. The sessions live in the process, never in an actor: an
 actor is a worker process of its own (~90-100 MiB), so there is one per node, not one per
 session. The directory actor serves the fleet's directory (`metasre.service.directory`), the one
@@ -18,7 +18,7 @@ from typing import Any
 
 import ray
 
-from ..cli.fleet import ShardKeeper, free_ports, shard_store
+from ..service.process import ShardKeeper, free_ports, shard_store
 
 
 def node_address() -> str:

@@ -126,6 +126,7 @@ LAYERS = {
     "agents": "agents",
     "cli": "cli",
     "conformance": "conformance",
+    "ray": "ray_fleet",
     "v1": "protos/metasre/v1",
 }
 """Each top-level package of `metasre` and its folder."""
@@ -152,6 +153,7 @@ ALLOWED = {
         "v1",
     },
     "conformance": {"conformance", "simulator", "agents"},
+    "ray": {"ray", "agents", "service-top"},
     "cli": {
         "cli",
         "conformance",
@@ -166,9 +168,11 @@ ALLOWED = {
 }
 """Which layers each layer may import (DESIGN.md: simulator <- service <- cli; agents see only
 the wire; the conformance suite plays the agents' pure policies on the simulator, beside the
-service). In the service: the core (sessions, sequencer, turn policies, attribution, errors)
-<- the store (SQLite, codec, recovery, export) <- the registry and the server's assembly
-<- the wire (servicers, protobuf conversion), which alone speaks gRPC with the server."""
+service; a fleet on Ray keeps shard processes and plays rollouts, a library like the others,
+so it imports no CLI). In the service: the core (sessions, sequencer, turn policies,
+attribution, errors) <- the store (SQLite, codec, recovery, export) <- the registry and the
+server's assembly <- the wire (servicers, protobuf conversion), which alone speaks gRPC with
+the server."""
 TOP_LEAVES = {"config", "version", "gc_freeze"}
 """Modules of the service's top level that import nothing of the service (any layer may use
 them: settings, the version, the GC freezer)."""

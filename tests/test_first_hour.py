@@ -13,7 +13,7 @@ import socket
 import sys
 from pathlib import Path
 
-from metasre.cli.child_server import start_serve
+from metasre.service.process import start_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 240.0

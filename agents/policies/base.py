@@ -2,29 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-
-# The report's vocabulary as the protocol documents it (submit_report's JSON Schema); agents
-# keep their own copy because they see only the wire.
-CATEGORIES: tuple[str, ...] = (
-    "code_bug",
-    "data_corruption",
-    "resource_leak",
-    "bad_migration",
-    "security",
-    "bad_deployment",
-    "capacity",
-    "crash_loop",
-)
-REMEDIATIONS: tuple[str, ...] = (
-    "code_fix",
-    "rollback_deployment",
-    "rollback_migration",
-    "restart_service",
-    "scale_service",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +36,32 @@ class Policy(Protocol):
         ...
 
 
+def choices(tools: Iterable[Mapping[str, Any]], tool: str, argument: str) -> tuple[str, ...]:
+    """The values `argument` of `tool` may take, as the server publishes them.
+
+    `tools`: the server's tools as ListTools serves them (the argument's JSON Schema `enum`).
+    Agents see only the wire, so the report's vocabulary (submit_report's `category` and
+    `remediation`) is read from there, never spelled again beside the simulator's.
+
+    Raises:
+        ValueError: `tools` serves no `tool`, or its `argument` is not a choice of values.
+    """
+    served = {str(t.get("name")): t for t in tools}
+    if tool not in served:
+        raise ValueError(f"the server serves no tool {tool!r}; it serves {', '.join(served)}")
+    schema = served[tool].get("input_schema") or {}
+    values = (schema.get("properties") or {}).get(argument, {}).get("enum")
+    if not values:
+        raise ValueError(
+            f"{tool}'s argument {argument!r} is not a choice of values in its served schema;"
+            f" its arguments are {', '.join(schema.get('properties') or ()) or 'none'}"
+        )
+    return tuple(str(v) for v in values)
+
+
 __all__ = [
-    "CATEGORIES",
-    "REMEDIATIONS",
     "Policy",
     "ToolCaller",
     "ToolReply",
+    "choices",
 ]

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .base import CATEGORIES, ToolCaller
+from .base import ToolCaller, choices
 from .expert import Diagnosis, ExpertPolicy
+
+Tools = Sequence[Mapping[str, Any]]
+"""The server's tools as ListTools serves them: what any client of the wire can read."""
+Probe = Callable[[ToolCaller, Mapping[str, Any], Tools], None]
+"""A probe plays a whole episode through a ToolCaller, from the first observation, knowing the
+served tools (the report's vocabulary among them) as a client of the wire does."""
 
 
 def _loudest(observation: Mapping[str, Any]) -> str:
@@ -46,7 +52,7 @@ def _report(call: ToolCaller, service: str, location: str, summary: str) -> None
     )
 
 
-def edit_the_tests(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+def edit_the_tests(call: ToolCaller, observation: Mapping[str, Any], tools: Tools) -> None:
     """Try to make failing tests pass by rewriting them, then claim victory."""
     for path in _code_files(call, "tests")[:5]:
         call(
@@ -63,12 +69,12 @@ def edit_the_tests(call: ToolCaller, observation: Mapping[str, Any]) -> None:
     _report(call, _loudest(observation), "tests", "Tests pass now, so the incident is resolved.")
 
 
-def submit_at_once(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+def submit_at_once(call: ToolCaller, observation: Mapping[str, Any], tools: Tools) -> None:
     """File a report before looking at anything."""
     _report(call, _loudest(observation), "unknown", "Resolved: the loudest alert has cleared.")
 
 
-def stuff_the_report(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+def stuff_the_report(call: ToolCaller, observation: Mapping[str, Any], tools: Tools) -> None:
     """Name every service, file and category in the hope that the grader counts keywords."""
     services = [str(s["name"]) for s in observation.get("services", ())]
     files = _code_files(call, "")
@@ -83,7 +89,7 @@ def stuff_the_report(call: ToolCaller, observation: Mapping[str, Any]) -> None:
                 "root cause "
                 + " ".join(services)
                 + " "
-                + " ".join(CATEGORIES)
+                + " ".join(choices(tools, "submit_report", "category"))
                 + " rollback restart scale migration deployment timeout leak"
             )[:4000],
         },
@@ -93,7 +99,7 @@ def stuff_the_report(call: ToolCaller, observation: Mapping[str, Any]) -> None:
 _RAISE = re.compile(r"^(\s*)raise\b")
 
 
-def silence_the_symptom(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+def silence_the_symptom(call: ToolCaller, observation: Mapping[str, Any], tools: Tools) -> None:
     """Make the loudest service stop reporting errors instead of finding the cause."""
     service = _loudest(observation)
     info = call("describe_service", {"service": service}).data
@@ -145,14 +151,14 @@ def _operations_report(call: ToolCaller, service: str) -> None:
     )
 
 
-def shotgun_the_loudest(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+def shotgun_the_loudest(call: ToolCaller, observation: Mapping[str, Any], tools: Tools) -> None:
     """Every operation on the loudest service, whatever the incident: one of them may be it."""
     service = _loudest(observation)
     _every_operation(call, service)
     _operations_report(call, service)
 
 
-def shotgun_everything(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+def shotgun_everything(call: ToolCaller, observation: Mapping[str, Any], tools: Tools) -> None:
     """Every operation on every service."""
     services = [str(s["name"]) for s in observation.get("services", ())]
     for service in services:
@@ -168,7 +174,7 @@ class _ShotgunExpert(ExpertPolicy):
         _every_operation(call, d.service)
 
 
-def shotgun_after_diagnosis(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+def shotgun_after_diagnosis(call: ToolCaller, observation: Mapping[str, Any], tools: Tools) -> None:
     """The right service, found by investigating, and every operation on it for good measure."""
     _ShotgunExpert().play(call, observation)
 
@@ -181,7 +187,7 @@ def _after(hint: str, prefix: str) -> str:
     return hint.removeprefix(prefix).rstrip(".")
 
 
-def ask_every_hint(call: ToolCaller, observation: Mapping[str, Any]) -> None:
+def ask_every_hint(call: ToolCaller, observation: Mapping[str, Any], tools: Tools) -> None:
     """Ask all the hints, then do what they point at as well as it can be done blind."""
     hints = [str(call("ask_hint", {}).data.get("hint", "")) for _ in range(3)]
     service = _after(hints[1], "The fault lives in ") or _loudest(observation)
@@ -211,22 +217,22 @@ def ask_every_hint(call: ToolCaller, observation: Mapping[str, Any]) -> None:
     )
 
 
-PROBES: Mapping[str, Callable[[ToolCaller, Mapping[str, Any]], None]] = {
+PROBES: Mapping[str, Probe] = {
     "edit_the_tests": edit_the_tests,
     "submit_at_once": submit_at_once,
     "stuff_the_report": stuff_the_report,
     "silence_the_symptom": silence_the_symptom,
 }
-"""Each probe plays a whole episode through a ToolCaller; each must grade <= 0.2."""
+"""Cheap tricks with the report and the tests; each must grade <= 0.2."""
 
-SHOTGUNS: Mapping[str, Callable[[ToolCaller, Mapping[str, Any]], None]] = {
+SHOTGUNS: Mapping[str, Probe] = {
     "shotgun_the_loudest": shotgun_the_loudest,
     "shotgun_everything": shotgun_everything,
     "shotgun_after_diagnosis": shotgun_after_diagnosis,
 }
 """Operations fired blind; each must grade <= 0.3."""
 
-HINTED: Mapping[str, Callable[[ToolCaller, Mapping[str, Any]], None]] = {
+HINTED: Mapping[str, Probe] = {
     "ask_every_hint": ask_every_hint,
 }
 """Plays that buy every hint; each must grade <= 0.5."""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .base import CATEGORIES, REMEDIATIONS, ToolCaller
+from .base import ToolCaller, choices
 
 _TOOLS = (
     "view_file",
@@ -41,11 +41,18 @@ _SUITES = ("unit", "integration", "load", "security")
 
 
 class RandomPolicy:
-    """Uniform over tools, with arguments drawn from what the observation shows."""
+    """Uniform over tools, with arguments drawn from what the observation shows.
 
-    def __init__(self, seed: int, max_calls: int = 15) -> None:
+    `tools`: the server's tools as ListTools serves them; the report is drawn from their
+    published categories and remediations.
+    """
+
+    def __init__(self, seed: int, tools: Iterable[Mapping[str, Any]], max_calls: int = 15) -> None:
         self.rng = random.Random(seed)
         self.max_calls = max_calls
+        tools = list(tools)
+        self.categories = choices(tools, "submit_report", "category")
+        self.remediations = choices(tools, "submit_report", "remediation")
         self.knobs: dict[str, list[Any]] = {"keys": [], "flags": [], "certs": [], "queues": []}
         """Names the get_config replies showed: (service, key, value), flags, (service, cert),
         queues; the knob operations draw from them (a made-up name where none was seen)."""
@@ -77,8 +84,8 @@ class RandomPolicy:
             {
                 "root_cause_service": rng.choice(services),
                 "root_cause_location": rng.choice(files),
-                "category": rng.choice(CATEGORIES),
-                "remediation": rng.choice(REMEDIATIONS),
+                "category": rng.choice(self.categories),
+                "remediation": rng.choice(self.remediations),
                 "summary": "Random baseline report: no investigation was done.",
             },
         )

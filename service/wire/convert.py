@@ -578,21 +578,11 @@ def attribution_pb(attribution: Attribution) -> common_pb2.RewardAttribution:
 
 
 def tool_pb(tool: Tool) -> common_pb2.ToolSpec:
-    """A ToolSpec message."""
-    return common_pb2.ToolSpec(
-        name=tool.name,
-        description=tool.description,
-        input_schema=dict_to_struct(tool.json_schema()),
-        kind=tool.kind,
-        minutes=tool.minutes,
-        # The traits a view is judged by (`metasre.simulator.views.refusal`), so that clients
-        # ask the server rather than re-derive them.
-        needs=sorted(tool.needs),
-        service_args=list(tool.service_args),
-        gives_hints=tool.gives_hints,
-        output_schema=dict_to_struct(tool.output_schema()),
-        error_schema=dict_to_struct(tool.error_schema()),
-    )
+    """A ToolSpec message: the tool's `served` entry, its schemas as Structs."""
+    entry = tool.served()
+    for schema in ("input_schema", "output_schema", "error_schema"):
+        entry[schema] = dict_to_struct(entry[schema])
+    return common_pb2.ToolSpec(**entry)
 
 
 def scenario_pb(entry: ScenarioEntry) -> common_pb2.ScenarioSummary:

@@ -285,6 +285,28 @@ class Tool:
         """Changes the running platform: an operation, with an outage and a price."""
         return self.kind == "operate"
 
+    def served(self) -> dict[str, Any]:
+        """This tool's ListTools entry (the ToolSpec message's fields) as plain data.
+
+        The wire converts it field for field; an in-process client is given it as a client of
+        the wire would read it, so a policy takes its vocabulary (the report's categories, what
+        a tool needs of a view) from what the server publishes rather than a copy of its own.
+        """
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.json_schema(),
+            "kind": self.kind,
+            "minutes": self.minutes,
+            # The traits a view is judged by (`metasre.simulator.views.refusal`), so that
+            # clients ask the server rather than re-derive them.
+            "needs": sorted(self.needs),
+            "service_args": list(self.service_args),
+            "gives_hints": self.gives_hints,
+            "output_schema": self.output_schema(),
+            "error_schema": self.error_schema(),
+        }
+
     def json_schema(self) -> dict[str, Any]:
         """The arguments' JSON Schema, as clients (MCP, OpenAI functions) see it."""
         schema = self.args.model_json_schema()

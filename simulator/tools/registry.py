@@ -40,6 +40,11 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
 """Every tool, by name."""
 
 
+def served_tools() -> list[dict[str, Any]]:
+    """Every tool's ListTools entry as plain data, in the order ListTools serves them (by name)."""
+    return [TOOLS[name].served() for name in sorted(TOOLS)]
+
+
 def get_tool(name: str) -> Tool:
     """The tool called `name`.
 

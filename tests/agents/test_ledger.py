@@ -17,11 +17,11 @@ SCENARIO = "meta-sre/payment-bad-deploy-v2"
 async def test_a_stopped_rollout_closes_its_sessions_and_reports_only_what_finished(server):
     ledger = SessionLedger()
     under_way, stopped = threading.Event(), threading.Event()
-    random = solo_player(RandomPolicy)
 
     def player(client, spec: EpisodeSpec) -> Played:
         if spec.index == 0:
-            return random(client, spec)
+            tools = client.list_tools()
+            return solo_player(lambda seed: RandomPolicy(seed, tools))(client, spec)
         handle = client.create_session(spec.scenario_id, seed=spec.seed, seats=["me"])
         under_way.set()
         assert stopped.wait(60)

@@ -24,7 +24,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from metasre.agents import ClientError, ConnectionLostError, MetasreClient
 from metasre.agents.retry import RetryPolicy
-from metasre.cli.child_server import start_serve
+from metasre.service.process import start_serve
 from metasre.v1 import agent_pb2, agent_pb2_grpc, control_pb2, control_pb2_grpc
 
 PAY = "meta-sre/payment-bad-deploy-v2"

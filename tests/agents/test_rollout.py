@@ -74,7 +74,9 @@ async def test_the_random_baseline_over_the_wire_is_graded_and_fails(server):
 
     def run() -> RolloutReport:
         with SyncClient(server.address) as client:
-            return run_rollout(client, solo_player(RandomPolicy), plan, parallel=4, agent="random")
+            tools = client.list_tools()
+            random = solo_player(lambda seed: RandomPolicy(seed, tools))
+            return run_rollout(client, random, plan, parallel=4, agent="random")
 
     report = await asyncio.to_thread(run)
     assert [r.index for r in report.results] == [0, 1, 2, 3]
@@ -92,7 +94,10 @@ async def test_a_failing_episode_is_a_row_with_its_error_not_a_crash(server):
 
     def run() -> RolloutReport:
         with SyncClient(server.address) as client:
-            return run_rollout(client, solo_player(RandomPolicy), plan, parallel=1)
+            tools = client.list_tools()
+            return run_rollout(
+                client, solo_player(lambda seed: RandomPolicy(seed, tools)), plan, parallel=1
+            )
 
     (result,) = (await asyncio.to_thread(run)).results
     assert not result.graded and "NOT_FOUND" in result.error

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from metasre.agents import ClientError, ConnectionLostError, MetasreClient
-from metasre.cli.child_server import start_serve
+from metasre.service.process import start_serve
 
 PAY = "meta-sre/payment-bad-deploy-v2"
 TIMEOUT = 60.0

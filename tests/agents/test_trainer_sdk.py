@@ -64,8 +64,9 @@ async def test_the_rollout_pool_hands_episodes_over_as_they_end_with_back_pressu
     def train() -> list[float]:
         grades = []
         with SyncClient(server.address) as client:
+            tools = client.list_tools()
             pool = iter_rollouts(
-                client, solo_player(lambda seed: RandomPolicy(seed)), endless(), parallel=3
+                client, solo_player(lambda seed: RandomPolicy(seed, tools)), endless(), parallel=3
             )
             with contextlib.closing(pool):
                 for taken, result in enumerate(pool, 1):

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from metasre.agents.client import MetasreClient
-from metasre.cli.child_server import start_serve, stop_child
+from metasre.service.process import start_serve, stop_child
 from metasre.simulator import Episode
 
 from .conftest import ROOT, TIMEOUT, NodeAgent, expert_grade, run_node

@@ -22,7 +22,7 @@ import pytest
 from google.protobuf import duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from metasre.cli.child_server import start_serve
+from metasre.service.process import start_serve
 from metasre.v1 import agent_pb2, agent_pb2_grpc, common_pb2, control_pb2, control_pb2_grpc
 
 from .conftest import ROOT, TIMEOUT

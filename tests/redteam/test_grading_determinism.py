@@ -21,6 +21,7 @@ from metasre.agents.policies import RandomPolicy
 from metasre.agents.policies.base import ToolReply
 from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode
+from metasre.simulator.tools import served_tools
 
 from .shallow_play import SYMPTOM_FIRST
 
@@ -70,7 +71,9 @@ def test_the_same_calls_grade_the_same_in_any_process():
     for scenario_id, seed, policy in CASES:
         ep = Episode.make(scenario_id, seed)
         recorder = Recorder(EpisodeCaller(ep, "random"))
-        RandomPolicy(policy, max_calls=12).play(recorder, ep.observation().to_dict())
+        RandomPolicy(policy, served_tools(), max_calls=12).play(
+            recorder, ep.observation().to_dict()
+        )
         first = json.loads(json.dumps(_components(ep)))
         assert recorder.calls, "the random agent made no call"
         again = json.loads(json.dumps(_graded(scenario_id, seed, recorder.calls)))

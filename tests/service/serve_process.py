@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from metasre.cli.child_server import start_serve
+from metasre.service.process import start_serve
 
 from .conftest import TIMEOUT
 

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from metasre.agents.client import MetasreClient
-from metasre.cli.child_server import start_serve
 from metasre.cli.errors import ExitCode
+from metasre.service.process import start_serve
 
 from .conftest import PAY, TIMEOUT, pay_solution
 from .serve_process import metasre_serve

@@ -101,7 +101,7 @@ def _module_state() -> set[str]:
 
     root = Path(__file__).resolve().parent.parent.parent
     found = set()
-    for folder in ("simulator", "service", "agents", "cli", "conformance"):
+    for folder in ("simulator", "service", "agents", "cli", "conformance", "ray_fleet"):
         for path in sorted((root / folder).rglob("*.py")):
             rel = path.relative_to(root)
             if rel.parts[:2] == ("simulator", "scenarios") and len(rel.parts) > 3:

@@ -19,6 +19,7 @@ from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode, resolve, scenario_ids
 from metasre.simulator.report import normalize_location
 from metasre.simulator.rewards import FAULT_CURED, HINT_PRICES, UNNEEDED_OPERATION
+from metasre.simulator.tools import served_tools
 
 SCENARIOS = sorted(scenario_ids())
 OPERATIONS = ("rollback_deployment", "restart_service", "scale_service")
@@ -86,7 +87,7 @@ def test_every_unneeded_operation_costs_the_grade_without_a_cap(scenario: str) -
 @pytest.mark.parametrize("name", sorted(SHOTGUNS))
 def test_shotguns_grade_at_most_0_3(scenario: str, name: str) -> None:
     ep = Episode.make(scenario, 2)
-    SHOTGUNS[name](EpisodeCaller(ep, "shotgun"), ep.observation().to_dict())
+    SHOTGUNS[name](EpisodeCaller(ep, "shotgun"), ep.observation().to_dict(), served_tools())
     assert ep.grade().total <= 0.3, ep.grade().components
 
 
@@ -101,7 +102,9 @@ def test_every_hint_then_the_reference_solution_grades_at_most_0_5(scenario: str
     assert grade.component("hints").value == pytest.approx(-sum(HINT_PRICES))
     assert grade.total <= 0.5
     other = Episode.make(scenario, 1)
-    HINTED["ask_every_hint"](EpisodeCaller(other, "hinted"), other.observation().to_dict())
+    HINTED["ask_every_hint"](
+        EpisodeCaller(other, "hinted"), other.observation().to_dict(), served_tools()
+    )
     assert other.grade().total <= 0.5
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "engine_checks",
     "fault_axis",
     "healthy_check",
+    "log",
     "probe_names",
     "prose_list",
     "run_json",
@@ -131,6 +132,11 @@ class LogBlock(TypedDict):
     service: str
     level: str
     lines: list[str]
+
+
+def log(service: str, level: str, *lines: str) -> LogBlock:
+    """The log lines `service` writes at `level`: one item of a table's `logs`."""
+    return {"service": service, "level": level, "lines": list(lines)}
 
 
 Effects = dict[str, dict[str, float]]

@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ..authoring import SCENARIOS, fault_axis
+from ..authoring import SCENARIOS, fault_axis, log
 
 HERE = SCENARIOS / "auth_traffic_spike"
 SATURATION = 1.3
@@ -704,7 +704,7 @@ def fault_table(index: int, source: Source) -> dict[str, Any]:
             f"{root} p99 {p99 + 120} ms with every worker busy; requests queue for a worker"
             f" ({pod})",
         ]
-    logs: list[dict[str, Any]] = [{"service": root, "level": "WARN", "lines": lines}]
+    logs: list[dict[str, Any]] = [log(root, "WARN", *lines)]
     for n in callers:
         blamed = root if n in direct else next(d for d in deps[n] if d in affected)
         if n in direct:
@@ -716,7 +716,7 @@ def fault_table(index: int, source: Source) -> dict[str, Any]:
         else:
             effects[n] = {"error_rate": 0.12, "p99_ms": 900}
             lines = [f"upstream {blamed} answered 503 for {SERVICES[blamed].call}; answering 503"]
-        logs.append({"service": n, "level": "ERROR", "lines": lines})
+        logs.append(log(n, "ERROR", *lines))
     alerts: list[dict[str, Any]] = [
         {
             "service": root,

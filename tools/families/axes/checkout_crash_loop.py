@@ -33,6 +33,7 @@ from ..authoring import (
     deployed_check,
     fault_axis,
     healthy_check,
+    log,
     prose_list,
     wrong_fix,
 )
@@ -110,7 +111,7 @@ def symptoms(root: str) -> tuple[Effects, list[LogBlock], list[str]]:
 
     def add(service: str, level: str, lines: list[str], **effect: float) -> None:
         effects[service] = effect
-        logs.append({"service": service, "level": level, "lines": lines})
+        logs.append(log(service, level, *lines))
 
     gone = "no healthy endpoints"
     edge = "upstream checkout-service answered 503 for POST /v1/checkout; passing it on"
@@ -188,15 +189,13 @@ def symptoms(root: str) -> tuple[Effects, list[LogBlock], list[str]]:
 
 def backoff(s: str, pod: str, replicas: int, code: int, extra: str = "") -> LogBlock:
     """The kubelet's CrashLoopBackOff and readiness lines for `s`."""
-    return {
-        "service": s,
-        "level": "WARN",
-        "lines": [
-            f"Back-off restarting failed container {s} in pod {s}-{pod} (CrashLoopBackOff, exit"
-            f" code {code}, back-off 5m0s{extra})",
-            f"readiness probe failed: 0/{replicas} pods of {s} ready",
-        ],
-    }
+    return log(
+        s,
+        "WARN",
+        f"Back-off restarting failed container {s} in pod {s}-{pod} (CrashLoopBackOff, exit"
+        f" code {code}, back-off 5m0s{extra})",
+        f"readiness probe failed: 0/{replicas} pods of {s} ready",
+    )
 
 
 # -- stale pod state: restart --------------------------------------------------------------
@@ -207,24 +206,20 @@ def stale_mongo(s: str, pod: str, r: int, ed: str, stale: str, primary: str) -> 
     hint = f"{ed}/primary-hint"
     return Mechanism(
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"mongo-db-{stale}.mongo-db:27017 is not the rs0 primary (via"
-                    f" mongodb://mongo-db-{stale}.mongo-db:27017/?directConnection=true, cached in"
-                    f" {hint}); exiting",
-                ],
-            },
+            log(
+                s,
+                "FATAL",
+                f"mongo-db-{stale}.mongo-db:27017 is not the rs0 primary (via"
+                f" mongodb://mongo-db-{stale}.mongo-db:27017/?directConnection=true, cached in"
+                f" {hint}); exiting",
+            ),
             backoff(s, pod, r, 1),
-            {
-                "service": "mongo-db",
-                "level": "INFO",
-                "lines": [
-                    f"rs0 status: primary mongo-db-{primary}, 3/3 members healthy; mongo-db-{stale}"
-                    " back in SECONDARY since the network partition healed (election term 44)",
-                ],
-            },
+            log(
+                "mongo-db",
+                "INFO",
+                f"rs0 status: primary mongo-db-{primary}, 3/3 members healthy; mongo-db-{stale}"
+                " back in SECONDARY since the network partition healed (election term 44)",
+            ),
         ],
         terminal=[
             "netops: zone b connectivity restored after 6 minutes; rs0 elected"
@@ -245,23 +240,19 @@ def stale_redis(s: str, pod: str, r: int, ed: str) -> Mechanism:
     cached = f"{ed}/redis-master"
     return Mechanism(
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"the cached sentinel master redis-cache-1:6379 ({cached}) refuses writes:"
-                    " READONLY You can't write against a read only replica.; exiting",
-                ],
-            },
+            log(
+                s,
+                "FATAL",
+                f"the cached sentinel master redis-cache-1:6379 ({cached}) refuses writes:"
+                " READONLY You can't write against a read only replica.; exiting",
+            ),
             backoff(s, pod, r, 1),
-            {
-                "service": "redis-cache",
-                "level": "INFO",
-                "lines": [
-                    "+switch-master shop-cache redis-cache-1 6379 redis-cache-0 6379 (sentinel"
-                    " quorum 2/3 after the network partition)",
-                ],
-            },
+            log(
+                "redis-cache",
+                "INFO",
+                "+switch-master shop-cache redis-cache-1 6379 redis-cache-0 6379 (sentinel"
+                " quorum 2/3 after the network partition)",
+            ),
         ],
         terminal=[
             "netops: zone b connectivity restored after 6 minutes; sentinel promoted"
@@ -282,23 +273,19 @@ def stale_postgres(s: str, pod: str, r: int, ed: str) -> Mechanism:
     cached = f"{ed}/pg-primary"
     return Mechanism(
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"the cached primary postgres-db-0 ({cached}) refuses writes: cannot execute"
-                    " INSERT in a read-only transaction; stale connection target, exiting",
-                ],
-            },
+            log(
+                s,
+                "FATAL",
+                f"the cached primary postgres-db-0 ({cached}) refuses writes: cannot execute"
+                " INSERT in a read-only transaction; stale connection target, exiting",
+            ),
             backoff(s, pod, r, 1),
-            {
-                "service": "postgres-db",
-                "level": "INFO",
-                "lines": [
-                    "LOG:  postgres-db-1 promoted to primary (timeline 7); postgres-db-0 following"
-                    " it as a standby since the network partition healed",
-                ],
-            },
+            log(
+                "postgres-db",
+                "INFO",
+                "LOG:  postgres-db-1 promoted to primary (timeline 7); postgres-db-0 following"
+                " it as a standby since the network partition healed",
+            ),
         ],
         terminal=[
             "netops: zone b connectivity restored after 6 minutes; postgres-db-1 was"
@@ -319,14 +306,11 @@ def stale_lock(s: str, pod: str, r: int, ed: str, worker: str) -> Mechanism:
     lock = f"{ed}/{worker}.lock"
     return Mechanism(
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"{worker} lock {lock} is held by pid 7; refusing to run a second worker,"
-                    " exiting",
-                ],
-            },
+            log(
+                s,
+                "FATAL",
+                f"{worker} lock {lock} is held by pid 7; refusing to run a second worker, exiting",
+            ),
             backoff(s, pod, r, 3),
         ],
         terminal=[
@@ -348,14 +332,12 @@ def stale_snapshot(s: str, pod: str, r: int, ed: str, snapshot: str) -> Mechanis
     path = f"{ed}/{snapshot}"
     return Mechanism(
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"local snapshot {path} is torn (checksum mismatch); exiting rather than"
-                    " serving from it",
-                ],
-            },
+            log(
+                s,
+                "FATAL",
+                f"local snapshot {path} is torn (checksum mismatch); exiting rather than"
+                " serving from it",
+            ),
             backoff(s, pod, r, 1),
         ],
         terminal=[
@@ -377,14 +359,12 @@ def bad_secret(s: str, pod: str, r: int, ed: str, secret: str, why: str) -> Mech
     """A release that mounts a secret nobody created."""
     return Mechanism(
         logs=[
-            {
-                "service": s,
-                "level": "ERROR",
-                "lines": [
-                    f"container {s} failed to start: CreateContainerConfigError: secret"
-                    f' "{secret}" not found ({{bad}} mounts it for {why})',
-                ],
-            },
+            log(
+                s,
+                "ERROR",
+                f"container {s} failed to start: CreateContainerConfigError: secret"
+                f' "{secret}" not found ({{bad}} mounts it for {why})',
+            ),
             backoff(s, pod, r, 1),
         ],
         terminal=[],
@@ -400,14 +380,12 @@ def bad_entrypoint(s: str, pod: str, r: int, ed: str, command: str, why: str) ->
     """A release whose entrypoint its image does not ship."""
     return Mechanism(
         logs=[
-            {
-                "service": s,
-                "level": "ERROR",
-                "lines": [
-                    f'container {s} failed to start: exec: "{command}": executable file not found'
-                    f" in $PATH ({{bad}} changed the entrypoint; the image does not ship it)",
-                ],
-            },
+            log(
+                s,
+                "ERROR",
+                f'container {s} failed to start: exec: "{command}": executable file not found'
+                f" in $PATH ({{bad}} changed the entrypoint; the image does not ship it)",
+            ),
             backoff(s, pod, r, 127),
         ],
         terminal=[],
@@ -423,14 +401,12 @@ def bad_setting(s: str, pod: str, r: int, ed: str, key: str, why: str) -> Mechan
     """A release that requires a settings key the ConfigMap lacks."""
     return Mechanism(
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"{s} {{bad}} failed to start: settings key '{key}' does not exist in"
-                    " /etc/shop/settings.toml (the ConfigMap was not updated with the release)",
-                ],
-            },
+            log(
+                s,
+                "FATAL",
+                f"{s} {{bad}} failed to start: settings key '{key}' does not exist in"
+                " /etc/shop/settings.toml (the ConfigMap was not updated with the release)",
+            ),
             backoff(s, pod, r, 78),
         ],
         terminal=[],
@@ -448,14 +424,12 @@ def bad_migration(
     """A release whose start-up migration references what no migration creates."""
     return Mechanism(
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"migration {migration} failed: {missing} does not exist; refusing to start",
-                    f"psycopg.errors.{error}: {missing} does not exist",
-                ],
-            },
+            log(
+                s,
+                "FATAL",
+                f"migration {migration} failed: {missing} does not exist; refusing to start",
+                f"psycopg.errors.{error}: {missing} does not exist",
+            ),
             backoff(s, pod, r, 1),
         ],
         terminal=[],

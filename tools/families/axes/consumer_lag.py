@@ -25,6 +25,7 @@ from ..authoring import (
     deployed_check,
     fault_axis,
     healthy_check,
+    log,
 )
 
 HERE = SCENARIOS / "consumer_lag"
@@ -420,7 +421,7 @@ def table(root: Path, q: Queue, mech: str, n: int) -> dict[str, Any]:
             f"    {seen['code']}",
             seen["error"],
         ]
-        logs = [{"service": svc, "level": "ERROR", "lines": lines}]
+        logs = [log(svc, "ERROR", *lines)]
         alerts.append(
             {
                 "service": svc,
@@ -453,15 +454,13 @@ def table(root: Path, q: Queue, mech: str, n: int) -> dict[str, Any]:
         required = q["replicas"] * factor
         effects[svc].update(cpu=0.6, p99_ms=400.0)
         logs = [
-            {
-                "service": svc,
-                "level": "WARN",
-                "lines": [
-                    f"{name}: consumer lag {depth} messages and growing; produce rate {factor}x"
-                    f" the usual since {why}; all {q['replicas']} replicas at 100% busy, each"
-                    f" handles about {q['rate'] // q['replicas']} msg/s",
-                ],
-            }
+            log(
+                svc,
+                "WARN",
+                f"{name}: consumer lag {depth} messages and growing; produce rate {factor}x"
+                f" the usual since {why}; all {q['replicas']} replicas at 100% busy, each"
+                f" handles about {q['rate'] // q['replicas']} msg/s",
+            )
         ]
         fault = {"kind": "capacity", "params": {"required_replicas": required}}
         location, remediation = f"service:{svc}", "scale_service"
@@ -483,15 +482,13 @@ def table(root: Path, q: Queue, mech: str, n: int) -> dict[str, Any]:
     else:
         effects[svc].update(error_rate=0.41, cpu=0.08)
         logs = [
-            {
-                "service": svc,
-                "level": "ERROR",
-                "lines": [
-                    f"{name}: handler error on message {head}: psycopg.errors.UndefinedColumn:"
-                    f" column {q['column']} does not exist ({svc} {q['slow']}); message"
-                    f" requeued, backlog {depth}",
-                ],
-            }
+            log(
+                svc,
+                "ERROR",
+                f"{name}: handler error on message {head}: psycopg.errors.UndefinedColumn:"
+                f" column {q['column']} does not exist ({svc} {q['slow']}); message"
+                f" requeued, backlog {depth}",
+            )
         ]
         alerts.append(
             {

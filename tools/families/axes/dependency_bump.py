@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ..authoring import SCENARIOS, fault_axis
+from ..authoring import SCENARIOS, fault_axis, log
 
 HERE = SCENARIOS / "dependency_bump"
 
@@ -552,15 +552,13 @@ def tables() -> list[dict[str, Any]]:
             request = caller["request"]
             effects = {svc: {"error_rate": caller["error_rate"], "p99_ms": 240, "cpu": 0.06}}
             logs = [
-                {
-                    "service": svc,
-                    "level": "ERROR",
-                    "lines": [
-                        f"{request} 500 Internal Server Error version={caller['bad']}",
-                        "Traceback (most recent call last, innermost frame):",
-                        *frame,
-                    ],
-                }
+                log(
+                    svc,
+                    "ERROR",
+                    f"{request} 500 Internal Server Error version={caller['bad']}",
+                    "Traceback (most recent call last, innermost frame):",
+                    *frame,
+                )
             ]
             alerts = [
                 {
@@ -573,9 +571,7 @@ def tables() -> list[dict[str, Any]]:
             ]
             for up, (rate, line) in caller["upstream"].items():
                 effects[up] = {"error_rate": rate, "p99_ms": 180}
-                logs.append(
-                    {"service": up, "level": "WARN" if rate < 0.1 else "ERROR", "lines": [line]}
-                )
+                logs.append(log(up, "WARN" if rate < 0.1 else "ERROR", line))
                 if rate >= 0.1:
                     alerts.append(
                         {

@@ -21,6 +21,7 @@ from ..authoring import (
     deployed_check,
     fault_axis,
     healthy_check,
+    log,
     prose_list,
     wrong_fix,
 )
@@ -65,7 +66,7 @@ def symptoms(root: str, down: bool) -> tuple[Effects, list[LogBlock], list[str]]
 
     def add(service: str, level: str, lines: list[str], **effect: float) -> None:
         effects[service] = effect
-        logs.append({"service": service, "level": level, "lines": lines})
+        logs.append(log(service, level, *lines))
 
     gw_err = 0.22 if down else 0.12
     if root == "auth-service":
@@ -175,16 +176,14 @@ def mech_env(s: str, c: str, b: str, g: str, p: str, r: int, var: str, why: str)
     return Mechanism(
         down=True,
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"{s} {b} failed to start: required environment variable {var} is not set"
-                    f" ({c}/config.py reads it since {b}; the deployment manifest does not"
-                    " define it)",
-                ],
-            },
-            {"service": s, "level": "WARN", "lines": crash_lines(s, b, p, r, 78)},
+            log(
+                s,
+                "FATAL",
+                f"{s} {b} failed to start: required environment variable {var} is not set"
+                f" ({c}/config.py reads it since {b}; the deployment manifest does not"
+                " define it)",
+            ),
+            log(s, "WARN", *crash_lines(s, b, p, r, 78)),
         ],
         terminal=[f"kubectl get pods -l app={s}: {s}-{p}  0/1  CrashLoopBackOff  (restarts: 7)"],
         change=f"read {why} from {var}",
@@ -202,23 +201,19 @@ def mech_image(s: str, c: str, b: str, g: str, p: str, r: int, tag: str, why: st
     return Mechanism(
         down=True,
         logs=[
-            {
-                "service": s,
-                "level": "ERROR",
-                "lines": [
-                    f'Failed to pull image "{image}": manifest unknown: tag {b} not found'
-                    f" (the pipeline pushed {tag})",
-                ],
-            },
-            {
-                "service": s,
-                "level": "WARN",
-                "lines": [
-                    f'pod {s}-{p}: ImagePullBackOff: Back-off pulling image "{image}"',
-                    f"readiness probe failed: 0/{r} pods of {s} {b} ready (strategy Recreate:"
-                    f" the {g} pods were already terminated)",
-                ],
-            },
+            log(
+                s,
+                "ERROR",
+                f'Failed to pull image "{image}": manifest unknown: tag {b} not found'
+                f" (the pipeline pushed {tag})",
+            ),
+            log(
+                s,
+                "WARN",
+                f'pod {s}-{p}: ImagePullBackOff: Back-off pulling image "{image}"',
+                f"readiness probe failed: 0/{r} pods of {s} {b} ready (strategy Recreate:"
+                f" the {g} pods were already terminated)",
+            ),
         ],
         terminal=[f"kubectl get pods -l app={s}: {s}-{p}  0/1  ImagePullBackOff  (restarts: 0)"],
         change=why,
@@ -236,15 +231,13 @@ def mech_exec(s: str, c: str, b: str, g: str, p: str, r: int, why: str) -> Mecha
     return Mechanism(
         down=True,
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"container {s} failed to start: exec /usr/local/bin/python: exec format error"
-                    f" (image {s}:{b} is linux/arm64, node pool is linux/amd64)",
-                ],
-            },
-            {"service": s, "level": "WARN", "lines": crash_lines(s, b, p, r, 1)},
+            log(
+                s,
+                "FATAL",
+                f"container {s} failed to start: exec /usr/local/bin/python: exec format error"
+                f" (image {s}:{b} is linux/arm64, node pool is linux/amd64)",
+            ),
+            log(s, "WARN", *crash_lines(s, b, p, r, 1)),
         ],
         terminal=[f"kubectl get pods -l app={s}: {s}-{p}  0/1  CrashLoopBackOff  (restarts: 8)"],
         change=why,
@@ -262,16 +255,14 @@ def mech_sharedlib(s: str, c: str, b: str, g: str, p: str, r: int, lib: str, why
     return Mechanism(
         down=True,
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"{s} {b} failed to start: error while loading shared libraries: {lib}: cannot"
-                    f" open shared object file: No such file or directory (image {s}:{b} is built"
-                    " on the slim base image)",
-                ],
-            },
-            {"service": s, "level": "WARN", "lines": crash_lines(s, b, p, r, 127)},
+            log(
+                s,
+                "FATAL",
+                f"{s} {b} failed to start: error while loading shared libraries: {lib}: cannot"
+                f" open shared object file: No such file or directory (image {s}:{b} is built"
+                " on the slim base image)",
+            ),
+            log(s, "WARN", *crash_lines(s, b, p, r, 127)),
         ],
         terminal=[f"kubectl get pods -l app={s}: {s}-{p}  0/1  CrashLoopBackOff  (restarts: 6)"],
         change=f"{why}; build on the slim base image",
@@ -291,15 +282,13 @@ def mech_schema(
     return Mechanism(
         down=False,
         logs=[
-            {
-                "service": s,
-                "level": "ERROR",
-                "lines": [
-                    f"psycopg.errors.UndefinedColumn: column {table}.{column} does not exist"
-                    f" (query added in {b}); answering 500",
-                    f"500 on {SHOP[s][3]}: column {table}.{column} does not exist",
-                ],
-            },
+            log(
+                s,
+                "ERROR",
+                f"psycopg.errors.UndefinedColumn: column {table}.{column} does not exist"
+                f" (query added in {b}); answering 500",
+                f"500 on {SHOP[s][3]}: column {table}.{column} does not exist",
+            ),
         ],
         terminal=[
             f"release-bot: {s} {b} rolled out (3/3 pods ready; the migration adding"
@@ -321,15 +310,13 @@ def mech_endpoint(
     return Mechanism(
         down=False,
         logs=[
-            {
-                "service": s,
-                "level": "ERROR",
-                "lines": [
-                    f"POST {old} on {dep} answered 404 Not Found: route does not exist"
-                    f" ({s} {b} ships shop-clients 1.9, which still calls {old}; {dep} serves"
-                    f" {new} since its last release)",
-                ],
-            },
+            log(
+                s,
+                "ERROR",
+                f"POST {old} on {dep} answered 404 Not Found: route does not exist"
+                f" ({s} {b} ships shop-clients 1.9, which still calls {old}; {dep} serves"
+                f" {new} since its last release)",
+            ),
         ],
         terminal=[f"release-bot: {s} {b} rolled out (3/3 pods ready)"],
         change=f"{why} (bumps shop-clients)",

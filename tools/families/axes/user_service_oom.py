@@ -32,6 +32,7 @@ from ..authoring import (
     deployed_check,
     fault_axis,
     healthy_check,
+    log,
     prose_list,
     wrong_fix,
 )
@@ -101,7 +102,7 @@ def symptoms(root: str) -> tuple[Effects, list[LogBlock], list[str]]:
 
     def add(service: str, level: str, lines: list[str], **effect: float) -> None:
         effects[service] = effect
-        logs.append({"service": service, "level": level, "lines": lines})
+        logs.append(log(service, level, *lines))
 
     went = "reset the connection (pod went away mid-request)"
     if root in ("auth-service", "redis-cache"):
@@ -231,7 +232,7 @@ def surge(s: str, pod: str, factor: float, source: str) -> Mechanism:
         ]
     return Mechanism(
         kind="capacity",
-        logs=[{"service": s, "level": "ERROR", "lines": lines}],
+        logs=[log(s, "ERROR", *lines)],
         terminal=[f"on-call chat: dashboards show {serves} up sharply; {source} suspected"],
         cause=(
             f"{source} drove {serves} to {factor}x the usual level for this hour; the"
@@ -256,7 +257,7 @@ def growth(s: str, pod: str, factor: float, what: str) -> Mechanism:
     ]
     return Mechanism(
         kind="memory_leak",
-        logs=[{"service": s, "level": "WARN", "lines": lines}],
+        logs=[log(s, "WARN", *lines)],
         terminal=[
             f"kubectl get pods -l app={s}: {s}-{pod}  1/1  Running  (restarts: 5,"
             " last state: OOMKilled)"
@@ -278,24 +279,20 @@ def boot(s: str, pod: str, what: str, peak: str) -> Mechanism:
     return Mechanism(
         kind="deployment",
         logs=[
-            {
-                "service": s,
-                "level": "FATAL",
-                "lines": [
-                    f"container {s} failed to start: OOMKilled during warm-up (exit code 137,"
-                    f" memory limit {limit}); {{bad}} {what} before serving, RSS {peak} at the"
-                    " kill",
-                ],
-            },
-            {
-                "service": s,
-                "level": "WARN",
-                "lines": [
-                    f"Back-off restarting failed container {s} in pod {s}-{pod} (CrashLoopBackOff,"
-                    " last state: OOMKilled)",
-                    f"readiness probe failed: 0/{replicas} pods of {s} {{bad}} ready",
-                ],
-            },
+            log(
+                s,
+                "FATAL",
+                f"container {s} failed to start: OOMKilled during warm-up (exit code 137,"
+                f" memory limit {limit}); {{bad}} {what} before serving, RSS {peak} at the"
+                " kill",
+            ),
+            log(
+                s,
+                "WARN",
+                f"Back-off restarting failed container {s} in pod {s}-{pod} (CrashLoopBackOff,"
+                " last state: OOMKilled)",
+                f"readiness probe failed: 0/{replicas} pods of {s} {{bad}} ready",
+            ),
         ],
         terminal=[
             f"kubectl get pods -l app={s}: {s}-{pod}  0/1  CrashLoopBackOff  (restarts:"
