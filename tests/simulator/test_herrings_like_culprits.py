@@ -182,17 +182,22 @@ def test_a_bad_library_bump_lands_among_harmless_bumps_that_the_grader_keeps():
         assert grade["fix"] == 0.0 and grade["no_regressions"] < 0.1, (seed, grade)
 
 
-def test_no_harmless_migration_of_slow_query_rides_in_two_batches():
+def test_no_harmless_migration_of_slow_query_crosses_the_split():
     """A name seen harmless on training seeds told the bad one apart on test seeds (the one
-    name training never showed): every innocent rides in exactly one batch."""
-    from metasre.simulator.scenarios.loader import read_toml
+    name of a test batch training never showed): no innocent of a test batch rides in a
+    training batch, and each rides in one test batch only; every batch holds six."""
+    from metasre.simulator.scenarios.loader import read_toml, split_axis
     from metasre.simulator.scenarios.registry import resolve as _resolve
 
     folder = _resolve("meta-sre/slow-query-v3").folder
     faults = read_toml(folder / "scenario.toml")["variants"]["fault"]
-    innocents = [m for t in faults for m in t["innocent"]]
-    slugs = [m.split("_", 1)[1] for m in innocents]
-    assert len(slugs) == len(set(slugs)) == 3 * len(faults)
+    _, _, test = split_axis(folder)
+    slug = lambda m: m.split("_", 1)[1]  # noqa: E731
+    tested = [slug(m) for i, t in enumerate(faults) if i in test for m in t["innocent"]]
+    trained = {slug(m) for i, t in enumerate(faults) if i not in test for m in t["innocent"]}
+    assert len(tested) == len(set(tested)) == 5 * len(test)
+    assert not set(tested) & trained
+    assert all(len(t["innocent"]) == 5 for t in faults)
 
 
 def test_whether_whatsapp_runs_its_own_database_does_not_name_the_bad_migration():

@@ -9,12 +9,12 @@ from metasre.simulator import Episode
 from metasre.simulator.scenarios.registry import resolve
 
 FAMILY = "meta-sre/slow-query-v3"
-STRUCTURES = range(25)
+STRUCTURES = range(31)
 """Seeds 0-24 meet each of the 25 structures once (one stratified cycle)."""
 
 
 def _batch(spec):
-    """The four migrations the migrate job applied together, oldest id first."""
+    """The six migrations the migrate job applied together, oldest id first."""
     return [m for m in spec.migrations if m.minutes_ago < 1000]
 
 
@@ -26,13 +26,13 @@ def test_database_index_mechanism_and_position_all_vary():
         fault = entry.instance(seed).values["fault"]
         bad = spec.ground_truth.location.partition(":")[2]
         batch = [m.id for m in _batch(spec)]
-        assert bad in batch and len(batch) == 4
+        assert bad in batch and len(batch) == 6
         assert all(m.service == spec.ground_truth.service for m in _batch(spec))
         positions.add(batch.index(bad))
         owners.add(spec.ground_truth.service)
         indexes.add(fault["index"])
         mechanisms.add(fault["key"].rsplit("-", 1)[1])
-    assert positions == {0, 1, 2, 3}
+    assert positions == {0, 1, 2, 3, 4, 5}
     assert owners == {"catalog-db", "orders-db"}
     assert len(indexes) == 10
     assert mechanisms == {"drop", "reversed", "narrowed", "plain", "invalid"}

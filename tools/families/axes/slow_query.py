@@ -1,11 +1,11 @@
 """Writes slow-query's migration commits and the `[[variants.fault]]` tables of scenario.toml.
 
 The family's main axis is (database, index, how a migration lost it): a hot query on the
-marketplace's catalog-db or orders-db loses its index to one migration of a batch of four
+marketplace's catalog-db or orders-db loses its index to one migration of a batch of six
 the migrate job applied together (dropped as "unused", rebuilt with its columns reversed,
 rebuilt with a predicate or expression the query does not match, or rebuilt concurrently and
 left INVALID). Each table holds what must agree: the batch (one history commit per table,
-gated by `when`), which of the four is bad (first, second, third or newest), the query, its callers,
+gated by `when`), which of the six is bad (the first to the newest), the query, its callers,
 their errors and the database's slow-query log. Run it after changing the data below:
 
     python -m tools.families regenerate slow_query
@@ -65,7 +65,7 @@ class Table(TypedDict):
     good: list[str]
     """The innocent migrations' names, in batch order."""
     batch: list[tuple[str, str, bool]]
-    """(name, SQL, is bad) of the batch's four migrations, in order."""
+    """(name, SQL, is bad) of the batch's BATCH migrations, in order."""
     position: int
     """Where the bad migration sits: 0 first, 1 second, 2 third, 3 newest."""
     spec: IndexSpec
@@ -279,17 +279,19 @@ INDEXES: dict[str, IndexSpec] = {
 
 # Which mechanisms each index gets (25 tables).
 PLAN = [
-    ("listings_category_price_idx", ["drop", "reversed", "narrowed"]),
+    ("listings_category_price_idx", ["drop", "reversed", "narrowed", "invalid"]),
     ("listings_seller_updated_idx", ["drop", "reversed", "invalid"]),
     ("listings_lower_title_idx", ["drop", "plain", "invalid"]),
     ("reviews_listing_created_idx", ["drop", "reversed", "invalid"]),
-    ("sellers_lower_email_idx", ["plain", "invalid"]),
+    ("sellers_lower_email_idx", ["plain", "invalid", "drop"]),
     ("orders_buyer_created_idx", ["drop", "reversed", "invalid"]),
-    ("order_items_order_id_idx", ["drop", "reversed"]),
-    ("shipments_tracking_no_idx", ["plain", "drop"]),
-    ("orders_seller_status_created_idx", ["reversed", "invalid"]),
-    ("orders_pending_created_idx", ["narrowed", "drop"]),
+    ("order_items_order_id_idx", ["drop", "reversed", "invalid"]),
+    ("shipments_tracking_no_idx", ["plain", "drop", "invalid"]),
+    ("orders_seller_status_created_idx", ["reversed", "invalid", "drop"]),
+    ("orders_pending_created_idx", ["narrowed", "drop", "invalid"]),
 ]
+"""Every index and the ways it is lost: 31 tables, so the test split's quarter is eight, and
+the bad migration's places in its batch spread over them evenly."""
 
 # Harmless migrations that ride in the same batches, per database. Half of them are index work
 # named as the bad ones are (drop_unused_, reindex_, narrow_, simplify_) on indexes no hot query
@@ -562,37 +564,62 @@ def bad_migration(index: str, mech: str) -> tuple[str, str, str]:
     raise ValueError(mech)
 
 
+BATCH = 6
+"""How many migrations the migrate job applies together; one of them is bad."""
+
+
+def _db_of_table(k: int) -> str:
+    """The database of PLAN's `k`-th table."""
+    flat = [INDEXES[index]["db"] for index, mechs in PLAN for _ in mechs]
+    return flat[k]
+
+
 def tables() -> list[Table]:
     """How each table of PLAN loses its index, in order, with the batches drawn in turn."""
     out: list[Table] = []
-    # Every innocent name rides in one batch only: names that recur across batches were learned
-    # as harmless on the training seeds, and the bad migration was the one name a test seed's
-    # batch had that training never showed (learner-stumps 0.56 on marketplace-slow-v3).
-    pools = {db: [*INNOCENT[db], *_cold_migrations(db)] for db in INNOCENT}
-    for db, pool in pools.items():
-        random.Random(f"slow-query innocents {db}").shuffle(pool)
     # Where the bad migration sits in its batch, dealt in turn within each split: dealt by the
     # table's number alone, the six test tables held the newest place three times, and "roll
     # back the newest migration" met the bad one on 10 of 25 test seeds.
-    test = test_tables("meta-sre/slow-query", "fault", sum(len(m) for _, m in PLAN))
+    total = sum(len(m) for _, m in PLAN)
+    test = test_tables("meta-sre/slow-query", "fault", total)
+    # No innocent name crosses the split: a name seen harmless on training seeds made the bad
+    # migration the one name of a test batch that training never showed (learner-stumps 0.56
+    # on marketplace-slow-v2). Test batches draw each name once from a pool of their own;
+    # training batches go round the rest.
+    pools: dict[tuple[str, bool], list[tuple[str, str, str]]] = {}
+    for db in INNOCENT:
+        pool = [*INNOCENT[db], *_cold_migrations(db)]
+        random.Random(f"slow-query innocents {db}").shuffle(pool)
+        # Room for each test batch's innocents, and two more: a batch skips rebuilds of the
+        # index it breaks.
+        share = (BATCH - 1) * sum(k in test and _db_of_table(k) == db for k in range(total)) + 2
+        pools[(db, True)], pools[(db, False)] = pool[:share], pool[share:]
     dealt = {True: 0, False: 0}
+    turn = {key: 0 for key in pools}
     n = 0
     for index, mechs in PLAN:
         spec = INDEXES[index]
         db = spec["db"]
         for mech in mechs:
             slug, sql, what = bad_migration(index, mech)
-            # Four a batch: with three, "roll back the newest migration" met the bad one on a
-            # third of the seeds, and on more in a test split that drew the newest more often.
-            position = dealt[n in test] % 4  # 0: first of the batch, ..., 3: newest
+            # A batch of BATCH: with three, "roll back the newest migration" met the bad one on
+            # a third of the seeds; with four, a fixed place still met it on a quarter.
+            position = dealt[n in test] % BATCH  # 0: first of the batch, BATCH - 1: newest
             dealt[n in test] += 1
             # Not a rebuild of the index this table breaks: its name is the bad one's.
-            picks = [m for m in pools[db] if index not in m[0]][:3]
-            for m in picks:
-                pools[db].remove(m)
+            pool = pools[(db, n in test)]
+            fits = [m for m in pool if index not in m[0]]
+            if n in test:
+                picks = fits[: BATCH - 1]
+                for m in picks:
+                    pool.remove(m)
+            else:
+                start = turn[(db, False)]
+                picks = [fits[(start + k) % len(fits)] for k in range(BATCH - 1)]
+                turn[(db, False)] = start + BATCH - 1
             batch = []
             innocents = iter(picks)
-            for slot in range(4):
+            for slot in range(BATCH):
                 number = f"{3 + slot:04d}"
                 if slot == position:
                     batch.append((f"{number}_{slug}", sql, True))
@@ -710,7 +737,7 @@ def variant(t: Table, keys: list[str]) -> dict[str, Any]:
     # in a form the query cannot use takes reading the query against it; the newest migration
     # of the batch is the first one anybody suspects.
     level = 1 if t["mech"] in ("drop", "invalid") else 2
-    level -= t["position"] == 3
+    level -= t["position"] == BATCH - 1
     return {
         "key": t["key"],
         "difficulty": ["easy", "medium", "hard"][level],
@@ -728,7 +755,14 @@ def variant(t: Table, keys: list[str]) -> dict[str, Any]:
             f"f{i + 1}": f"migrations/{t['dbdir']}/{m}.sql"
             for i, (m, _, _) in enumerate(t["batch"])
         },
-        "position": ["the first", "the second", "the third", "the newest"][t["position"]],
+        "position": [
+            "the first",
+            "the second",
+            "the third",
+            "the fourth",
+            "the fifth",
+            "the newest",
+        ][t["position"]],
         "what": t["what"],
         "page": spec["page"],
         "batch": {k.replace("-", "_"): k == t["key"] for k in keys},
@@ -780,7 +814,7 @@ def files() -> dict[str, str]:
             f'author = "{author}"\n'
             f'message = """{t["db"]}: schema batch for the {{{{batch_window}}}} migrate window\n\n'
             + "\n".join(lines)
-            + "\n\nAll four are online operations (ADD COLUMN without a rewrite, CONCURRENTLY\n"
+            + "\n\nAll six are online operations (ADD COLUMN without a rewrite, CONCURRENTLY\n"
             'for indexes); reviewed in #db-changes."""\n'
             "minutes_ago = {{merged_ago}}\n"
             f'when = "{{{{fault.batch.{t["key"].replace("-", "_")}}}}}"\n'

@@ -1,0 +1,2 @@
+-- catalog-db 0004_reviews_add_reply_text
+ALTER TABLE reviews ADD COLUMN reply_text text;

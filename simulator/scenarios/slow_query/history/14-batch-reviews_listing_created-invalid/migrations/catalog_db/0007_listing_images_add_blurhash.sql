@@ -1,0 +1,2 @@
+-- catalog-db 0007_listing_images_add_blurhash
+ALTER TABLE listing_images ADD COLUMN blurhash text;

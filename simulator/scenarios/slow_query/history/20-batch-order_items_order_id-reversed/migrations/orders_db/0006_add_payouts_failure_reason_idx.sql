@@ -1,2 +1,0 @@
--- orders-db 0006_add_payouts_failure_reason_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS payouts_failure_reason_idx ON payouts (failure_reason);

@@ -1,3 +1,0 @@
--- orders-db 0006_reindex_shipments_tracking_no_idx
--- shipments_tracking_no_idx is bloated; rebuild it as it is, without a write lock.
-REINDEX INDEX CONCURRENTLY shipments_tracking_no_idx;
