@@ -261,8 +261,8 @@ def noise(rng: random.Random) -> dict[str, Any]:
     release train's migrate job applies the hour's ten migrations over a few minutes in no
     set order, so the bad one is neither the newest nor the highest-numbered on its database
     by rule; the symptom starts 0-LAG minutes after it, and the page dates it 0-PAGE_LAG
-    minutes later still, and half the others land as near the onset. Baselines drawn per seed: the two databases' own would tell them
-    apart.
+    minutes later still, and half the others land as near the onset. Baselines drawn per
+    seed: the two databases' own would tell them apart.
     """
     newest = rng.randint(4, 16)
     slots = (*SLOTS_HERE, *SLOTS_THERE)
@@ -308,8 +308,10 @@ def ident(name: str) -> str:
 
 
 def baselines() -> str:
-    """Every service's baseline, read from the seed's `noise` table (a storefront's business
-    figure stays its own)."""
+    """Every service's baseline, read from the seed's `noise` table.
+
+    A storefront's business figure stays its own.
+    """
     out = []
     for name, data in SERVICE_DATA.items():
         base: dict[str, Any] = {
@@ -329,6 +331,7 @@ def harmless(db: str, bad: str, writer: str, count: int, rng: random.Random) -> 
     right to a responder who knows which service fails), then other tables' of the same
     database: a fixed list of harmless names would be a list of what not to roll back.
     """
+
     def slugs(own: bool) -> list[str]:
         found = sorted(
             broken(x, m)["slug"]

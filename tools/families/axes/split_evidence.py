@@ -21,8 +21,8 @@ from ..authoring import (
     BARE_DASHED_KEYS,
     SCENARIOS,
     deployed_check,
-    toml_table,
     healthy_check,
+    toml_table,
     toml_tables,
     wrong_fix,
 )
