@@ -96,7 +96,7 @@ def test_the_page_renders_every_plot_without_errors_or_network(opened: Opened) -
         svgs = [e for e in plot.walk() if "main-svg" in e.classes()]
         assert svgs, f"figure {plot.attrs['data-figure']} was not drawn"
     matrix = root.by_id("plot-matrix").all_text()
-    for family in ("payment-bad-deploy-v2", "split-evidence-v1"):
+    for family in ("payment-bad-deploy-v2", "split-evidence-v2"):
         assert family in matrix
     # The expert resolved its four episodes of each family, random none of its two.
     assert "4/4" in matrix and "0/2" in matrix
@@ -110,7 +110,7 @@ def test_the_page_renders_every_plot_without_errors_or_network(opened: Opened) -
     ]
     assert [v[:4] for v in verdicts] == [
         ["payment-bad-deploy-v2", "valid", "2", "1.00"],
-        ["split-evidence-v1", "valid", "2", "1.00"],
+        ["split-evidence-v2", "valid", "2", "1.00"],
     ]
     summary = root.by_id("summary").all_text()
     for config in ("expert", "random", "team: commander+investigator+fixer"):

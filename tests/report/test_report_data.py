@@ -59,8 +59,8 @@ def test_the_figures_are_those_of_the_episodes(played: Played) -> None:
     assert {(r.family, r.seed, r.split) for r in rows if r.config == "expert"} == {
         ("meta-sre/payment-bad-deploy-v2", 0, "train"),
         ("meta-sre/payment-bad-deploy-v2", 1, "test"),
-        ("meta-sre/split-evidence-v1", 0, "train"),
-        ("meta-sre/split-evidence-v1", 1, "test"),
+        ("meta-sre/split-evidence-v2", 0, "train"),
+        ("meta-sre/split-evidence-v2", 1, "test"),
     }
     assert expert.test_instances == 2 and random.test_instances == 2
     assert expert.figures["resolved_test"] is not None
@@ -68,7 +68,7 @@ def test_the_figures_are_those_of_the_episodes(played: Played) -> None:
     teams = [r for r in rows if r.team]
     assert {r.family for r in teams} == {
         "meta-sre/payment-bad-deploy-v2",
-        "meta-sre/split-evidence-v1",
+        "meta-sre/split-evidence-v2",
     }
     for row in teams:
         assert set(row.credit) == set(row.seats)
@@ -169,7 +169,7 @@ def test_two_runs_are_compared_like_with_like(played: Played, tmp_path: Path) ->
     assert compared is not None and compared["like_with_like"] == []
     assert {(c["family"], c["seed"]) for c in compared["changed"]} == {
         (f"meta-sre/{family}", seed)
-        for family in ("payment-bad-deploy-v2", "split-evidence-v1")
+        for family in ("payment-bad-deploy-v2", "split-evidence-v2")
         for seed in (0, 1)
     }
     assert all(
