@@ -91,7 +91,8 @@ class ScenarioVerdict:
     shallow_learner: list[float] = field(default_factory=list)
     """The shallow learner's grade per seed of shallow_seeds."""
     symptom_first: bool = False
-    """Whether the family is symptom-first (its shallow figures are held to SHALLOW_MAX)."""
+    """Whether its shallow figures are held to SHALLOW_MAX: a symptom-first family (a mix), or
+    a family that declares `shallow_held` (the reworked team families)."""
     grading_ms: float | None = None
     """CPU ms the hidden probes cost one grading of the first seed's reference code (None: not
     measured)."""
@@ -287,7 +288,7 @@ def validate_scenario(
     """
     verdict = ScenarioVerdict(scenario_id, [])
     entry = resolve(scenario_id)
-    verdict.symptom_first = entry.mix is not None
+    verdict.symptom_first = entry.mix is not None or entry.shallow_held
     summary = summarize(entry)
     verdict.ground_truths = summary.ground_truths
     if summary.ground_truths < MIN_GROUND_TRUTHS:

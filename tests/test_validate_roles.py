@@ -10,9 +10,9 @@ from metasre.simulator.views import View
 
 
 def test_a_team_family_is_checked_role_by_role():
-    verdict = validate_scenario("meta-sre/split-evidence-v1", [0, 1], 0)
+    verdict = validate_scenario("meta-sre/split-evidence-v2", [0, 1], 0)
     assert verdict.ok, verdict.failures
-    roles = [r.name for r in resolve("meta-sre/split-evidence-v1").spec(0).roles]
+    roles = [r.name for r in resolve("meta-sre/split-evidence-v2").spec(0).roles]
     assert sorted(verdict.alone) == sorted(roles)
     assert verdict.alone_best == 0.0
     assert verdict.expert_sla_met == [True, True]

@@ -102,7 +102,7 @@ def read_scenario_id(folder: Path) -> str:
     return sid
 
 
-_NOT_SPEC = ("variables", "variants", "retired", "split", "part_of")
+_NOT_SPEC = ("variables", "variants", "retired", "split", "part_of", "shallow_held")
 """Top-level keys of scenario.toml that steer rendering and are not part of the rendered spec."""
 
 TEST_SHARE = 0.25

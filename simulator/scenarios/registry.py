@@ -45,6 +45,10 @@ class ScenarioEntry:
     part_of: str | None = None
     """For a cause of a symptom-first family: that family's id. A part is served when asked
     for by id, but it is not in the catalogue: its opening names its mechanism."""
+    shallow_held: bool = False
+    """A family that is no mix but whose opening was made not to name its remedy's target
+    (`shallow_held = true`: a reworked team family): validate holds its shallow policies to the
+    bar, as a mix's."""
 
     def instance(self, seed: int) -> ScenarioInstance:
         """Render this scenario for `seed`."""
@@ -79,12 +83,14 @@ def _entries() -> dict[str, ScenarioEntry]:
         if toml.parent.name.startswith("_"):
             continue
         sid = read_scenario_id(toml.parent)
-        part_of = read_toml(toml).get("part_of")
+        raw = read_toml(toml)
+        part_of = raw.get("part_of")
         found[sid] = ScenarioEntry(
             sid,
             toml.parent,
             read_mix(toml.parent, SCENARIOS_DIR),
             str(part_of) if part_of is not None else None,
+            raw.get("shallow_held") is True,
         )
     return found
 

@@ -74,7 +74,7 @@ def test_a_page_with_nothing_sick_is_solved_by_reading_every_log(seed):
 
 @pytest.mark.parametrize(
     ("family", "role"),
-    [("meta-sre/schema-release-v1", "dba"), ("meta-sre/split-evidence-v1", "release-manager")],
+    [("meta-sre/schema-release-v2", "dba"), ("meta-sre/split-evidence-v2", "release-manager")],
 )
 def test_alone_in_a_role_that_sees_look_alike_faults_the_expert_looks_and_does_not_guess(
     family: str, role: str

@@ -438,19 +438,21 @@ def role_team_script(body: dict[str, Any]) -> dict[str, Any]:
     mine = [m for m in body["messages"] if m["role"] == "tool"]
     wait = completion(content="Waiting for a teammate.")
     if role.group(1) == "release-manager":
-        if not mine:  # a service the app on-call sees: outside this seat's view
-            return completion(("read_logs", {"service": "orders-api"}))
+        # The edge: the app on-call's on every seed, never in the release train (it calls every
+        # failing caller), so outside this seat's view.
+        if not mine:
+            return completion(("read_logs", {"service": "edge-gateway"}))
         if len(mine) == 1:
-            text = f"I see {seen.group(1)}; orders-api: {mine[0]['content'][:120]}"
+            text = f"I see {seen.group(1)}; edge-gateway: {mine[0]['content'][:120]}"
             return completion(("send_message", {"to": ["app-oncall"], "text": text}))
         return wait
     heard = _said(body, "release-manager")
     if not heard:
         return wait
     return completion(("submit_report", {
-        "root_cause_service": "orders-api", "root_cause_location": "unknown",
+        "root_cause_service": "edge-gateway", "root_cause_location": "unknown",
         "category": "bad_deployment", "remediation": "rollback_deployment",
-        "summary": "the release manager cannot see orders-api; we stop here",
+        "summary": "the release manager cannot see edge-gateway; we stop here",
     }))  # fmt: skip
 
 
@@ -489,7 +491,7 @@ def test_metasre_llm_team_seats_the_scenario_s_roles_each_told_its_view():
         for m in roles["app-oncall"]["messages"]
         if str(m.get("content", "")).startswith("Message from release-manager:")
     ]
-    assert heard and "orders-api" in heard[0]
+    assert heard and "edge-gateway" in heard[0]
 
 
 def test_ctrl_c_while_the_model_thinks_ends_quietly():

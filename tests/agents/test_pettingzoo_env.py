@@ -19,7 +19,7 @@ from metasre.agents.env_spaces import FEATURES
 from metasre.agents.pettingzoo_env import MetasreParallelEnv, aec_env
 
 PAY = "meta-sre/payment-bad-deploy-v2"
-SPLIT = "meta-sre/split-evidence-v1"
+SPLIT = "meta-sre/split-evidence-v2"
 # api_test's advice for Box/Discrete spaces and array observations: text needs Dict and Text.
 ADVICE = [
     "ignore:Observation space for each agent probably should be:UserWarning",

@@ -31,8 +31,8 @@ from metasre.service.wire.convert import tool_pb
 from metasre.simulator import TOOLS, resolve
 from metasre.simulator.views import View
 
-SPLIT = "meta-sre/split-evidence-v1"
-SCHEMA = "meta-sre/schema-release-v1"
+SPLIT = "meta-sre/split-evidence-v2"
+SCHEMA = "meta-sre/schema-release-v2"
 
 
 def _notes(messages: list[dict[str, Any]]) -> list[tuple[str, list[str], str, dict[str, Any]]]:
@@ -267,7 +267,7 @@ def test_an_experiment_compares_the_team_with_the_expert_in_one_role_s_seat(tmp_
     assert set(by_family) == {SPLIT, SCHEMA}
     assert all(f["sla_met"]["seeds"] == 2 for f in by_family.values())
     assert "per family: SLA met | grade | resolved | mitigated (min)" in out.stdout
-    assert "split-evidence-v1" in out.stdout
+    assert "split-evidence-v2" in out.stdout
 
 
 def test_a_role_the_family_does_not_declare_fails_its_episodes_and_says_which(tmp_path):

@@ -55,12 +55,12 @@ def test_the_figures_are_those_of_the_episodes(played: Played) -> None:
     assert all(e is not None and e.mean == 1.0 for e in expert.components.values())
     assert expert.figures["penalty"] is not None and expert.figures["penalty"].mean == 0.0
     assert random.figures["penalty"] is not None and random.figures["penalty"].high <= 0.0
-    # Seed 1 of both families is on the test split, seed 0 on the training split.
+    # One seed of each family is on the test split, the other on the training split.
     assert {(r.family, r.seed, r.split) for r in rows if r.config == "expert"} == {
-        ("meta-sre/payment-bad-deploy-v2", 0, "train"),
-        ("meta-sre/payment-bad-deploy-v2", 1, "test"),
-        ("meta-sre/split-evidence-v1", 0, "train"),
-        ("meta-sre/split-evidence-v1", 1, "test"),
+        ("meta-sre/payment-bad-deploy-v2", 2, "test"),
+        ("meta-sre/payment-bad-deploy-v2", 3, "train"),
+        ("meta-sre/split-evidence-v2", 2, "train"),
+        ("meta-sre/split-evidence-v2", 3, "test"),
     }
     assert expert.test_instances == 2 and random.test_instances == 2
     assert expert.figures["resolved_test"] is not None
@@ -68,7 +68,7 @@ def test_the_figures_are_those_of_the_episodes(played: Played) -> None:
     teams = [r for r in rows if r.team]
     assert {r.family for r in teams} == {
         "meta-sre/payment-bad-deploy-v2",
-        "meta-sre/split-evidence-v1",
+        "meta-sre/split-evidence-v2",
     }
     for row in teams:
         assert set(row.credit) == set(row.seats)
@@ -169,8 +169,8 @@ def test_two_runs_are_compared_like_with_like(played: Played, tmp_path: Path) ->
     assert compared is not None and compared["like_with_like"] == []
     assert {(c["family"], c["seed"]) for c in compared["changed"]} == {
         (f"meta-sre/{family}", seed)
-        for family in ("payment-bad-deploy-v2", "split-evidence-v1")
-        for seed in (0, 1)
+        for family in ("payment-bad-deploy-v2", "split-evidence-v2")
+        for seed in (2, 3)
     }
     assert all(
         c["resolved_before"] == 1.0 and c["resolved_after"] == 0.0 for c in compared["changed"]

@@ -36,8 +36,8 @@ FLAGS = "meta-sre/feature-flag-rollout-v1"
 TEAM_FAMILIES = (
     "meta-sre/twin-faults-v1",
     "meta-sre/parallel-sla-v1",
-    "meta-sre/split-evidence-v1",
-    "meta-sre/schema-release-v1",
+    "meta-sre/split-evidence-v2",
+    "meta-sre/schema-release-v2",
 )
 
 
@@ -476,7 +476,7 @@ async def test_the_episodes_end_names_no_hidden_check_to_a_restricted_seat(serve
     migration rolled back, the release back on). A session plays the same seed again after a
     reset by default, so a restricted seat told them would know the answer next episode: it
     gets the grade's scores and components, not the names of the hidden checks."""
-    family = "meta-sre/schema-release-v1"
+    family = "meta-sre/schema-release-v2"
     spec = resolve(family).spec(0)
     dba, app = (next(r for r in spec.roles if r.name == n) for n in ("dba", "app-oncall"))
     migration = spec.ground_truth.location.partition(":")[2]
@@ -587,7 +587,7 @@ async def test_a_restricted_team_is_graded_as_a_full_view_seat_would_be(server):
     """Grading reads the world and the report, never a view: the dba fixes what only it sees,
     and the app on-call, which sees neither the database nor the data layer, files the report
     naming both (a teammate's message would carry them); the grade is the full seat's."""
-    family = "meta-sre/schema-release-v1"
+    family = "meta-sre/schema-release-v2"
     spec = resolve(family).spec(0)
     fix, report = spec.solution[0], dict(spec.solution[-1].args)
     assert fix.tool == "rollback_migration" and spec.solution[-1].tool == "submit_report"

@@ -70,7 +70,9 @@ class TestScenarioConformance:
         assert len(rendered) > 1
 
 
-SYMPTOM_FIRST = [s for s in scenario_ids() if resolve(s).mix is not None]
+SYMPTOM_FIRST = [s for s in scenario_ids() if resolve(s).mix is not None or resolve(s).shallow_held]
+"""The mixes, and the families that declare `shallow_held` (split-evidence-v2 and
+schema-release-v2; twin-faults-v1 and parallel-sla-v1 are not reworked yet)."""
 
 NOT_YET_HELD = {
     "meta-sre/courier-errors-v3": "learner-stumps 0.264: conjunctions of a push's key words",

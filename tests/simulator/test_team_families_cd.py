@@ -20,14 +20,15 @@ import pytest
 
 from metasre.agents.policies import ExpertPolicy
 from metasre.agents.policies.base import ToolReply
+from metasre.agents.policies.evidence import MIGRATION_ID
 from metasre.conformance import EpisodeCaller
 from metasre.simulator import Episode, resolve
 from metasre.simulator.scenarios.spec import RoleSpec, ScenarioSpec
 from metasre.simulator.tools import get_tool
 from metasre.simulator.views import FULL, View, observe, owners_of, refusal
 
-SPLIT = "meta-sre/split-evidence-v1"
-SCHEMA = "meta-sre/schema-release-v1"
+SPLIT = "meta-sre/split-evidence-v2"
+SCHEMA = "meta-sre/schema-release-v2"
 FOLDERS = {SPLIT: "split_evidence", SCHEMA: "schema_release"}
 SEEDS = (0, 7, 19, 26, 38, 45, 53, 64, 71, 82, 90, 99)
 NAVIGATION = frozenset({"check_dependencies"})
@@ -189,12 +190,12 @@ def _lines(episode: Episode, view: View, service: str) -> list[str]:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_split_evidence_the_release_manager_meets_three_lookalike_releases(seed):
-    """Alone, the seat that can roll back cannot tell which of the hour's releases to."""
+def test_split_evidence_the_release_manager_meets_a_train_of_lookalike_releases(seed):
+    """Alone, the seat that can roll back cannot tell which of the train's releases to."""
     episode = Episode.make(SPLIT, seed)
     spec = episode.instance.spec
     manager = _role(spec, "release-manager")
-    assert manager.view.services is not None and len(manager.view.services) == 3
+    assert manager.view.services is not None and 7 <= len(manager.view.services) <= 9
     assert spec.ground_truth.service in manager.view.services
     shape = re.compile(r"does not exist in [a-z-]+ v\d+\.\d+\.\d+|does not exist in the v\d")
     for service in manager.view.services:
@@ -259,11 +260,15 @@ def test_two_seats_that_pass_one_fact_resolve_it_through_their_views(family, see
             "bad_deployment",
         )
     else:
-        newest = info.output.data["migrations"][-1]["id"]
+        # Not the newest of the hour's migrations by rule: the one the database's own log says
+        # added the constraint that rejects the rows, among those its view shows applied.
+        applied = {m["id"] for m in info.output.data["migrations"]}
+        named = [m for ln in _lines(episode, other.view, blamed) for m in MIGRATION_ID.findall(ln)]
+        (target,) = {m for m in named if m in applied}
         step = episode.apply(
-            "seat", "rollback_migration", {"service": blamed, "migration": newest}, view=other.view
+            "seat", "rollback_migration", {"service": blamed, "migration": target}, view=other.view
         )
-        location, remedy, category = f"migration:{newest}", "rollback_migration", "bad_migration"
+        location, remedy, category = f"migration:{target}", "rollback_migration", "bad_migration"
     assert step.ok, step.output.text
     report = {
         "root_cause_service": blamed,

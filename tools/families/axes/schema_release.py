@@ -15,11 +15,12 @@ and commit what it writes:
 from __future__ import annotations
 
 import random
+import tomllib
 from typing import Any, TypedDict
 
 from ..authoring import (
     SCENARIOS,
-    healthy_check,
+    toml_table,
     toml_tables,
 )
 
@@ -150,11 +151,6 @@ VERSIONS = {
     "notifier": "v1.5.0",
 }
 BEHIND_STOREFRONT = {"catalog", "orders", "reviews"}
-COMPANIONS = {
-    # Harmless migrations of the hour on each database, applied before the bad one.
-    "catalog-db": ["create_seller_badges", "reviews_add_helpful_count", "create_listing_flags"],
-    "orders-db": ["create_order_notes", "shipments_add_eta", "create_refund_requests"],
-}
 DIFFICULTY = {"notnull": "medium", "check": "hard", "fk": "medium", "unique": "hard"}
 
 
@@ -163,6 +159,8 @@ class Break(TypedDict):
 
     slug: str
     constraint: str
+    guard: str
+    """The constraint as the database's schema guard names it."""
     what: str
     db_lines: list[str]
     app_error: str
@@ -179,6 +177,7 @@ def broken(w: Written, mech: str) -> Break:
         return {
             "slug": f"{t}_add_{col}_not_null",
             "constraint": f"{t}.{col} NOT NULL",
+            "guard": f"not-null constraint on {t}.{col}",
             "what": f"added {t}.{col} NOT NULL without a default, and {w['writer']} does not "
             "fill it",
             "db_lines": [f"ERROR:  {error}", insert],
@@ -191,6 +190,7 @@ def broken(w: Written, mech: str) -> Break:
         return {
             "slug": f"{t}_check_{col}",
             "constraint": f"CHECK ({cond})",
+            "guard": f"check constraint {name}",
             "what": f"added CHECK ({cond}) on {t}, which rows {w['writer']} writes break",
             "db_lines": [f"ERROR:  {error}", insert],
             "app_error": error,
@@ -202,6 +202,7 @@ def broken(w: Written, mech: str) -> Break:
         return {
             "slug": f"{t}_{col}_references_{ref}",
             "constraint": f"FOREIGN KEY ({col}) REFERENCES {ref}",
+            "guard": f"foreign key {name}",
             "what": f"made {t}.{col} reference {ref}, which nobody has filled yet",
             "db_lines": [
                 f"ERROR:  {error}",
@@ -216,6 +217,7 @@ def broken(w: Written, mech: str) -> Break:
     return {
         "slug": f"{t}_unique_{cols}",
         "constraint": f"UNIQUE ({cols.replace('_id_', '_id, ')})",
+        "guard": f"unique key {name}",
         "what": f"added a UNIQUE key {name} that rows {w['writer']} writes repeat",
         "db_lines": [f"ERROR:  {error}", insert],
         "app_error": error,
@@ -233,21 +235,135 @@ def release(version: str, step: int) -> str:
     return f"v{major}.{int(minor) + 1}.{step}"
 
 
+SLOTS_HERE = (1, 3, 4, 5, 9, 10)
+"""The hour's migration slots on the failing database: slot 1 is the bad one."""
+SLOTS_THERE = (2, 6, 7, 8)
+"""The hour's migration slots on the other database: slot 2 is the decoy."""
+FIRST = 3
+"""The number of the hour's first migration on either database (the topology applied 0001-0002)."""
+LAG = 5
+"""The most minutes the bad migration lands before the symptom starts: the house's
+`herrings.LAG`, so no clock dates the culprit."""
+PAGE_LAG = 3
+"""The most minutes the page's "it started about" runs behind the onset (customers notice late)."""
+NOISE = 48
+"""Tables of the `noise` axis."""
+TOPOLOGY = tomllib.loads((SCENARIOS / "_topologies" / "marketplace" / "topology.toml").read_text())
+SERVICE_DATA = {s["name"]: s for s in TOPOLOGY["services"]}
+
+
+def noise(rng: random.Random) -> dict[str, Any]:
+    """One table of the `noise` axis, drawn apart from the fault.
+
+    When each slot's migration and each release of the hour went out (minutes before the
+    page), each migration's number (in the order they were applied on their database), when
+    the symptom started and when the page says it did; and every service's baseline. The
+    release train's migrate job applies the hour's ten migrations over a few minutes in no
+    set order, so the bad one is neither the newest nor the highest-numbered on its database
+    by rule; the symptom starts 0-LAG minutes after it, and the page dates it 0-PAGE_LAG
+    minutes later still, and half the others land as near the onset. Baselines drawn per
+    seed: the two databases' own would tell them apart.
+    """
+    newest = rng.randint(4, 16)
+    slots = (*SLOTS_HERE, *SLOTS_THERE)
+    # A minute each: the world lists changes of one minute in the head's order, slot 1 first,
+    # which would single the bad one out.
+    window = range(newest, newest + rng.randint(len(slots), 16) + 1)
+    ago = {1: rng.choice(window)}
+    onset = max(2, ago[1] - rng.randint(0, LAG))
+    page = max(1, onset - rng.randint(0, PAGE_LAG))
+    # Half the others within LAG minutes of the onset, either side, as the bad one lands (the
+    # house's `near_onset`): "undo what went out when it started" meets them as often.
+    near = [m for m in range(max(1, onset - LAG), onset + LAG + 1) if m != ago[1]]
+    far = [m for m in window if m != ago[1] and m not in near]
+    for i in slots[1:]:
+        pool = near if (rng.random() < 0.5 and near) or not far else far
+        ago[i] = pool.pop(rng.randrange(len(pool)))
+    numbers: dict[str, str] = {}
+    for group in (SLOTS_HERE, SLOTS_THERE):
+        for n, i in enumerate(sorted(group, key=lambda i: -ago[i])):
+            numbers[f"n{i}"] = f"{FIRST + n:04d}"
+    return {
+        **{f"t{i}": t for i, t in sorted(ago.items())},
+        **numbers,
+        **{f"r{i}": t for i, t in enumerate(rng.sample(window, 4), start=1)},
+        "onset": onset,
+        "page": page,
+        "base": {
+            ident(name): {
+                "cpu": round(rng.uniform(0.12, 0.6), 2),
+                "memory": round(rng.uniform(0.25, 0.68), 2),
+                "error_rate": round(rng.uniform(0.0005, 0.003), 4) if "-db" not in name else 0.0,
+                "p99_ms": rng.randint(40, 300) if "-db" not in name else rng.randint(5, 20),
+                "queue_depth": rng.randint(2, 12),
+            }
+            for name in SERVICE_DATA
+        },
+    }
+
+
+def ident(name: str) -> str:
+    """A service's name as a template key."""
+    return name.replace("-", "_")
+
+
+def baselines() -> str:
+    """Every service's baseline, read from the seed's `noise` table.
+
+    A storefront's business figure stays its own.
+    """
+    out = []
+    for name, data in SERVICE_DATA.items():
+        base: dict[str, Any] = {
+            m: f"{{{{noise.base.{ident(name)}.{m}}}}}"
+            for m in ("cpu", "memory", "error_rate", "p99_ms", "queue_depth")
+        }
+        if "business" in data["baseline"]:
+            base["business"] = data["baseline"]["business"]
+        out.append(toml_table("[[services]]", {"name": name, "baseline": base}))
+    return "\n".join(out)
+
+
+def harmless(db: str, bad: str, writer: str, count: int, rng: random.Random) -> list[str]:
+    """`count` harmless migrations of the hour on `db`, named as the bad ones are.
+
+    Other constraints' migrations of the tables `writer` writes first (the ones that look
+    right to a responder who knows which service fails), then other tables' of the same
+    database: a fixed list of harmless names would be a list of what not to roll back.
+    """
+
+    def slugs(own: bool) -> list[str]:
+        found = sorted(
+            broken(x, m)["slug"]
+            for x in WRITTEN
+            if x["db"] == db and (x["writer"] == writer) == own
+            for m in mechanisms(x)
+            if broken(x, m)["slug"] != bad
+        )
+        rng.shuffle(found)
+        return found
+
+    return (slugs(True) + slugs(False))[:count]
+
+
 def table(w: Written, mech: str, step: int, rng: random.Random) -> dict[str, Any]:
     """One table of the main axis."""
     b = broken(w, mech)
     db, writer = w["db"], w["writer"]
-    bad = f"0004_{b['slug']}"
-    companion = f"0003_{rng.choice(COMPANIONS[db])}"
     # The decoy: a migration of the hour on the other database, with another writer's release.
     other = [x for x in WRITTEN if x["db"] != db]
     dw = rng.choice(other)
     dmech = rng.choice(mechanisms(dw))
     db2 = broken(dw, dmech)
-    decoy = f"0003_{db2['slug']}"
+    here = harmless(db, b["slug"], writer, len(SLOTS_HERE) - 1, rng)
+    there = harmless(dw["db"], db2["slug"], dw["writer"], len(SLOTS_THERE) - 1, rng)
     good = VERSIONS[writer]
     shipped = release(good, step)
     decoy_release = release(VERSIONS[dw["writer"]], 9 - step % 5)
+    # Two more releases of the train, on services that are neither writer (the storefront too).
+    others = rng.sample(
+        sorted(n for n in SERVICE_DATA if "-db" not in n and n not in (writer, dw["writer"])), 2
+    )
     front = writer in BEHIND_STOREFRONT
     effects: dict[str, dict[str, float]] = {
         writer: {"error_rate": round(rng.uniform(0.34, 0.58), 2), "p99_ms": 180.0}
@@ -299,34 +415,40 @@ def table(w: Written, mech: str, step: int, rng: random.Random) -> dict[str, Any
         "table": w["table"],
         "good": good,
         "shipped": shipped,
-        "bad": bad,
+        "m1": b["slug"],
+        "guard": b["guard"],
         "constraint": b["constraint"],
         "what": b["what"],
-        "companion": companion,
-        "decoy": decoy,
+        **{f"m{i}": slug for i, slug in zip(SLOTS_HERE[1:], here, strict=True)},
+        "m2": db2["slug"],
+        "decoy_guard": db2["guard"],
+        "decoy_table": dw["table"],
+        **{f"m{i}": slug for i, slug in zip(SLOTS_THERE[1:], there, strict=True)},
         "decoy_db": dw["db"],
         "decoy_writer": dw["writer"],
         "decoy_release": decoy_release,
         "decoy_lines": db2["db_lines"],
+        "o3": others[0],
+        "o3_new": bump(SERVICE_DATA[others[0]]["version"], rng),
+        "o4": others[1],
+        "o4_new": bump(SERVICE_DATA[others[1]]["version"], rng),
         "effects": effects,
         "logs": logs,
         "alerts": alerts,
         "symptoms": symptoms,
-        "state_checks": [
-            {
-                "name": f"{bad} rolled back",
-                "kind": "migration_absent",
-                "service": db,
-                "migration": bad,
-            },
-            *(healthy_check(s) for s in symptoms),
-        ],
+        "front": front,
     }
+
+
+def bump(version: str, rng: random.Random) -> str:
+    """A harmless release after `version`."""
+    major, minor, patch = version.lstrip("v").split(".")
+    return f"v{major}.{minor}.{int(patch) + rng.randint(1, 3)}"
 
 
 def tables() -> list[dict[str, Any]]:
     """Every table of the axis: each written table with each constraint that fits it."""
-    rng = random.Random("schema-release")
+    rng = random.Random("schema-release-v2")
     out = []
     for w in WRITTEN:
         for step, mech in enumerate(mechanisms(w)):
@@ -335,5 +457,12 @@ def tables() -> list[dict[str, Any]]:
 
 
 def axes() -> str:
-    """The main axis."""
-    return toml_tables("[[variants.fault]]", tables())
+    """The main axis, the `noise` axis, and every service's baseline that reads it."""
+    rng = random.Random("schema-release-v2:noise")
+    return "\n".join(
+        [
+            baselines(),
+            toml_tables("[[variants.fault]]", tables()),
+            toml_tables("[[variants.noise]]", [noise(rng) for _ in range(NOISE)]),
+        ]
+    )

@@ -22,6 +22,7 @@ from ..authoring import (
     SCENARIOS,
     deployed_check,
     healthy_check,
+    toml_table,
     toml_tables,
     wrong_fix,
 )
@@ -112,20 +113,98 @@ def bumped(version: str, step: int) -> str:
     return f"v{major}.{int(minor) + 1 + step // 2}.{step % 2}"
 
 
+TRAIN = (7, 9)
+"""How many services this hour's release train shipped, the callee among them: a shallow pick
+among them at chance stays under validate's bar."""
+WINDOW = (9, 14)
+"""Minutes the train takes to roll out, newest release to oldest (a release a minute at most)."""
+LAG = 5
+"""The most minutes the callee's release lands before the symptom starts (pods roll over, caches
+expire): the house's `herrings.LAG`, so no clock dates the culprit."""
+PAGE_LAG = 3
+"""The most minutes the page's "it started about" runs behind the onset (customers notice late)."""
+
+
+def train(caller: str, callee: str, rng: random.Random) -> list[str]:
+    """The release train's other services: the decoys, sorted.
+
+    First the callee's neighbours, which look right to a responder who reads only the page: the
+    caller's other dependencies (its failure could come from any of them) and the callee's own;
+    then others. Never the caller or its callers: they alert, and a train service's log is the
+    release captain's, who must not see the failure.
+    """
+    everyone = {s.name for s in SERVICES}
+    hot = {caller, *upstream(caller, everyone)}
+    pool = sorted(
+        s.name
+        for s in SERVICES
+        if s.code and s.name in OPS and s.name != callee and s.name not in hot
+    )
+    siblings = [d for d in app_deps(BY_NAME[caller]) if d in pool]
+    below = [d for d in app_deps(BY_NAME[callee]) if d in pool and d not in siblings]
+    rng.shuffle(siblings)
+    rng.shuffle(below)
+    size = rng.randint(*TRAIN) - 1
+    decoys = (siblings + below)[:size]
+    rest = [s for s in pool if s not in decoys]
+    rng.shuffle(rest)
+    return sorted(decoys + rest[: size - len(decoys)])
+
+
+SLOTS = TRAIN[1]
+"""Release slots of the head: slot 1 is the callee's, slots 2.. the other services'."""
+
+NOISE = 48
+"""Tables of the `noise` axis: when the train rolled out and how busy each service runs."""
+
+
+def noise(rng: random.Random) -> dict[str, Any]:
+    """One table of the `noise` axis, drawn apart from the site.
+
+    When each slot's release went out (minutes before the page), when the symptom started and
+    when the page says it did; and every Python service's baseline. The train rolls out over
+    a few minutes in no set order, so the callee's release (slot 1) is neither the newest nor
+    the oldest by rule; the symptom starts 0-LAG minutes after it, and the page dates it
+    0-PAGE_LAG minutes later still: "undo what went out when it started" meets the train's
+    other releases as often as the bad one. Baselines drawn per seed, not the platform's own:
+    a service's own would rank the callees the platform's graph makes common (geo-service, the
+    hottest and fullest Python service, is the callee of four callers) above the rest of the
+    train, whatever the train.
+    """
+    newest = rng.randint(4, 16)
+    # A minute each: the world lists changes of one minute in the head's order, slot 1 first,
+    # which would single the bad one out.
+    ago = rng.sample(range(newest, newest + rng.randint(*WINDOW) + 1), SLOTS)
+    onset = max(2, ago[0] - rng.randint(0, LAG))
+    page = max(1, onset - rng.randint(0, PAGE_LAG))
+    python = [x for x in SERVICES if x.code]
+    return {
+        **{f"t{i + 1}": t for i, t in enumerate(ago)},
+        "onset": onset,
+        "page": page,
+        "cpu": {x.ident: round(rng.uniform(0.12, 0.6), 2) for x in python},
+        "memory": {x.ident: round(rng.uniform(0.25, 0.68), 2) for x in python},
+        "error_rate": {x.ident: round(rng.uniform(0.0005, 0.003), 4) for x in python},
+        "p99_ms": {x.ident: rng.randint(40, 340) for x in python},
+        "queue_depth": {x.ident: rng.randint(2, 20) for x in python},
+    }
+
+
+def baselines() -> str:
+    """Every Python service's baseline, read from the seed's `noise` table."""
+    out = []
+    for x in SERVICES:
+        if x.code:
+            base = {m: f"{{{{noise.{m}.{x.ident}}}}}" for m in x.baseline}
+            out.append(toml_table("[[services]]", {"name": x.name, "baseline": base}))
+    return "\n".join(out)
+
+
 def site(caller: str, callee: str, mech: str, step: int, rng: random.Random) -> dict[str, Any]:
     """One table of the main axis."""
     good = BY_NAME[callee].version
     bad = bumped(good, step)
-    # The decoys: two other Python services that shipped the same kind of change this hour.
-    # Never the caller or its callers (they alert), never the callee.
-    everyone = {s.name for s in SERVICES}
-    hot_anywhere = {caller, *upstream(caller, everyone)}
-    candidates = sorted(
-        s.name
-        for s in SERVICES
-        if s.code and s.name in OPS and s.name != callee and s.name not in hot_anywhere
-    )
-    decoys = sorted(rng.sample(candidates, 2))
+    decoys = train(caller, callee, rng)
     on, present = shape([caller, callee, *decoys], rng)
     above = upstream(caller, present)[:4]
     effects: dict[str, dict[str, float]] = {
@@ -146,8 +225,19 @@ def site(caller: str, callee: str, mech: str, step: int, rng: random.Random) -> 
                 "lines": [f"{OPS[hop]} on {hop} answered 502: it failed upstream"],
             }
         )
-    decoy_mechs = [rng.choice(MECHANISMS) for _ in decoys]
-    decoy_new = [bumped(BY_NAME[d].version, rng.randrange(4)) for d in decoys]
+    # The train's other services in slots 2.., in an order of their own (slot times are drawn
+    # apart from the site): each with its release and its warning.
+    shuffled = list(decoys)
+    rng.shuffle(shuffled)
+    slots: dict[str, Any] = {"s1": callee}
+    for i in range(2, SLOTS + 1):
+        d = shuffled[i - 2] if i - 2 < len(shuffled) else ""
+        new = bumped(BY_NAME[d].version, rng.randrange(4)) if d else ""
+        slots |= {
+            f"s{i}": d,
+            f"v{i}": new,
+            f"w{i}": [warning(d, new, rng.choice(MECHANISMS))] if d else [],
+        }
     alerts = [
         {
             "service": caller,
@@ -158,10 +248,11 @@ def site(caller: str, callee: str, mech: str, step: int, rng: random.Random) -> 
         },
         *([] if caller == "edge-gateway" else gateway_alert(caller)),
     ]
-    # The views split the platform in two: the release train's three services, and the rest.
+    # The views split the platform in two: the release train's services, and the rest.
     # Neither names the failing caller, so knowing a teammate's view gives nothing away.
     app_view = sorted(present - {callee, *decoys})
     symptoms = [caller, *above]
+    wrong = slots["s2"]
     return {
         "key": f"{caller}>{callee}:{mech}",
         "on": on,
@@ -171,12 +262,8 @@ def site(caller: str, callee: str, mech: str, step: int, rng: random.Random) -> 
         "mechanism": mech,
         "good": good,
         "bad": bad,
-        "d1": decoys[0],
-        "d1_new": decoy_new[0],
-        "d1_warn": [warning(decoys[0], decoy_new[0], decoy_mechs[0])],
-        "d2": decoys[1],
-        "d2_new": decoy_new[1],
-        "d2_warn": [warning(decoys[1], decoy_new[1], decoy_mechs[1])],
+        **slots,
+        "decoys": decoys,
         "what": _what(callee, caller, mech),
         "effects": effects,
         "logs": logs,
@@ -190,10 +277,10 @@ def site(caller: str, callee: str, mech: str, step: int, rng: random.Random) -> 
         ],
         "wrong": wrong_fix(
             "rollback_deployment",
-            {"service": decoys[0]},
-            decoys[0],
+            {"service": wrong},
+            wrong,
             "bad_deployment",
-            f"{decoys[0]} {decoy_new[0]} went out this hour and rejects old calls; rolled it back.",
+            f"{wrong} {slots['v2']} went out this hour and rejects old calls; rolled it back.",
         ),
     }
 
@@ -213,7 +300,7 @@ def _what(callee: str, caller: str, mech: str) -> str:
 
 def tables() -> list[dict[str, Any]]:
     """Every table of the axis: each edge between Python services with two mechanisms."""
-    rng = random.Random("split-evidence")
+    rng = random.Random("split-evidence-v2")
     out = []
     seen: dict[str, int] = {}
     for s in SERVICES:
@@ -228,5 +315,12 @@ def tables() -> list[dict[str, Any]]:
 
 
 def axes() -> str:
-    """The `site` axis."""
-    return toml_tables("[[variants.site]]", tables(), BARE_DASHED_KEYS)
+    """The `site` and `noise` axes, and the Python services' baselines that read `noise`."""
+    rng = random.Random("split-evidence-v2:noise")
+    return "\n".join(
+        [
+            baselines(),
+            toml_tables("[[variants.site]]", tables(), BARE_DASHED_KEYS),
+            toml_tables("[[variants.noise]]", [noise(rng) for _ in range(NOISE)]),
+        ]
+    )
