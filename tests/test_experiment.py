@@ -200,7 +200,7 @@ def test_a_split_plays_only_that_split_s_seeds(tmp_path: Path) -> None:
     from metasre.simulator import resolve
     from metasre.simulator.scenarios.splits import in_split
 
-    family = "meta-sre/edge-errors-v2"
+    family = "meta-sre/edge-errors-v3"
     test_seeds = in_split(resolve(family), range(12), "test")
     assert 0 < len(test_seeds) < 12
     grid = tmp_path / "grid.toml"

@@ -125,7 +125,7 @@ SYMPTOM_FIRST = [sid for sid in scenario_ids() if resolve(sid).mix is not None]
 
 def test_the_catalogue_has_symptom_first_families():
     assert {
-        "meta-sre/edge-errors-v2",
+        "meta-sre/edge-errors-v3",
         "meta-sre/ads-errors-v3",
         "meta-sre/courier-errors-v3",
         "meta-sre/shop-errors-v3",

@@ -19,7 +19,7 @@ from metasre.simulator import Episode, resolve
 from metasre.simulator.scenarios.splits import split_seeds
 
 SYMPTOM_FIRST = (
-    "meta-sre/edge-errors-v2",
+    "meta-sre/edge-errors-v3",
     "meta-sre/ads-errors-v3",
     "meta-sre/courier-errors-v3",
     "meta-sre/shop-errors-v3",

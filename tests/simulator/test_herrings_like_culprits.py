@@ -33,7 +33,7 @@ def _changes(spec):
 
 
 @pytest.mark.parametrize(
-    "family", ["meta-sre/edge-errors-v2", "meta-sre/courier-errors-v3", "meta-sre/shop-errors-v3"]
+    "family", ["meta-sre/edge-errors-v3", "meta-sre/courier-errors-v3", "meta-sre/shop-errors-v3"]
 )
 def test_culprits_land_0_to_lag_minutes_before_the_onset_as_near_herrings_do(family):
     lags, near = set(), 0
@@ -83,7 +83,7 @@ def test_other_teams_commits_carry_culprit_messages_not_a_fixed_list():
 
 
 def test_harmless_flags_are_named_and_ramped_as_culprit_flags_are():
-    mix = resolve("meta-sre/edge-errors-v2").mix
+    mix = resolve("meta-sre/edge-errors-v3").mix
     by_service = {service: {name for name, _ in fs} for service, fs in mix.flags}
     rampers = set(mix.herrings.flag_rampers)
     named = suffixed = 0
@@ -114,7 +114,7 @@ def test_culprit_shaped_pushes_name_a_dependency_of_their_service():
 
 
 def test_an_episode_of_each_family_still_builds_the_same_world_twice():
-    for family in ("meta-sre/edge-errors-v2", "meta-sre/ads-errors-v3"):
+    for family in ("meta-sre/edge-errors-v3", "meta-sre/ads-errors-v3"):
         a = Episode.make(family, 5).observation().to_dict()
         b = Episode.make(family, 5).observation().to_dict()
         assert a == b

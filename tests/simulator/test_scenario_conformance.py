@@ -75,14 +75,10 @@ SYMPTOM_FIRST = [s for s in scenario_ids() if resolve(s).mix is not None or reso
 schema-release-v2; twin-faults-v1 and parallel-sla-v1 are not reworked yet)."""
 
 NOT_YET_HELD = {
-    "meta-sre/courier-errors-v3": "learner-stumps 0.264: conjunctions of a push's key words",
-    "meta-sre/marketplace-slow-v3": (
-        "learner-stumps 0.563: a slow query's batch-mates are named from a short fixed list"
+    "meta-sre/courier-errors-v3": (
+        "learner 0.203: the pushers' team names carry the services' identity, and the linear"
+        " model weighs which services its training seeds' culprits ran on"
     ),
-    "meta-sre/ads-errors-v3": (
-        "learner-stumps 0.204: a bad migration's batch-mates sit on other databases than its own"
-    ),
-    "meta-sre/shop-errors-v3": "learner 0.268, learner-stumps 0.226",
 }
 """Symptom-first families the red team's searching checks (issue 25, 2026-12-07) still beat,
 with the best of them over 50 test seeds. Strict: a family that comes under the bar fails here
