@@ -51,7 +51,7 @@ def _names_a_hot_index(caller: EpisodeCaller, observation: Mapping[str, Any]) ->
 
 @pytest.mark.xfail(
     strict=True,
-    reason="0.24 on marketplace-slow-v3 (2026-12-07): the hot indexes are the same on every"
+    reason="0.32 on marketplace-slow-v3 (2026-12-07): the hot indexes are the same on every"
     " seed, and only a bad migration names one with a verb other than a rebuild; open work of"
     " issue 25 (the platform's hot indexes would have to vary by seed)",
 )
