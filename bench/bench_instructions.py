@@ -12,8 +12,11 @@ and turns counting off. `--no-manage-gc`: the GC freezer ticks on wall time, whi
 slows fifty times, so with it a count would depend on how slow the run was.
 
 A tree named by `--tree` runs with its packages first on the path (as `bench.bench_hot` runs
-`before`); `.` is this tree. The kernel's part of a call (gRPC's `sendmsg`, wake-ups) is not
-counted. `--dir` keeps each run's callgrind file (for `callgrind_annotate`).
+`before`); `.` is this tree. `--echo` counts the fan-out echo too (`bench._serve echo
+--fanout`: the same messages on the same stack, no simulation, no store), the floor of what
+the stack costs; `--simulation` the simulation's part in process (apply and observation()
+of the same calls). The kernel's part of a call (gRPC's `sendmsg`, wake-ups) is not counted.
+`--dir` keeps each run's callgrind file (for `callgrind_annotate`).
 """
 
 from __future__ import annotations
@@ -38,12 +41,19 @@ CALLS_PER_SEAT = 13
 SEATS = 3
 
 
-def count(path: list[Path], sessions: int, out: Path) -> int:
-    """Instructions one server executed for `sessions` sessions' cheap calls (see the docstring)."""
+def count(path: list[Path], sessions: int, out: Path, *, echo: bool = False) -> int:
+    """Instructions one server executed for `sessions` sessions' cheap calls (see the docstring).
+
+    `echo`: the fan-out echo instead (`bench._serve echo --fanout`: the messages META-SRE
+    sends for each call, batched as it batches them, with no simulation and no store).
+    """
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in path))
     with tempfile.TemporaryDirectory(prefix="metasre-count-") as tmp:
-        serve = [sys.executable, "-m", "bench._serve", "metasre", "--no-manage-gc"]
-        serve += ["--store", str(Path(tmp) / "bench.db")]
+        if echo:
+            serve = [sys.executable, "-m", "bench._serve", "echo", "--fanout"]
+        else:
+            serve = [sys.executable, "-m", "bench._serve", "metasre", "--no-manage-gc"]
+            serve += ["--store", str(Path(tmp) / "bench.db")]
         grind = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
         proc = subprocess.Popen(
             [*grind, f"--callgrind-out-file={out}", *serve],
@@ -64,9 +74,9 @@ def count(path: list[Path], sessions: int, out: Path) -> int:
             info = json.loads(line)
             calls = cheap_calls(CHEAP_SCENARIO)
             address = info["address"]
-            asyncio.run(_transport_round(address, False, 2, SEATS, 3, calls))
+            asyncio.run(_transport_round(address, echo, 2, SEATS, 3, calls))
             _control("-i", "on", info["pid"])
-            asyncio.run(_transport_round(address, False, sessions, SEATS, CALLS_PER_SEAT, calls))
+            asyncio.run(_transport_round(address, echo, sessions, SEATS, CALLS_PER_SEAT, calls))
             _control("-i", "off", info["pid"])
         finally:
             proc.stdin.close()
@@ -75,6 +85,48 @@ def count(path: list[Path], sessions: int, out: Path) -> int:
     if found is None:
         raise SystemExit(f"{out} holds no summary line: did callgrind finish?")
     return int(found.group(1))
+
+
+# The simulation's part of the same calls, in process: each session's episode made, then each
+# seat's 13 calls applied in turn, each followed by `observation()` (as the coordinator does).
+# Counted twice, without the calls and with them; the difference is theirs.
+_SIMULATION = """
+import sys
+from bench.sections import CHEAP_SCENARIO, cheap_calls
+from metasre.simulator import Episode
+calls = cheap_calls(CHEAP_SCENARIO)
+sessions, seats, per_seat, play = (int(a) for a in sys.argv[1:5])
+episodes = [Episode.make(CHEAP_SCENARIO, 0) for _ in range(sessions)]
+for e in episodes:
+    e.observation()
+for i in range(per_seat * seats if play else 0):
+    for k, e in enumerate(episodes):
+        tool, args = calls[(i // seats + i % seats + k) % len(calls)]
+        e.apply(f"a{i % seats}", tool, args)
+        e.observation()
+"""
+
+
+def count_simulation(sessions: int, out: Path) -> int:
+    """Instructions the simulation alone spends on the cheap calls (see `_SIMULATION`)."""
+    totals = []
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONHASHSEED="0")
+    for play in (0, 1):
+        sizes = (str(sessions), str(SEATS), str(CALLS_PER_SEAT), str(play))
+        grind = ("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}.{play}")
+        done = subprocess.run(
+            [*grind, sys.executable, "-c", _SIMULATION, *sizes],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode:
+            raise SystemExit(f"the simulation's count failed:\n{done.stderr.decode()[-2000:]}")
+        found = re.search(rb"^totals: (\d+)", Path(f"{out}.{play}").read_bytes(), re.M)
+        assert found is not None
+        totals.append(int(found.group(1)))
+    return totals[1] - totals[0]
 
 
 def _control(*args: object) -> None:
@@ -87,6 +139,12 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=2, help="runs of each tree, alternating")
     p.add_argument("--sessions", type=int, default=8)
     p.add_argument("--dir", type=Path, help="keep the callgrind files here")
+    p.add_argument(
+        "--echo", action="store_true", help="also this tree's fan-out echo: the stack's floor"
+    )
+    p.add_argument(
+        "--simulation", action="store_true", help="also the simulation's part, in process"
+    )
     args = p.parse_args()
     missing = [tool for tool in ("valgrind", "callgrind_control") if shutil.which(tool) is None]
     if missing:
@@ -105,11 +163,18 @@ def main() -> None:
             else [ROOT, _namespace(_extract(rev, work / rev), work / f"ns-{rev}")]
             for rev in args.tree
         }
+        sides = [(rev, paths[rev], False) for rev in args.tree]
+        if args.echo:
+            counts["echo"] = []
+            sides.append(("echo", [ROOT], True))
         for k in range(args.runs):
-            for rev in args.tree:
-                out = keep / f"callgrind.{rev.replace('/', '_')}.{k}.{time.time_ns()}"
-                counts[rev].append(count(paths[rev], args.sessions, out))
-                print(f"{rev} run {k + 1}: {counts[rev][-1] / 1e6:,.0f} M", file=sys.stderr)
+            for name, path, echo in sides:
+                out = keep / f"callgrind.{name.replace('/', '_')}.{k}.{time.time_ns()}"
+                counts[name].append(count(path, args.sessions, out, echo=echo))
+                print(f"{name} run {k + 1}: {counts[name][-1] / 1e6:,.0f} M", file=sys.stderr)
+        if args.simulation:
+            out = keep / f"callgrind.simulation.{time.time_ns()}"
+            counts["simulation"] = [count_simulation(args.sessions, out)]
     print(f"{calls} cheap calls, {args.sessions} sessions x {SEATS} seats")
     first = min(counts[args.tree[0]])
     for rev, values in counts.items():
