@@ -158,7 +158,7 @@ class CallResult(Mapping[str, Any]):
     item): as a read-only mapping keyed by the proto's field names (`result["text"]`,
     `dict(result)` for JSON), and, for a call's result, as attributes too (`result.text`).
     `data` has the shape of the tool's `output_schema` when `ok`, else of its `error_schema`
-    (`list_tools()`).
+    (`list_tools()`), whichever form the server sent it in (`data_json` is read into it).
     """
 
     call_id: str
