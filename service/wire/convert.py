@@ -407,6 +407,9 @@ def data_json(event: Applied) -> bytes:
 
 
 def _json_default(value: Any) -> Any:
+    # What orjson does not write itself: a Mapping that is not a dict, a set, anything else.
+    if isinstance(value, Mapping):
+        return dict(value)
     if isinstance(value, set | frozenset):
         return sorted(value, key=str)
     return str(value)

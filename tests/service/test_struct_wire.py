@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -201,7 +202,12 @@ def _depth(value: Any) -> int:
     return 0
 
 
-def _event_with(data: dict[str, Any]) -> Applied:
+def test_the_json_data_of_a_mapping_that_is_not_a_dict_is_an_object() -> None:
+    data = types.MappingProxyType({"a": types.MappingProxyType({"b": 1}), "s": {"y", "x"}})
+    assert orjson.loads(convert.data_json(_event_with(data))) == {"a": {"b": 1}, "s": ["x", "y"]}
+
+
+def _event_with(data: Mapping[str, Any]) -> Applied:
     event = _applied("get_alerts", {})
     return dataclasses.replace(event, data=data)
 
