@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import grpc
+import orjson
 from google.protobuf import struct_pb2
 
 from metasre.v1 import (
@@ -54,6 +55,21 @@ def view_of(message: common_pb2.View) -> dict[str, Any]:
         "data": not message.hide_data,
         "deploys": not message.hide_deploys,
     }
+
+
+def applied_dict(message: common_pb2.AppliedCall) -> dict[str, Any]:
+    """An AppliedCall as plain data, its `data` read from data_json when the server sent that.
+
+    The same keys in either form (no `data_json`): a policy need not know which one came.
+    """
+    raw = message.data_json
+    if raw:
+        message.ClearField("data_json")  # not copied out as base64 only to be dropped
+    out = to_dict(message)
+    del out["data_json"]
+    if raw:
+        out["data"] = orjson.loads(raw)
+    return out
 
 
 def seat_config(seat: Mapping[str, Any]) -> common_pb2.SeatConfig:
@@ -142,7 +158,7 @@ class CallResult(Mapping[str, Any]):
     item): as a read-only mapping keyed by the proto's field names (`result["text"]`,
     `dict(result)` for JSON), and, for a call's result, as attributes too (`result.text`).
     `data` has the shape of the tool's `output_schema` when `ok`, else of its `error_schema`
-    (`list_tools()`).
+    (`list_tools()`), whichever form the server sent it in (`data_json` is read into it).
     """
 
     call_id: str
@@ -513,18 +529,26 @@ class MetasreClient:
             raise from_rpc_error(exc) from None
 
     def agent(
-        self, session_id: str, join_token: str, *, batch_events: bool = True
+        self,
+        session_id: str,
+        join_token: str,
+        *,
+        batch_events: bool = True,
+        data_as_json: bool = True,
     ) -> AgentConnection:
         """A Connect stream for one seat (join it with `async with` or `await join()`).
 
         `batch_events` asks the server for the events that become ready together in one
         message (fewer messages, the same events in the same order; see StreamOptions).
+        `data_as_json` asks for the calls' data as JSON rather than a Struct: the same data,
+        much cheaper to encode and read, with whole numbers as int (a Struct's are floats).
         """
         return AgentConnection(
             self._stubs(session_id).agents,
             session_id,
             join_token,
             batch_events=batch_events,
+            data_as_json=data_as_json,
             retry=self.retry,
             follow=lambda error: (
                 self._stubs(session_id).agents if self._follow(session_id, error) else None
@@ -596,6 +620,7 @@ class AgentConnection:
         token: str,
         *,
         batch_events: bool = True,
+        data_as_json: bool = True,
         retry: RetryPolicy | None = None,
         follow: Callable[[ClientError], Any] | None = None,
         locate: Callable[[float], Awaitable[Any]] | None = None,
@@ -610,7 +635,9 @@ class AgentConnection:
         self._in_fleet = in_fleet(session_id)
         self._retry = retry or RetryPolicy()
         self._reconnecting = asyncio.Lock()
-        self._options = agent_pb2.StreamOptions(batch_events=batch_events)
+        self._options = agent_pb2.StreamOptions(
+            batch_events=batch_events, data_as_json=data_as_json
+        )
         self.session_id = session_id
         self._token = token
         self._ids = itertools.count(1)
@@ -859,7 +886,7 @@ class AgentConnection:
                 r.tick,
                 r.ok,
                 r.text,
-                struct_dict(r.data),
+                orjson.loads(r.data_json) if r.data_json else struct_dict(r.data),
                 r.error_code,
                 to_dict(r.reward),
                 to_dict(r.observation),
@@ -877,7 +904,7 @@ class AgentConnection:
             elif not link.joined.done():
                 link.joined.set_exception(error)
         elif kind == "applied":
-            self.inbox.applied.append(to_dict(response.applied))
+            self.inbox.applied.append(applied_dict(response.applied))
         elif kind == "message":
             self.inbox.messages.append(to_dict(response.message))
         elif kind == "reward":
@@ -944,6 +971,7 @@ __all__ = [
     "MetasreClient",
     "SeatLike",
     "SessionHandle",
+    "applied_dict",
     "may_call",
     "seat_config",
     "to_struct",

@@ -9,12 +9,13 @@ built once from its descriptor, with the same output as
                   always_print_fields_with_no_presence=True)
 
 (a test holds the two together over every message a played session sends). Types this module
-does not special-case (float, bytes, the well-known types other than Struct, Value and
+does not special-case (float, the well-known types other than Struct, Value and
 ListValue) go to `json_format` whole, so the output is the same for any message.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import math
 from collections.abc import Callable
@@ -147,6 +148,8 @@ def _single(field: FieldDescriptor) -> Convert | None:
         return str
     if kind == FieldDescriptor.TYPE_DOUBLE:
         return _double
+    if kind == FieldDescriptor.TYPE_BYTES:
+        return _base64
     enum_type, message_type = field.enum_type, field.message_type
     if kind == FieldDescriptor.TYPE_ENUM and enum_type is not None:
         names = {v.number: v.name for v in enum_type.values}
@@ -158,11 +161,15 @@ def _single(field: FieldDescriptor) -> Convert | None:
         if name.startswith("google.protobuf.") and name not in _PLAIN_WELL_KNOWN:
             return None
         return lambda m: _converter(message_type)(m)
-    return None  # float (rounded to its shortest form by the mapping), bytes (base64)
+    return None  # float (rounded to its shortest form by the mapping)
 
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _base64(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
 
 
 def _double(value: float) -> Any:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -146,6 +148,16 @@ def test_side_by_side_tools_run_against_their_default_earlier_commit(module, com
 )
 def test_each_layer_benchmark_runs(module, args, expect):
     assert expect in bench(module, *args).stdout
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_the_instruction_count_runs():
+    out = bench("bench.bench_instructions", "--tree", ".", "--runs", "1", "--sessions", "1")
+    assert "39 cheap calls, 1 sessions x 3 seats" in out.stdout
+    per_call = re.search(r"per call ([\d,]+) k", out.stdout)
+    assert per_call is not None, out.stdout
+    # counted while the calls ran (a call is millions of instructions), not left at zero
+    assert int(per_call.group(1).replace(",", "")) > 500
 
 
 def test_the_growth_benchmark_measures_every_sweep():

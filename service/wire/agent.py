@@ -161,32 +161,43 @@ class SharedViews:
         # Followers send an entry within moments of its append, so a few hundred recent entries
         # share nearly everything; a bigger cache only keeps closed sessions' entries (each with
         # its observation and data) alive: 4096 held ~60 MB after a load test's sessions closed.
-        self._views: Lru[int, tuple[LogEntry, bytes, bytes | None]] = Lru(size)
+        self._views: Lru[int, list[Any]] = Lru(size)
 
-    def _get(self, entry: LogEntry, event: Applied) -> tuple[LogEntry, bytes, bytes | None]:
+    def _get(self, entry: LogEntry) -> list[Any]:
+        # [entry, then by form (False: Struct, True: JSON) its data, and its AppliedCall].
         found = self._views.peek(id(entry))
         if found is None or found[0] is not entry:
-            found = (entry, convert.data_bytes(event), None)
+            found = [entry, None, None, None, None]
             self._views.put(id(entry), found)
         return found
 
-    def result(self, entry: LogEntry, event: Applied) -> bytes:
-        """The caller's ToolResult, serialized (built per send: sent once)."""
-        _, data, _ = self._get(entry, event)
-        return convert.result_response_bytes(event, entry.sequence, data)
-
-    def applied(self, entry: LogEntry, event: Applied) -> bytes:
-        """The teammates' AppliedCall, serialized once for all of them."""
-        found = self._get(entry, event)
-        if found[2] is None:
-            found = (
-                found[0],
-                found[1],
-                convert.applied_response_bytes(event, entry.sequence, found[1]),
+    @staticmethod
+    def _data(found: list[Any], event: Applied, as_json: bool) -> bytes:
+        data: bytes | None = found[1 + as_json]
+        if data is None:
+            data = found[1 + as_json] = (
+                convert.data_json(event) if as_json else convert.data_bytes(event)
             )
-            self._views.put(id(entry), found)
-        assert found[2] is not None
-        return found[2]
+        return data
+
+    def result(self, entry: LogEntry, event: Applied, *, as_json: bool = False) -> bytes:
+        """The caller's ToolResult, serialized (built per send: sent once).
+
+        `as_json`: the data in data_json (the stream asked for it: StreamOptions.data_as_json).
+        """
+        data = self._data(self._get(entry), event, as_json)
+        return convert.result_response_bytes(event, entry.sequence, data, as_json=as_json)
+
+    def applied(self, entry: LogEntry, event: Applied, *, as_json: bool = False) -> bytes:
+        """The teammates' AppliedCall, serialized once for all of them (of each form)."""
+        found = self._get(entry)
+        applied: bytes | None = found[3 + as_json]
+        if applied is None:
+            data = self._data(found, event, as_json)
+            applied = found[3 + as_json] = convert.applied_response_bytes(
+                event, entry.sequence, data, as_json=as_json
+            )
+        return applied
 
 
 Response = agent_pb2.ConnectResponse | bytes
@@ -287,6 +298,8 @@ class AgentStream:
         """The follower sends log entries after this sequence number."""
         self._batch = False
         """Send the events that become durable together as one EventBatch (StreamOptions)."""
+        self._json = False
+        """Send results' and applied calls' data as JSON (StreamOptions.data_as_json)."""
         self._orderly = False
         """The stream ends in order (client half-close, idle limit, evicted), not dropped."""
         self._progress = asyncio.Event()
@@ -552,6 +565,7 @@ class AgentStream:
         self._session, self._coordinator, self._seat = session, coordinator, seat
         projection = self._projection = SeatProjection(session, seat)
         self._batch = options.batch_events
+        self._json = options.data_as_json
         coordinator.wake()  # a ROUND_ROBIN turn waiting without a clock starts one again
         self._log = log.bind(session_id=session.id, agent_id=seat.agent_id)
         self._log.info("seat_taken", resume=resume)
@@ -626,7 +640,8 @@ class AgentStream:
                 # point, or the follower already sent it.
                 self._put(
                     agent_pb2.ConnectResponse(
-                        call_id=call.call_id, result=convert.tool_result_pb(entry.event)
+                        call_id=call.call_id,
+                        result=convert.tool_result_pb(entry.event, as_json=self._json),
                     )
                 )
         except asyncio.CancelledError:
@@ -693,8 +708,8 @@ class AgentStream:
             return None
         if isinstance(seen, Applied):
             if seen.agent_id == self._seat.agent_id:
-                return self._views.result(entry, seen)
-            return self._views.applied(entry, seen)
+                return self._views.result(entry, seen, as_json=self._json)
+            return self._views.applied(entry, seen, as_json=self._json)
         if isinstance(seen, TeammateCall):
             return convert.teammate_call_response_bytes(seen, entry.sequence)
         if isinstance(seen, Reward):

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
 from google.protobuf import struct_pb2
 
 from metasre.v1 import agent_pb2, common_pb2, control_pb2
@@ -338,18 +340,24 @@ def reward_pb(reward: Reward) -> common_pb2.RewardUpdate:
     )
 
 
-def applied_pb(event: Applied) -> common_pb2.AppliedCall:
-    """An AppliedCall message."""
+def applied_pb(event: Applied, *, as_json: bool = False) -> common_pb2.AppliedCall:
+    """An AppliedCall message; `as_json`: its data in data_json (StreamOptions.data_as_json)."""
     message = _applied_head(event)
     message.args.CopyFrom(dict_to_struct(event.args))
-    message.data.CopyFrom(dict_to_struct(event.data))
+    if as_json:
+        message.data_json = data_json(event)
+    else:
+        message.data.CopyFrom(dict_to_struct(event.data))
     return message
 
 
-def tool_result_pb(event: Applied) -> agent_pb2.ToolResult:
-    """The caller's ToolResult for its applied call."""
+def tool_result_pb(event: Applied, *, as_json: bool = False) -> agent_pb2.ToolResult:
+    """The caller's ToolResult for its applied call; `as_json` as for `applied_pb`."""
     message = _result_head(event)
-    message.data.CopyFrom(dict_to_struct(event.data))
+    if as_json:
+        message.data_json = data_json(event)
+    else:
+        message.data.CopyFrom(dict_to_struct(event.data))
     return message
 
 
@@ -360,10 +368,18 @@ def tool_result_pb(event: Applied) -> agent_pb2.ToolResult:
 _RESPONSE = agent_pb2.ConnectResponse.DESCRIPTOR.fields_by_name
 _RESULT_TAG = tag(_RESPONSE["result"].number)
 _APPLIED_TAG = tag(_RESPONSE["applied"].number)
-_RESULT_DATA_TAG = tag(agent_pb2.ToolResult.DESCRIPTOR.fields_by_name["data"].number)
+_RESULT_FIELDS = agent_pb2.ToolResult.DESCRIPTOR.fields_by_name
+# The data's field by its form: False, a Struct (`data_bytes`); True, JSON (`data_json`).
+_RESULT_DATA_TAG = {
+    False: tag(_RESULT_FIELDS["data"].number),
+    True: tag(_RESULT_FIELDS["data_json"].number),
+}
 _APPLIED_FIELDS = common_pb2.AppliedCall.DESCRIPTOR.fields_by_name
 _APPLIED_ARGS_TAG = tag(_APPLIED_FIELDS["args"].number)
-_APPLIED_DATA_TAG = tag(_APPLIED_FIELDS["data"].number)
+_APPLIED_DATA_TAG = {
+    False: tag(_APPLIED_FIELDS["data"].number),
+    True: tag(_APPLIED_FIELDS["data_json"].number),
+}
 
 
 def data_bytes(event: Applied) -> bytes:
@@ -371,20 +387,64 @@ def data_bytes(event: Applied) -> bytes:
     return struct_bytes(event.data)
 
 
-def result_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
-    """The serialized ConnectResponse carrying the caller's ToolResult; `data` from `data_bytes`."""
+def data_json(event: Applied) -> bytes:
+    """An applied call's data as JSON (ToolResult.data_json), to share between its responses.
+
+    The Struct's data, as `struct_bytes` reads it: keys as strings, a tuple as a list, a set as
+    a sorted list, anything else JSON lacks as its str(); numbers keep their form, but orjson
+    writes NaN and infinities as null (which no tool's output schema allows anyway).
+    """
+    try:
+        return orjson.dumps(event.data, default=_json_default, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        # What orjson refuses (integers past 64 bits, a lone surrogate) the json module still
+        # writes: NaN and infinities as null, as orjson would, and a surrogate as "?", as the
+        # Struct's encoder does.
+        text = json.dumps(
+            _finite(event.data), default=_json_default, separators=(",", ":"), ensure_ascii=False
+        )
+        return text.encode("utf-8", "replace")
+
+
+def _json_default(value: Any) -> Any:
+    # What orjson does not write itself: a Mapping that is not a dict, a set, anything else.
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def result_response_bytes(event: Applied, sequence: int, data: bytes, *, as_json: bool) -> bytes:
+    """The serialized ConnectResponse carrying the caller's ToolResult.
+
+    `data` from `data_bytes`, or from `data_json` when `as_json` (sent in data_json).
+    """
     head = agent_pb2.ConnectResponse(call_id=event.call_id, sequence=sequence).SerializeToString()
-    body = (_result_head(event).SerializeToString(), *delimited_parts(_RESULT_DATA_TAG, (data,)))
+    body = (
+        _result_head(event).SerializeToString(),
+        *delimited_parts(_RESULT_DATA_TAG[as_json], (data,)),
+    )
     return b"".join((head, *delimited_parts(_RESULT_TAG, body)))
 
 
-def applied_response_bytes(event: Applied, sequence: int, data: bytes) -> bytes:
-    """The serialized ConnectResponse telling teammates of an applied call."""
+def applied_response_bytes(event: Applied, sequence: int, data: bytes, *, as_json: bool) -> bytes:
+    """The serialized ConnectResponse telling teammates of an applied call (`data` as above)."""
     head = agent_pb2.ConnectResponse(sequence=sequence).SerializeToString()
     body = (
         _applied_head(event).SerializeToString(),
         *delimited_parts(_APPLIED_ARGS_TAG, (struct_bytes(event.args),)),
-        *delimited_parts(_APPLIED_DATA_TAG, (data,)),
+        *delimited_parts(_APPLIED_DATA_TAG[as_json], (data,)),
     )
     return b"".join((head, *delimited_parts(_APPLIED_TAG, body)))
 

@@ -3,12 +3,15 @@ prebuilt bytes against the messages `convert` builds."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import types
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from google.protobuf import json_format, struct_pb2
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from metasre.agents.plain import struct_dict, to_dict
@@ -153,17 +156,75 @@ def test_prebuilt_responses_equal_the_messages() -> None:
         ("list_files", {}),
     ):
         event = _applied(tool, args)
-        data = convert.data_bytes(event)
-        result = agent_pb2.ConnectResponse.FromString(
-            convert.result_response_bytes(event, 42, data)
-        )
-        assert result == agent_pb2.ConnectResponse(
-            call_id="call-7", result=convert.tool_result_pb(event), sequence=42
-        )
-        applied = agent_pb2.ConnectResponse.FromString(
-            convert.applied_response_bytes(event, 42, data)
-        )
-        assert applied == agent_pb2.ConnectResponse(applied=convert.applied_pb(event), sequence=42)
+        for as_json in (False, True):
+            data = convert.data_json(event) if as_json else convert.data_bytes(event)
+            result = agent_pb2.ConnectResponse.FromString(
+                convert.result_response_bytes(event, 42, data, as_json=as_json)
+            )
+            assert result == agent_pb2.ConnectResponse(
+                call_id="call-7",
+                result=convert.tool_result_pb(event, as_json=as_json),
+                sequence=42,
+            )
+            applied = agent_pb2.ConnectResponse.FromString(
+                convert.applied_response_bytes(event, 42, data, as_json=as_json)
+            )
+            assert applied == agent_pb2.ConnectResponse(
+                applied=convert.applied_pb(event, as_json=as_json), sequence=42
+            )
+            # One form or the other, never both: a JSON stream gets no Struct to parse.
+            assert result.result.HasField("data") is not as_json
+            assert bool(result.result.data_json) is as_json
+            assert applied.applied.HasField("data") is not as_json
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.dictionaries(_keys, _json, max_size=8))
+def test_the_json_data_is_the_structs_data(data: dict[str, Any]) -> None:
+    """data_json holds what the Struct holds: the SDK reads either into the same data.
+
+    But for numbers: a Struct's are doubles (the SDK's floats), JSON's keep their form, and a
+    number JSON cannot hold is null (a Struct's encoder writes its str()).
+    """
+    assume(_depth(data) <= 32)  # deeper, a Struct's encoder writes the rest as text
+    event = _event_with(data)
+    read = orjson.loads(convert.data_json(event))
+    assert _numbers_as_floats(read) == _numbers_as_floats(
+        struct_dict(struct_pb2.Struct.FromString(convert.data_bytes(event)))
+    )
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, Mapping):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list | tuple):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+def test_the_json_data_of_a_mapping_that_is_not_a_dict_is_an_object() -> None:
+    data = types.MappingProxyType({"a": types.MappingProxyType({"b": 1}), "s": {"y", "x"}})
+    assert orjson.loads(convert.data_json(_event_with(data))) == {"a": {"b": 1}, "s": ["x", "y"]}
+
+
+def _event_with(data: Mapping[str, Any]) -> Applied:
+    event = _applied("get_alerts", {})
+    return dataclasses.replace(event, data=data)
+
+
+def _numbers_as_floats(value: Any) -> Any:
+    """`value` with every number a float, and a non-finite one (or its text) as None."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str) and value in ("nan", "inf", "-inf"):
+        return None
+    if isinstance(value, dict):
+        return {k: _numbers_as_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers_as_floats(v) for v in value]
+    return value
 
 
 @settings(max_examples=200, derandomize=True, deadline=None)
@@ -182,7 +243,7 @@ def test_the_client_reads_applied_calls_as_json_format_does() -> None:
         event = _applied(tool, args)
         data = convert.data_bytes(event)
         applied = agent_pb2.ConnectResponse.FromString(
-            convert.applied_response_bytes(event, 3, data)
+            convert.applied_response_bytes(event, 3, data, as_json=False)
         ).applied
         assert to_dict(applied) == json_dict(applied)
         assert to_dict(common_pb2.AppliedCall(tool="x")) == json_dict(

@@ -27,7 +27,7 @@ from google.rpc import status_pb2 as google_dot_rpc_dot_status__pb2
 from metasre.v1 import common_pb2 as metasre_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16metasre/v1/agent.proto\x12\nmetasre.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17google/rpc/status.proto\x1a\x17metasre/v1/common.proto\"^\n\x08JoinSeat\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\njoin_token\x18\x02 \x01(\t\x12*\n\x07options\x18\x03 \x01(\x0b\x32\x19.metasre.v1.StreamOptions\"z\n\nResumeSeat\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x14\n\x0cresume_token\x18\x02 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x03 \x01(\x03\x12*\n\x07options\x18\x04 \x01(\x0b\x32\x19.metasre.v1.StreamOptions\"%\n\rStreamOptions\x12\x14\n\x0c\x62\x61tch_events\x18\x01 \x01(\x08\"P\n\x08ToolCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12%\n\x04\x61rgs\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x91\x01\n\x0e\x43onnectRequest\x12$\n\x04join\x18\x01 \x01(\x0b\x32\x14.metasre.v1.JoinSeatH\x00\x12(\n\x06resume\x18\x02 \x01(\x0b\x32\x16.metasre.v1.ResumeSeatH\x00\x12$\n\x04\x63\x61ll\x18\x03 \x01(\x0b\x32\x14.metasre.v1.ToolCallH\x00\x42\t\n\x07request\"\xb6\x01\n\x06Joined\x12(\n\x07session\x18\x01 \x01(\x0b\x32\x17.metasre.v1.SessionInfo\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x0c\n\x04role\x18\x03 \x01(\t\x12\x14\n\x0cresume_token\x18\x04 \x01(\t\x12,\n\x0bobservation\x18\x05 \x01(\x0b\x32\x17.metasre.v1.Observation\x12\x1e\n\x04view\x18\x06 \x01(\x0b\x32\x10.metasre.v1.View\"\x81\x02\n\nToolResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04tick\x18\x02 \x01(\x05\x12\n\n\x02ok\x18\x03 \x01(\x08\x12\x12\n\nerror_code\x18\x04 \x01(\t\x12\x0c\n\x04text\x18\x05 \x01(\t\x12%\n\x04\x64\x61ta\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12,\n\x0bobservation\x18\x07 \x01(\x0b\x32\x17.metasre.v1.Observation\x12(\n\x06reward\x18\x08 \x01(\x0b\x32\x18.metasre.v1.RewardUpdate\x12\'\n\x05phase\x18\t \x01(\x0e\x32\x18.metasre.v1.EpisodePhase\"\xf1\x03\n\x0f\x43onnectResponse\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12$\n\x06joined\x18\x02 \x01(\x0b\x32\x12.metasre.v1.JoinedH\x00\x12\'\n\x04turn\x18\x03 \x01(\x0b\x32\x17.metasre.v1.TurnGrantedH\x00\x12(\n\x06result\x18\x04 \x01(\x0b\x32\x16.metasre.v1.ToolResultH\x00\x12*\n\x07\x61pplied\x18\x05 \x01(\x0b\x32\x17.metasre.v1.AppliedCallH\x00\x12*\n\x07message\x18\x06 \x01(\x0b\x32\x17.metasre.v1.TeamMessageH\x00\x12*\n\x06reward\x18\x07 \x01(\x0b\x32\x18.metasre.v1.RewardUpdateH\x00\x12/\n\x0b\x65pisode_end\x18\x08 \x01(\x0b\x32\x18.metasre.v1.EpisodeEndedH\x00\x12#\n\x05\x65rror\x18\t \x01(\x0b\x32\x12.google.rpc.StatusH\x00\x12\x33\n\repisode_start\x18\n \x01(\x0b\x32\x1a.metasre.v1.EpisodeStartedH\x00\x12\'\n\x05\x62\x61tch\x18\x0c \x01(\x0b\x32\x16.metasre.v1.EventBatchH\x00\x12\x10\n\x08sequence\x18\x0b \x01(\x03\x42\n\n\x08response\"9\n\nEventBatch\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1b.metasre.v1.ConnectResponse\"X\n\x0f\x43\x61llToolRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\"\n\x04\x63\x61ll\x18\x03 \x01(\x0b\x32\x14.metasre.v1.ToolCall\":\n\x10\x43\x61llToolResponse\x12&\n\x06result\x18\x01 \x01(\x0b\x32\x16.metasre.v1.ToolResult2\x9d\x01\n\x0c\x41gentService\x12\x46\n\x07\x43onnect\x12\x1a.metasre.v1.ConnectRequest\x1a\x1b.metasre.v1.ConnectResponse(\x01\x30\x01\x12\x45\n\x08\x43\x61llTool\x12\x1b.metasre.v1.CallToolRequest\x1a\x1c.metasre.v1.CallToolResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16metasre/v1/agent.proto\x12\nmetasre.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x17google/rpc/status.proto\x1a\x17metasre/v1/common.proto\"^\n\x08JoinSeat\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x12\n\njoin_token\x18\x02 \x01(\t\x12*\n\x07options\x18\x03 \x01(\x0b\x32\x19.metasre.v1.StreamOptions\"z\n\nResumeSeat\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x14\n\x0cresume_token\x18\x02 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x03 \x01(\x03\x12*\n\x07options\x18\x04 \x01(\x0b\x32\x19.metasre.v1.StreamOptions\";\n\rStreamOptions\x12\x14\n\x0c\x62\x61tch_events\x18\x01 \x01(\x08\x12\x14\n\x0c\x64\x61ta_as_json\x18\x02 \x01(\x08\"P\n\x08ToolCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12%\n\x04\x61rgs\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x91\x01\n\x0e\x43onnectRequest\x12$\n\x04join\x18\x01 \x01(\x0b\x32\x14.metasre.v1.JoinSeatH\x00\x12(\n\x06resume\x18\x02 \x01(\x0b\x32\x16.metasre.v1.ResumeSeatH\x00\x12$\n\x04\x63\x61ll\x18\x03 \x01(\x0b\x32\x14.metasre.v1.ToolCallH\x00\x42\t\n\x07request\"\xb6\x01\n\x06Joined\x12(\n\x07session\x18\x01 \x01(\x0b\x32\x17.metasre.v1.SessionInfo\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x0c\n\x04role\x18\x03 \x01(\t\x12\x14\n\x0cresume_token\x18\x04 \x01(\t\x12,\n\x0bobservation\x18\x05 \x01(\x0b\x32\x17.metasre.v1.Observation\x12\x1e\n\x04view\x18\x06 \x01(\x0b\x32\x10.metasre.v1.View\"\x94\x02\n\nToolResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04tick\x18\x02 \x01(\x05\x12\n\n\x02ok\x18\x03 \x01(\x08\x12\x12\n\nerror_code\x18\x04 \x01(\t\x12\x0c\n\x04text\x18\x05 \x01(\t\x12%\n\x04\x64\x61ta\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12,\n\x0bobservation\x18\x07 \x01(\x0b\x32\x17.metasre.v1.Observation\x12(\n\x06reward\x18\x08 \x01(\x0b\x32\x18.metasre.v1.RewardUpdate\x12\'\n\x05phase\x18\t \x01(\x0e\x32\x18.metasre.v1.EpisodePhase\x12\x11\n\tdata_json\x18\n \x01(\x0c\"\xf1\x03\n\x0f\x43onnectResponse\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12$\n\x06joined\x18\x02 \x01(\x0b\x32\x12.metasre.v1.JoinedH\x00\x12\'\n\x04turn\x18\x03 \x01(\x0b\x32\x17.metasre.v1.TurnGrantedH\x00\x12(\n\x06result\x18\x04 \x01(\x0b\x32\x16.metasre.v1.ToolResultH\x00\x12*\n\x07\x61pplied\x18\x05 \x01(\x0b\x32\x17.metasre.v1.AppliedCallH\x00\x12*\n\x07message\x18\x06 \x01(\x0b\x32\x17.metasre.v1.TeamMessageH\x00\x12*\n\x06reward\x18\x07 \x01(\x0b\x32\x18.metasre.v1.RewardUpdateH\x00\x12/\n\x0b\x65pisode_end\x18\x08 \x01(\x0b\x32\x18.metasre.v1.EpisodeEndedH\x00\x12#\n\x05\x65rror\x18\t \x01(\x0b\x32\x12.google.rpc.StatusH\x00\x12\x33\n\repisode_start\x18\n \x01(\x0b\x32\x1a.metasre.v1.EpisodeStartedH\x00\x12\'\n\x05\x62\x61tch\x18\x0c \x01(\x0b\x32\x16.metasre.v1.EventBatchH\x00\x12\x10\n\x08sequence\x18\x0b \x01(\x03\x42\n\n\x08response\"9\n\nEventBatch\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1b.metasre.v1.ConnectResponse\"X\n\x0f\x43\x61llToolRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\"\n\x04\x63\x61ll\x18\x03 \x01(\x0b\x32\x14.metasre.v1.ToolCall\":\n\x10\x43\x61llToolResponse\x12&\n\x06result\x18\x01 \x01(\x0b\x32\x16.metasre.v1.ToolResult2\x9d\x01\n\x0c\x41gentService\x12\x46\n\x07\x43onnect\x12\x1a.metasre.v1.ConnectRequest\x1a\x1b.metasre.v1.ConnectResponse(\x01\x30\x01\x12\x45\n\x08\x43\x61llTool\x12\x1b.metasre.v1.CallToolRequest\x1a\x1c.metasre.v1.CallToolResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,23 +39,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RESUMESEAT']._serialized_start=214
   _globals['_RESUMESEAT']._serialized_end=336
   _globals['_STREAMOPTIONS']._serialized_start=338
-  _globals['_STREAMOPTIONS']._serialized_end=375
-  _globals['_TOOLCALL']._serialized_start=377
-  _globals['_TOOLCALL']._serialized_end=457
-  _globals['_CONNECTREQUEST']._serialized_start=460
-  _globals['_CONNECTREQUEST']._serialized_end=605
-  _globals['_JOINED']._serialized_start=608
-  _globals['_JOINED']._serialized_end=790
-  _globals['_TOOLRESULT']._serialized_start=793
-  _globals['_TOOLRESULT']._serialized_end=1050
-  _globals['_CONNECTRESPONSE']._serialized_start=1053
-  _globals['_CONNECTRESPONSE']._serialized_end=1550
-  _globals['_EVENTBATCH']._serialized_start=1552
-  _globals['_EVENTBATCH']._serialized_end=1609
-  _globals['_CALLTOOLREQUEST']._serialized_start=1611
-  _globals['_CALLTOOLREQUEST']._serialized_end=1699
-  _globals['_CALLTOOLRESPONSE']._serialized_start=1701
-  _globals['_CALLTOOLRESPONSE']._serialized_end=1759
-  _globals['_AGENTSERVICE']._serialized_start=1762
-  _globals['_AGENTSERVICE']._serialized_end=1919
+  _globals['_STREAMOPTIONS']._serialized_end=397
+  _globals['_TOOLCALL']._serialized_start=399
+  _globals['_TOOLCALL']._serialized_end=479
+  _globals['_CONNECTREQUEST']._serialized_start=482
+  _globals['_CONNECTREQUEST']._serialized_end=627
+  _globals['_JOINED']._serialized_start=630
+  _globals['_JOINED']._serialized_end=812
+  _globals['_TOOLRESULT']._serialized_start=815
+  _globals['_TOOLRESULT']._serialized_end=1091
+  _globals['_CONNECTRESPONSE']._serialized_start=1094
+  _globals['_CONNECTRESPONSE']._serialized_end=1591
+  _globals['_EVENTBATCH']._serialized_start=1593
+  _globals['_EVENTBATCH']._serialized_end=1650
+  _globals['_CALLTOOLREQUEST']._serialized_start=1652
+  _globals['_CALLTOOLREQUEST']._serialized_end=1740
+  _globals['_CALLTOOLRESPONSE']._serialized_start=1742
+  _globals['_CALLTOOLRESPONSE']._serialized_end=1800
+  _globals['_AGENTSERVICE']._serialized_start=1803
+  _globals['_AGENTSERVICE']._serialized_end=1960
 # @@protoc_insertion_point(module_scope)

@@ -32,10 +32,12 @@ class ResumeSeat(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., resume_token: _Optional[str] = ..., after_sequence: _Optional[int] = ..., options: _Optional[_Union[StreamOptions, _Mapping]] = ...) -> None: ...
 
 class StreamOptions(_message.Message):
-    __slots__ = ("batch_events",)
+    __slots__ = ("batch_events", "data_as_json")
     BATCH_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    DATA_AS_JSON_FIELD_NUMBER: _ClassVar[int]
     batch_events: bool
-    def __init__(self, batch_events: _Optional[bool] = ...) -> None: ...
+    data_as_json: bool
+    def __init__(self, batch_events: _Optional[bool] = ..., data_as_json: _Optional[bool] = ...) -> None: ...
 
 class ToolCall(_message.Message):
     __slots__ = ("call_id", "tool", "args")
@@ -74,7 +76,7 @@ class Joined(_message.Message):
     def __init__(self, session: _Optional[_Union[_common_pb2.SessionInfo, _Mapping]] = ..., agent_id: _Optional[str] = ..., role: _Optional[str] = ..., resume_token: _Optional[str] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., view: _Optional[_Union[_common_pb2.View, _Mapping]] = ...) -> None: ...
 
 class ToolResult(_message.Message):
-    __slots__ = ("call_id", "tick", "ok", "error_code", "text", "data", "observation", "reward", "phase")
+    __slots__ = ("call_id", "tick", "ok", "error_code", "text", "data", "observation", "reward", "phase", "data_json")
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TICK_FIELD_NUMBER: _ClassVar[int]
     OK_FIELD_NUMBER: _ClassVar[int]
@@ -84,6 +86,7 @@ class ToolResult(_message.Message):
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     REWARD_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
+    DATA_JSON_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     tick: int
     ok: bool
@@ -93,7 +96,8 @@ class ToolResult(_message.Message):
     observation: _common_pb2.Observation
     reward: _common_pb2.RewardUpdate
     phase: _common_pb2.EpisodePhase
-    def __init__(self, call_id: _Optional[str] = ..., tick: _Optional[int] = ..., ok: _Optional[bool] = ..., error_code: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., reward: _Optional[_Union[_common_pb2.RewardUpdate, _Mapping]] = ..., phase: _Optional[_Union[_common_pb2.EpisodePhase, str]] = ...) -> None: ...
+    data_json: bytes
+    def __init__(self, call_id: _Optional[str] = ..., tick: _Optional[int] = ..., ok: _Optional[bool] = ..., error_code: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., reward: _Optional[_Union[_common_pb2.RewardUpdate, _Mapping]] = ..., phase: _Optional[_Union[_common_pb2.EpisodePhase, str]] = ..., data_json: _Optional[bytes] = ...) -> None: ...
 
 class ConnectResponse(_message.Message):
     __slots__ = ("call_id", "joined", "turn", "result", "applied", "message", "reward", "episode_end", "error", "episode_start", "batch", "sequence")

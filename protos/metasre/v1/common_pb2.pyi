@@ -284,7 +284,7 @@ class RewardUpdate(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., tick: _Optional[int] = ..., components: _Optional[_Mapping[str, float]] = ..., total: _Optional[float] = ..., source_agent_id: _Optional[str] = ...) -> None: ...
 
 class AppliedCall(_message.Message):
-    __slots__ = ("tick", "agent_id", "call_id", "tool", "args", "ok", "error_code", "text", "data", "minutes", "clock", "round")
+    __slots__ = ("tick", "agent_id", "call_id", "tool", "args", "ok", "error_code", "text", "data", "minutes", "clock", "round", "data_json")
     TICK_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -297,6 +297,7 @@ class AppliedCall(_message.Message):
     MINUTES_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
+    DATA_JSON_FIELD_NUMBER: _ClassVar[int]
     tick: int
     agent_id: str
     call_id: str
@@ -309,7 +310,8 @@ class AppliedCall(_message.Message):
     minutes: float
     clock: float
     round: int
-    def __init__(self, tick: _Optional[int] = ..., agent_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ok: _Optional[bool] = ..., error_code: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., minutes: _Optional[float] = ..., clock: _Optional[float] = ..., round: _Optional[int] = ...) -> None: ...
+    data_json: bytes
+    def __init__(self, tick: _Optional[int] = ..., agent_id: _Optional[str] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., args: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., ok: _Optional[bool] = ..., error_code: _Optional[str] = ..., text: _Optional[str] = ..., data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., minutes: _Optional[float] = ..., clock: _Optional[float] = ..., round: _Optional[int] = ..., data_json: _Optional[bytes] = ...) -> None: ...
 
 class TeamMessage(_message.Message):
     __slots__ = ("tick", "from_agent_id", "to", "text")
