@@ -36,6 +36,7 @@ from .loader import (
     load_spec,
     read_scenario_id,
     read_toml,
+    split_axis,
 )
 from .spec import AlertRule, ScenarioSpec, ServiceSpec
 
@@ -82,8 +83,12 @@ class Mix:
     sites: tuple[tuple[str, str, Any, Any], ...] = ()
     """The same pushes whole, (service, key, before, after), on the service a culprit has."""
     flags: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
-    """The causes' culprit flags by service, (name, description): harmless flags borrow them
-    (with `[herrings] borrowed`), so a flag's name does not say culprit."""
+    """The causes' culprit flags by service, (name, description), of their training sites:
+    harmless flags of training seeds borrow them (with `[herrings] borrowed`), so a flag's name
+    does not say culprit."""
+    test_flags: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    """The same of the causes' test sites, which test seeds borrow: no name crosses the split,
+    or the culprit's is the one name of a test seed that training never showed."""
 
 
 def _culprit_tables(paths: tuple[Path, ...]) -> list[dict[str, Any]]:
@@ -130,6 +135,19 @@ def _culprit_pushes(
             continue  # a host renamed outright ("menus.courier...") fits no other callee
         found.append(item)
     return tuple(found)
+
+
+def _split_tables(paths: tuple[Path, ...], test: bool) -> list[dict[str, Any]]:
+    """The causes' tables of their split axes that belong to the training or the test split."""
+    found = []
+    for folder in paths:
+        split = split_axis(folder)
+        if split is None:
+            continue
+        axis, _, tested = split
+        tables = read_toml(folder / "scenario.toml").get("variants", {}).get(axis, [])
+        found += [t for i, t in enumerate(tables) if isinstance(t, dict) and (i in tested) == test]
+    return found
 
 
 def _culprit_flags(
@@ -214,7 +232,8 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             same_size=bool(raw.get("same_size", False)),
             messages=_culprit_messages(tables),
             bumps=_culprit_bumps(tables),
-            flags=_culprit_flags(tables),
+            flags=_culprit_flags(_split_tables(paths, test=False)),
+            test_flags=_culprit_flags(_split_tables(paths, test=True)),
             pushes=_culprit_pushes(sites),
             sites=sites,
         )
@@ -363,6 +382,7 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
     )
     faults = tuple(f.model_copy(update={"terminal": ()}) for f in spec.faults)
     rng = random.Random(f"{mix.id}:herrings:{seed}")
+    tested = mixed_is_test(mix, seed)
     spec = spec.model_copy(update={"faults": faults, **_lagged(spec, onset, seed, mix)})
     return spec.model_copy(
         update={
@@ -379,9 +399,10 @@ def mixed_spec(mix: Mix, spec: ScenarioSpec, seed: int) -> ScenarioSpec:
                 mix.herrings,
                 rng,
                 mix.paging,
-                dict(mix.flags) if mix.herrings.borrowed else {},
+                dict(mix.test_flags if tested else mix.flags) if mix.herrings.borrowed else {},
                 mix.pushes if mix.herrings.borrowed else (),
                 mix.sites if mix.herrings.borrowed else (),
+                test=tested,
             ),
         }
     )

@@ -214,3 +214,25 @@ def test_whether_whatsapp_runs_its_own_database_does_not_name_the_bad_migration(
         bad_on_shared += t["split"] and t["db"] == "postgres"
     assert all(len(v) == 1 for v in by_batch.values()), by_batch
     assert bad_on_shared >= 3
+
+
+def test_no_flag_name_crosses_edge_errors_split():
+    """A test site's culprit flag is a name no training seed shows: harmless flags of test
+    seeds are named from the test sites' culprits and a quarter of the family's list, so the
+    culprit is not the one name of a test seed that training never showed."""
+    from metasre.simulator.scenarios.splits import split_seeds
+
+    entry = resolve("meta-sre/edge-errors-v3")
+    mix = entry.mix
+
+    def added(seed: int) -> set[str]:
+        folder, cause_seed = cause_of(mix, seed)
+        own = {f.name for f in load_spec(folder, cause_seed).flags}
+        return {f.name for f in mixed_instance(mix, seed).spec.flags} - own
+
+    named = {
+        split: set().union(*(added(seed) for seed in split_seeds(entry, split, 40)))
+        for split in ("train", "test")
+    }
+    assert named["test"] and named["train"]
+    assert not named["test"] & named["train"], sorted(named["test"] & named["train"])
