@@ -20,7 +20,7 @@ from metasre.cli.errors import ExitCode
 
 # Under `pytest -n`: the module fixture `served` is one `metasre serve` for the client commands,
 # so the tests that use it share one worker. The rest each start their own processes and run
-# wherever a worker is free: as one group they were the suite's longest serial stretch (40 tests,
+# wherever a worker is free: as one group they were the suite's longest serial stretch (62 tests,
 # 768 s of one worker's time at a load average of 11, against 29 s for the two that serve).
 SERVED = pytest.mark.xdist_group("cli-served")
 
