@@ -18,8 +18,11 @@ import pytest
 
 from metasre.cli.errors import ExitCode
 
-# Under `pytest -n`: its module fixture is one `metasre serve` for every client command: one worker.
-pytestmark = pytest.mark.xdist_group("cli-usage")
+# Under `pytest -n`: the module fixture `served` is one `metasre serve` for the client commands,
+# so the tests that use it share one worker. The rest each start their own processes and run
+# wherever a worker is free: as one group they were the suite's longest serial stretch (62 tests,
+# 768 s of one worker's time at a load average of 11, against 29 s for the two that serve).
+SERVED = pytest.mark.xdist_group("cli-served")
 
 ROOT = Path(__file__).parent.parent
 METASRE = (sys.executable, "-m", "metasre.cli.main")
@@ -197,6 +200,7 @@ def test_a_mistake_is_one_line_and_its_own_exit_code(
     assert len(errors) == 1 and says in errors[0], done.stderr
 
 
+@SERVED
 def test_a_refused_token_names_the_variable_to_set(served: str, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("METASRE_")}
     done = run(
@@ -260,6 +264,7 @@ def _wait_for(stream, text: str) -> list[str]:
     raise AssertionError(f"{text!r} never came: {''.join(seen)}")
 
 
+@SERVED
 def test_ctrl_c_stops_a_rollout_closes_its_sessions_and_prints_the_partial_table(
     served: str, tmp_path: Path
 ) -> None:
