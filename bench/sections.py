@@ -13,7 +13,19 @@ from bench.stats import median, pct
 from metasre.agents.client import AgentConnection, MetasreClient
 from metasre.agents.errors import ClientError
 
-CHEAP_SCENARIO = "meta-sre/migration-cascade-v3"  # 40 steps: 13 calls per agent of 3
+CHEAP_FAMILY = "meta-sre/migration-cascade"  # 40 steps: 13 calls per agent of 3
+
+
+def _newest(family: str) -> str:
+    """`family`'s id in the tree this process runs: each side of a side-by-side plays its own
+    version (an earlier tree knows an older one, this tree retires it)."""
+    from metasre.simulator import scenario_ids
+
+    ids = [i for i in scenario_ids() if i.rsplit("-v", 1)[0] == family]
+    return max(ids, key=lambda i: int(i.rsplit("-v", 1)[1]))
+
+
+CHEAP_SCENARIO = _newest(CHEAP_FAMILY)
 
 
 @dataclass(frozen=True, slots=True)

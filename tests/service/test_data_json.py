@@ -84,7 +84,7 @@ async def _heard(conn: AgentConnection, call_id: str) -> dict[str, Any]:
 async def test_the_sdk_reads_both_forms_into_the_same_data(server):
     async with MetasreClient(server.address) as client:
         session = await client.create_session(
-            "meta-sre/migration-cascade-v2", seed=0, seats=["j", "s"]
+            "meta-sre/migration-cascade-v3", seed=0, seats=["j", "s"]
         )
         j = client.agent(session.id, session.tokens["j"])  # JSON, the SDK's default
         s = client.agent(session.id, session.tokens["s"], data_as_json=False)

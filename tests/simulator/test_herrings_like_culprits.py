@@ -84,7 +84,9 @@ def test_other_teams_commits_carry_culprit_messages_not_a_fixed_list():
 
 def test_harmless_flags_are_named_and_ramped_as_culprit_flags_are():
     mix = resolve("meta-sre/edge-errors-v3").mix
-    by_service = {service: {name for name, _ in fs} for service, fs in mix.flags}
+    by_service: dict[str, set[str]] = {}
+    for service, fs in (*mix.flags, *mix.test_flags):  # training and test sites' alike
+        by_service.setdefault(service, set()).update(name for name, _ in fs)
     rampers = set(mix.herrings.flag_rampers)
     named = suffixed = 0
     for seed in SEEDS:
@@ -96,7 +98,9 @@ def test_harmless_flags_are_named_and_ramped_as_culprit_flags_are():
             if f.service in by_service:  # off the list only where its one culprit flag is up
                 named += f.name in by_service[f.service]
                 suffixed += f.name not in by_service[f.service]
-    assert named >= len(SEEDS) and suffixed <= named / 4, (named, suffixed)
+    # A service borrows only its own split's culprit flags (no name crosses the split), so
+    # where its culprit sites all sit in the other split it takes a name from the list.
+    assert named >= len(SEEDS) and suffixed <= named / 2, (named, suffixed)
 
 
 def test_culprit_shaped_pushes_name_a_dependency_of_their_service():
