@@ -12,20 +12,11 @@ from bench.common import Row, ServerProcess, echo_connection
 from bench.stats import median, pct
 from metasre.agents.client import AgentConnection, MetasreClient
 from metasre.agents.errors import ClientError
+from metasre.simulator import resolve
 
-CHEAP_FAMILY = "meta-sre/migration-cascade"  # 40 steps: 13 calls per agent of 3
-
-
-def _newest(family: str) -> str:
-    """`family`'s id in the tree this process runs: each side of a side-by-side plays its own
-    version (an earlier tree knows an older one, this tree retires it)."""
-    from metasre.simulator import scenario_ids
-
-    ids = [i for i in scenario_ids() if i.rsplit("-v", 1)[0] == family]
-    return max(ids, key=lambda i: int(i.rsplit("-v", 1)[1]))
-
-
-CHEAP_SCENARIO = _newest(CHEAP_FAMILY)
+# 40 steps: 13 calls per agent of 3. Named without its version: each side of a side-by-side
+# plays its own (an earlier tree knows an older one, this tree retires it).
+CHEAP_SCENARIO = resolve("meta-sre/migration-cascade").id
 
 
 @dataclass(frozen=True, slots=True)

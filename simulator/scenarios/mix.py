@@ -137,17 +137,20 @@ def _culprit_pushes(
     return tuple(found)
 
 
-def _split_tables(paths: tuple[Path, ...], test: bool) -> list[dict[str, Any]]:
-    """The causes' tables of their split axes that belong to the training or the test split."""
-    found = []
+def _split_tables(paths: tuple[Path, ...]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The causes' tables of their split axes: (training split's, test split's)."""
+    train: list[dict[str, Any]] = []
+    test: list[dict[str, Any]] = []
     for folder in paths:
         split = split_axis(folder)
         if split is None:
             continue
         axis, _, tested = split
         tables = read_toml(folder / "scenario.toml").get("variants", {}).get(axis, [])
-        found += [t for i, t in enumerate(tables) if isinstance(t, dict) and (i in tested) == test]
-    return found
+        for i, t in enumerate(tables):
+            if isinstance(t, dict):
+                (test if i in tested else train).append(t)
+    return train, test
 
 
 def _culprit_flags(
@@ -213,6 +216,7 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             " shipping one setting let one of them be undone unseen"
         )
     tables = _culprit_tables(paths)
+    train_tables, test_tables = _split_tables(paths)
     sites = _culprit_sites(tables)
     try:
         return Mix(
@@ -232,8 +236,8 @@ def read_mix(folder: Path, scenarios: Path) -> Mix | None:
             same_size=bool(raw.get("same_size", False)),
             messages=_culprit_messages(tables),
             bumps=_culprit_bumps(tables),
-            flags=_culprit_flags(_split_tables(paths, test=False)),
-            test_flags=_culprit_flags(_split_tables(paths, test=True)),
+            flags=_culprit_flags(train_tables),
+            test_flags=_culprit_flags(test_tables),
             pushes=_culprit_pushes(sites),
             sites=sites,
         )

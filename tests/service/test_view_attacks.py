@@ -270,6 +270,9 @@ def _check_stream(
         kind = m.WhichOneof("response") or ""
         kinds[kind] = kinds.get(kind, 0) + 1
         text = json_format.MessageToJson(m)
+        # data_json is bytes, base64 in that text: read it as a client of the JSON form does.
+        if kind in ("applied", "result"):
+            text += getattr(m, kind).data_json.decode()
         leaks = {why for secret, why in secrets.items() if secret in text}
         assert not leaks, (kind, sorted(leaks))
         if kind == "reward":
@@ -277,7 +280,7 @@ def _check_stream(
         if kind == "applied":
             a = m.applied
             assert a.agent_id != me
-            assert not a.args.fields and not a.data.fields and not a.text, a
+            assert not a.args.fields and not a.data.fields and not a.data_json and not a.text, a
         if kind in ("joined", "episode_start", "result"):
             obs = getattr(m, kind).observation
             assert root not in [s.name for s in obs.services], kind
@@ -304,21 +307,25 @@ none names a service, a file or a release, whoever's call earned it."""
 
 
 @pytest.mark.parametrize(
-    ("batch", "attribution"),
+    ("batch", "attribution", "as_json"),
     [
-        (False, common_pb2.REWARD_ATTRIBUTION_SHARED),
-        (True, common_pb2.REWARD_ATTRIBUTION_SHARED),
-        (True, common_pb2.REWARD_ATTRIBUTION_DIFFERENCE),
-        (False, common_pb2.REWARD_ATTRIBUTION_MIXED),
+        (False, common_pb2.REWARD_ATTRIBUTION_SHARED, False),
+        (True, common_pb2.REWARD_ATTRIBUTION_SHARED, False),
+        (True, common_pb2.REWARD_ATTRIBUTION_DIFFERENCE, False),
+        (False, common_pb2.REWARD_ATTRIBUTION_MIXED, False),
+        (False, common_pb2.REWARD_ATTRIBUTION_SHARED, True),
+        (True, common_pb2.REWARD_ATTRIBUTION_MIXED, True),
     ],
 )
 async def test_a_restricted_stream_carries_no_teammates_finding_live_batched_reset_or_resumed(
-    server, channel, batch, attribution
+    server, channel, batch, attribution, as_json
 ):
     """A full-view teammate digs up the hidden root (its logs, description, events, config, git,
-    a hint) and fixes it; the restricted seat's stream, one message at a time or batched, then
-    after the owner resets the session to another seed, then replayed from the start on a
-    resume after its stream dropped, and the unary CallTool's answers: nothing secret."""
+    a hint) and fixes it; the restricted seat's stream, one message at a time or batched, its
+    data as a Struct or as JSON (StreamOptions.data_as_json: a second form of the same answers,
+    shared between streams), then after the owner resets the session to another seed, then
+    replayed from the start on a resume after its stream dropped, and the unary CallTool's
+    answers: nothing secret."""
     control = control_pb2_grpc.ControlServiceStub(channel)
     spec = resolve(PAY).spec(0)
     root = spec.ground_truth.service
@@ -344,7 +351,7 @@ async def test_a_restricted_stream_carries_no_teammates_finding_live_batched_res
     )
     sid = created.session.session_id
     tokens = {t.agent_id: t.join_token for t in created.tokens}
-    options = agent_pb2.StreamOptions(batch_events=batch)
+    options = agent_pb2.StreamOptions(batch_events=batch, data_as_json=as_json)
     blind, full = AgentClient(channel), AgentClient(channel)
     try:
         blind.send(

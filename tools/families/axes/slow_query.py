@@ -568,20 +568,14 @@ BATCH = 6
 """How many migrations the migrate job applies together; one of them is bad."""
 
 
-def _db_of_table(k: int) -> str:
-    """The database of PLAN's `k`-th table."""
-    flat = [INDEXES[index]["db"] for index, mechs in PLAN for _ in mechs]
-    return flat[k]
-
-
 def tables() -> list[Table]:
     """How each table of PLAN loses its index, in order, with the batches drawn in turn."""
     out: list[Table] = []
     # Where the bad migration sits in its batch, dealt in turn within each split: dealt by the
     # table's number alone, the six test tables held the newest place three times, and "roll
     # back the newest migration" met the bad one on 10 of 25 test seeds.
-    total = sum(len(m) for _, m in PLAN)
-    test = test_tables("meta-sre/slow-query", "fault", total)
+    dbs = [INDEXES[index]["db"] for index, mechs in PLAN for _ in mechs]
+    test = test_tables("meta-sre/slow-query", "fault", len(dbs))
     # No innocent name crosses the split: a name seen harmless on training seeds made the bad
     # migration the one name of a test batch that training never showed (learner-stumps 0.56
     # on marketplace-slow-v2). Test batches draw each name once from a pool of their own;
@@ -592,7 +586,7 @@ def tables() -> list[Table]:
         random.Random(f"slow-query innocents {db}").shuffle(pool)
         # Room for each test batch's innocents, and two more: a batch skips rebuilds of the
         # index it breaks.
-        share = (BATCH - 1) * sum(k in test and _db_of_table(k) == db for k in range(total)) + 2
+        share = (BATCH - 1) * sum(k in test for k, d in enumerate(dbs) if d == db) + 2
         pools[(db, True)], pools[(db, False)] = pool[:share], pool[share:]
     dealt = {True: 0, False: 0}
     turn = {key: 0 for key in pools}
