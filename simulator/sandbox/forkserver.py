@@ -218,6 +218,7 @@ class ForkServerRunner:
             "control_fd": child.fileno(),
             "base_dir": base,
             "uid_base": None if uids is None else uids.first,
+            "uid_count": _host.UID_BLOCK,
             "max_concurrency": self._max_concurrency,
             "preload": self._preload,
             "spares": self._spares,

@@ -356,6 +356,31 @@ def test_the_runner_survives_its_helper_being_killed() -> None:
         assert fork_server.helper_pid not in (None, pid)
 
 
+@pytest.mark.skipif(not CAN_SWITCH_UID, reason="uid switching needs root with CAP_SETUID")
+def test_a_run_left_by_a_dead_holder_of_the_uid_block_is_killed_before_runs_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a runner killed with its runs going releases its block (the lock dies with it) while
+    # the runs live on; the next holder of the block must not share uids with them
+    from metasre.simulator.sandbox import _host
+
+    held = _host.reserve_uid_block()
+    assert held is not None
+    leftover = subprocess.Popen(
+        ["/bin/sleep", "600"], user=held.first + 7, group=held.first + 7, process_group=0
+    )
+    try:
+        monkeypatch.setattr(_host, "reserve_uid_block", lambda: held)
+        with sandbox.ForkServerRunner() as fork_server:
+            fork_server.start()
+            assert wait_until_gone(leftover.pid)
+            assert_serves(fork_server)
+    finally:
+        leftover.kill()
+        leftover.wait()
+    assert leftover.returncode == -signal.SIGKILL
+
+
 def test_concurrent_runs_from_four_threads_stay_independent(
     runner: sandbox.ForkServerRunner,
 ) -> None:

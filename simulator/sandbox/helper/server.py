@@ -91,6 +91,7 @@ class _Server:
     def __init__(self, config: dict[str, Any]) -> None:
         self.base_dir: str = config["base_dir"]
         self.uid_base: int | None = config["uid_base"]
+        self.uid_count: int = config["uid_count"]
         self.max_concurrency: int = config["max_concurrency"]
         self.control = socket.socket(fileno=config["control_fd"])
         self.selector = selectors.DefaultSelector()
@@ -135,6 +136,11 @@ class _Server:
                         )
                 self.drop_uid = traversable
             if self.drop_uid:
+                assert self.uid_base is not None
+                # the block's last holder may have died with runs still going (its lock goes
+                # with it, its runs do not): they must not outlive it into this server's runs
+                for uid in range(self.uid_base, self.uid_base + self.uid_count):
+                    isolation.sweep_uid(uid)
                 self.layers.append("private unprivileged uid per run, run folder mode 0700")
                 self.layers.append("RLIMIT_NPROC per run uid")
         if seccomp.prepare():
