@@ -199,6 +199,8 @@ def check_shallow(
     entry = resolve(verdict.scenario_id)
     examples = []
     for seed in split_seeds(entry, "train", SHALLOW_TRAIN_SEEDS):
+        if stop is not None and stop():
+            return
         ep = Episode.make(entry.id, seed, runner)
         opening = glance(EpisodeCaller(ep, "shallow"), ep.observation().to_dict())
         examples.append(example(opening, [(s.tool, s.args) for s in ep.instance.spec.solution]))
@@ -220,6 +222,8 @@ def check_shallow(
             break
         verdict.shallow_seeds.append(seed)
         for name, policy in [*policies.items(), ("learner", learner)]:
+            if stop is not None and stop():
+                break
             ep = Episode.make(entry.id, seed, runner)
             policy.play(EpisodeCaller(ep, "shallow"), ep.observation().to_dict())
             total = ep.grade().total
@@ -362,6 +366,8 @@ def validate_scenario(
 
         for probes, ceiling in ((PROBES, PROBE_MAX), (SHOTGUNS, SHOTGUN_MAX), (HINTED, HINTED_MAX)):
             for name, probe in probes.items():
+                if stop is not None and stop():
+                    return verdict  # a seed's episodes take seconds each under load
                 ep = Episode.make(scenario_id, seed, runner)
                 probe(EpisodeCaller(ep, f"probe-{name}"), ep.observation().to_dict(), tools)
                 total = ep.grade().total
