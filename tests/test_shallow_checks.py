@@ -128,7 +128,7 @@ def test_the_catalogue_has_symptom_first_families():
         "meta-sre/edge-errors-v3",
         "meta-sre/ads-errors-v3",
         "meta-sre/courier-errors-v3",
-        "meta-sre/shop-errors-v3",
+        "meta-sre/shop-errors-v4",
         "meta-sre/marketplace-slow-v3",
     } <= set(SYMPTOM_FIRST)
 

@@ -168,18 +168,32 @@ def add_herring_commits(
             # On a sick row as the other herrings are (three in four), the culprit's is one.
             on_sick = {_package(x) for x in sick}
             bumpable = [v for v in vendored if (v[0] in on_sick) != (k % 4 == 3)] or vendored
-            package, lib, pin = pick = rng.choice(bumpable)
+            # Libraries the culprits bump first: a library only herrings bumped was a word
+            # that meant "harmless" (shop-errors-v3's learner undid the bad bump on 7 of 9).
+            culprits = {b[0] for b in bumps}
+            package, lib, pin = pick = rng.choice(
+                [v for v in bumpable if v[1] in culprits] or bumpable
+            )
             vendored.remove(pick)
             subject, name, value = rng.choice([w for w in work if w[1] not in used] or list(work))
             used.add(name)
             bump = _bump(package, lib, pin, bumps, name, value, rng)
-            share = rng.uniform(0.15, 0.95) if k < after else rng.uniform(1.05, 2.5)
-            minutes = round(max(1.0, newest * share), 1)
-            authors, prefix = _team(commits, package)
+            # One person's round of bumps, minutes apart: spread over the hour as other work
+            # is, the culprit's was the bump nearest the onset.
+            gap = rng.uniform(0.5, 8.0)
+            minutes = round(max(1.0, newest - gap if k < after else newest + gap), 1)
+            # Under the culprit's ticket prefix and with a body like its own, as one round's are.
+            _, prefix = _team(commits, package)
+            prefix = m.group(1) if (m := _TICKET.search(last.message)) else prefix
             ticket = f"{prefix}-{rng.randint(2250, 2399)}"
-            message = f"{package}: bump vendored {lib} {pin} -> {bump[0]} ({ticket})"
+            message = (
+                f"{package}: bump vendored {lib} {pin} -> {bump[0]} ({ticket})\n\n"
+                f"Renovate flagged {lib} {pin} as behind; {bump[0]} is the version the"
+                " platform repos\ntest against now. Copied the release's module over"
+                f" {bump[1]} and moved the pin\nin {package}/vendor.txt."
+            )
             edits[len(blocks)] = bump[2]
-            # One person's round of bumps: the culprit's bumper bumps the other packages too.
+            # The culprit's bumper bumps the other packages too.
             author = last.author
             blocks.append((minutes, author, message, bump[1], bump[3], name))
             continue

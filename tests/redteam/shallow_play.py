@@ -22,7 +22,7 @@ SYMPTOM_FIRST = (
     "meta-sre/edge-errors-v3",
     "meta-sre/ads-errors-v3",
     "meta-sre/courier-errors-v3",
-    "meta-sre/shop-errors-v3",
+    "meta-sre/shop-errors-v4",
     "meta-sre/marketplace-slow-v3",
 )
 """The families issue 25 holds to SHALLOW_MAX."""

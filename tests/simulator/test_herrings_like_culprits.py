@@ -33,7 +33,7 @@ def _changes(spec):
 
 
 @pytest.mark.parametrize(
-    "family", ["meta-sre/edge-errors-v3", "meta-sre/courier-errors-v3", "meta-sre/shop-errors-v3"]
+    "family", ["meta-sre/edge-errors-v3", "meta-sre/courier-errors-v3", "meta-sre/shop-errors-v4"]
 )
 def test_culprits_land_0_to_lag_minutes_before_the_onset_as_near_herrings_do(family):
     lags, near = set(), 0
@@ -159,7 +159,7 @@ def test_the_dashboard_order_of_inner_rows_is_the_seeds_not_the_platforms():
 def test_a_bad_library_bump_lands_among_harmless_bumps_that_the_grader_keeps():
     """shop's dependency-bump seeds: other packages' vendored libraries are bumped in the same
     hour by the same person, and undoing one of those is damage, not a fix."""
-    mix = resolve("meta-sre/shop-errors-v3").mix
+    mix = resolve("meta-sre/shop-errors-v4").mix
     for seed in _seeds_of(mix, "dependency_bump", 6):
         inst = mixed_instance(mix, seed)
         fresh = [c for c in inst.tree.commits if 0 < c.minutes_ago < 1440]
@@ -184,6 +184,35 @@ def test_a_bad_library_bump_lands_among_harmless_bumps_that_the_grader_keeps():
         )
         grade = {c.name: c.value for c in ep.grade().components}
         assert grade["fix"] == 0.0 and grade["no_regressions"] < 0.1, (seed, grade)
+
+
+def test_the_harmless_bumps_are_the_culprits_round():
+    """shop-errors-v3 spread its harmless bumps over the hour under their packages' own ticket
+    prefixes, on libraries no culprit bumps: the bump nearest the onset, a PLAT ticket and
+    the library's name each told the bad one (the linear learner undid it on 7 of 9 test
+    seeds). Now they land minutes from it, under its prefix, some on either side of it."""
+    mix = resolve("meta-sre/shop-errors-v4").mix
+    sides = set()
+    for seed in _seeds_of(mix, "dependency_bump", 8):
+        inst = mixed_instance(mix, seed)
+        truth = inst.spec.ground_truth.location
+        bumps = [
+            c
+            for c in inst.tree.commits
+            if 0 < c.minutes_ago < 1440
+            and ": bump vendored " in c.message.splitlines()[0]
+            and "api_gateway" not in c.message
+        ]
+        (culprit,) = [c for c in bumps if truth in c.changes]
+        prefix = culprit.message.splitlines()[0].rsplit("(", 1)[1].split("-")[0]
+        herrings = [c for c in bumps if c is not culprit]
+        assert len(herrings) >= 2, (seed, [c.message for c in bumps])
+        for c in herrings:
+            assert abs(c.minutes_ago - culprit.minutes_ago) <= 8.0, (seed, c.minutes_ago)
+            assert f"({prefix}-" in c.message.splitlines()[0], (seed, c.message)
+            assert "Renovate flagged" in c.message  # a body like the culprit's
+            sides.add(c.minutes_ago < culprit.minutes_ago)
+    assert sides == {True, False}
 
 
 def test_no_harmless_migration_of_slow_query_crosses_the_split():

@@ -75,10 +75,6 @@ SYMPTOM_FIRST = [s for s in scenario_ids() if resolve(s).mix is not None or reso
 schema-release-v2; twin-faults-v1 and parallel-sla-v1 are not reworked yet)."""
 
 NOT_YET_HELD = {
-    "meta-sre/shop-errors-v3": (
-        "learner 0.269: it undoes the bad bump on 7 of 9 dependency-bump seeds among the"
-        " harmless bumps, and rolls back the bad release on 5 of 11"
-    ),
     "meta-sre/marketplace-slow-v3": (
         "learner 0.240: it rolls back the bad migration on 8 of 25 slow-query seeds (a batch"
         " of six: about 4 by chance)"
