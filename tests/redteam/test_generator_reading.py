@@ -51,10 +51,10 @@ def _names_a_hot_index(caller: EpisodeCaller, observation: Mapping[str, Any]) ->
 
 @pytest.mark.xfail(
     strict=True,
-    reason="0.32 on marketplace-slow-v3 (2026-12-07): the hot indexes are the same on every"
+    reason="0.32 on marketplace-slow-v4 (2026-12-07): the hot indexes are the same on every"
     " seed, and only a bad migration names one with a verb other than a rebuild; open work of"
     " issue 25 (the platform's hot indexes would have to vary by seed)",
 )
 def test_a_script_that_knows_the_hot_indexes_does_not_solve_marketplace_slow():
-    means = sweep("meta-sre/marketplace-slow-v3", {"names-a-hot-index": _names_a_hot_index})
+    means = sweep("meta-sre/marketplace-slow-v4", {"names-a-hot-index": _names_a_hot_index})
     assert means["names-a-hot-index"] <= SHALLOW_MAX, means

@@ -79,7 +79,7 @@ NOT_YET_HELD = {
         "learner 0.269: it undoes the bad bump on 7 of 9 dependency-bump seeds among the"
         " harmless bumps, and rolls back the bad release on 5 of 11"
     ),
-    "meta-sre/marketplace-slow-v3": (
+    "meta-sre/marketplace-slow-v4": (
         "learner 0.240: it rolls back the bad migration on 8 of 25 slow-query seeds (a batch"
         " of six: about 4 by chance)"
     ),
