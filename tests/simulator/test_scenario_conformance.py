@@ -79,10 +79,6 @@ NOT_YET_HELD = {
         "learner 0.269: it undoes the bad bump on 7 of 9 dependency-bump seeds among the"
         " harmless bumps, and rolls back the bad release on 5 of 11"
     ),
-    "meta-sre/marketplace-slow-v4": (
-        "learner 0.240: it rolls back the bad migration on 8 of 25 slow-query seeds (a batch"
-        " of six: about 4 by chance)"
-    ),
 }
 """Symptom-first families the searching checks (issue 25, 2026-12-07) still beat, with the
 best of them over 50 test seeds, measured once each cause's structures were dealt to the mix

@@ -4,7 +4,9 @@ The family's main axis is (database, index, how a migration lost it): a hot quer
 marketplace's catalog-db or orders-db loses its index to one migration of a batch of six
 the migrate job applied together (dropped as "unused", rebuilt with its columns reversed,
 rebuilt with a predicate or expression the query does not match, or rebuilt concurrently and
-left INVALID). Each table holds what must agree: the batch (one history commit per table,
+left INVALID). Three of the other five are harmless twins named as bad migrations are
+(`harmless_twin`), on the broken index itself too; two are cold (columns and indexes no hot
+query reads). Each table holds what must agree: the batch (one history commit per table,
 gated by `when`), which of the six is bad (the first to the newest), the query, its callers,
 their errors and the database's slow-query log. Run it after changing the data below:
 
@@ -442,7 +444,8 @@ INNOCENT = {
 
 
 # Columns nothing hot reads, per database: (table, column, type, what it is for). Each makes
-# harmless migrations of three shapes (a column, an index on it, an unused index dropped).
+# harmless migrations of four shapes (a column, an index on it, an unused index dropped or
+# rebuilt).
 COLD = {
     "catalog-db": [
         ("listings", "shipping_profile_id", "bigint", "the shipping profiles beta"),
@@ -481,7 +484,7 @@ COLD = {
 
 
 def _cold_migrations(db: str) -> list[tuple[str, str, str]]:
-    """The harmless migrations COLD makes for `db`, with the hot indexes' plain rebuilds."""
+    """The harmless migrations COLD makes for `db`."""
     out: list[tuple[str, str, str]] = []
     for table, column, kind, purpose in COLD[db]:
         index = f"{table}_{column}_idx"
@@ -695,8 +698,8 @@ of its table. The rest are cold: columns and indexes no hot query reads."""
 
 PAGED = (1, 2, 2)
 """How many of those twins name the index the batch's bad migration breaks, when its forms
-allow: with none, "roll back the one migration naming the paged query's index" needed only
-the dashboard (its callers' error rates name the query)."""
+and the split's pool allow: with none, "roll back the one migration naming the index whose
+callers are sick" needed only the dashboard."""
 
 
 def tables() -> list[Table]:
