@@ -129,7 +129,7 @@ def test_the_catalogue_has_symptom_first_families():
         "meta-sre/ads-errors-v3",
         "meta-sre/courier-errors-v3",
         "meta-sre/shop-errors-v4",
-        "meta-sre/marketplace-slow-v3",
+        "meta-sre/marketplace-slow-v4",
     } <= set(SYMPTOM_FIRST)
 
 

@@ -68,7 +68,7 @@ def test_the_report_names_the_fault_behind_the_first_page_even_when_found_second
 
 @pytest.mark.parametrize(
     "family",
-    ["meta-sre/payment-bad-deploy-v2", "meta-sre/bad-config-push-v1", "meta-sre/slow-query-v3"],
+    ["meta-sre/payment-bad-deploy-v2", "meta-sre/bad-config-push-v1", "meta-sre/slow-query-v4"],
 )
 def test_a_single_fault_gets_one_diagnosis_and_one_remedy(family):
     for seed in range(5):

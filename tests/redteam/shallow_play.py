@@ -23,7 +23,7 @@ SYMPTOM_FIRST = (
     "meta-sre/ads-errors-v3",
     "meta-sre/courier-errors-v3",
     "meta-sre/shop-errors-v4",
-    "meta-sre/marketplace-slow-v3",
+    "meta-sre/marketplace-slow-v4",
 )
 """The families issue 25 holds to SHALLOW_MAX."""
 

@@ -2,25 +2,31 @@
 
 validate's scripts and learners know only what the training seeds show. An attacker who read
 the generator knows more: the marketplace's hot queries and the indexes that serve them are the
-same ten on every seed (`tools/families/axes/slow_query.py`, INDEXES). A bad migration's name
-is built from the index it breaks (`drop_unused_<index>`, `narrow_<index>`, `reindex_<index>`,
-...), and harmless batch-mates name one of those indexes only as plain rebuilds. So "roll back
-the migration of the batch that names a hot index, a rebuild last" needs no investigation.
+same ten on every seed (`tools/families/axes/slow_query.py`, INDEXES), and a bad migration's
+name is built from the index it breaks (`drop_unused_<index>`, `narrow_<index>`,
+`reindex_<index>`, ...). On marketplace-slow-v3 only a bad migration named a hot index with a
+verb other than a plain rebuild, and "roll back the one that does" scored 0.32. Since v4 every
+batch carries harmless twins named as bad migrations are (`harmless_twin`), on the broken index
+itself too: neither the names, nor which index the sick callers point at, nor the first or last
+of those names tells the bad one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
 
-from metasre.agents.policies.shallow import candidates, glance, operate, report
+from metasre.agents.policies.shallow import Candidate, candidates, glance, operate, report
 from metasre.conformance import EpisodeCaller
+from tools.families.axes.slow_query import INDEXES, PLAN, bad_migration
 
 from .shallow_play import SHALLOW_MAX, sweep
 
 pytestmark = pytest.mark.xdist_group("redteam-shallow")
+
+FAMILY = "meta-sre/marketplace-slow-v4"
 
 HOT = (
     "listings_category_price",
@@ -36,25 +42,65 @@ HOT = (
 )
 """The indexes the marketplace's hot queries read, as its generator names them."""
 
+BAD_NAMES = {bad_migration(index, mech)[0]: index for index, mechs in PLAN for mech in mechs}
+"""Every name a bad migration can have, and the index it breaks."""
+
+
+def _slug(c: Candidate) -> str:
+    return str(c.location).partition(":")[2].split("_", 1)[1]
+
 
 def _names_a_hot_index(caller: EpisodeCaller, observation: Mapping[str, Any]) -> None:
     opening = glance(caller, observation)
     rollbacks = [c for c in candidates(opening) if c.tool == "rollback_migration"]
     naming = [c for c in rollbacks if any(h in str(c.location) for h in HOT)]
-    # A plain rebuild is the one harmless shape that names a hot index: try it last.
+    # A plain rebuild was the one harmless shape that named a hot index: try it last.
     naming.sort(key=lambda c: "reindex_" in str(c.location))
     if naming:
-        pick = naming[0]
-        operate(caller, pick)
-        report(caller, pick.service, pick.location, "slow_query", pick.tool)
+        _roll_back(caller, naming[0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="0.32 on marketplace-slow-v3 (2026-12-07): the hot indexes are the same on every"
-    " seed, and only a bad migration names one with a verb other than a rebuild; open work of"
-    " issue 25 (the platform's hot indexes would have to vary by seed)",
-)
-def test_a_script_that_knows_the_hot_indexes_does_not_solve_marketplace_slow():
-    means = sweep("meta-sre/marketplace-slow-v3", {"names-a-hot-index": _names_a_hot_index})
-    assert means["names-a-hot-index"] <= SHALLOW_MAX, means
+def _paged_index(pick: int) -> Callable[[EpisodeCaller, Mapping[str, Any]], None]:
+    """Among migrations named as a bad one can be, those of the index whose callers (and the
+    storefront above them) are sick and the fewest of whose are not; the `pick`-th listed."""
+
+    def play(caller: EpisodeCaller, observation: Mapping[str, Any]) -> None:
+        opening = glance(caller, observation)
+        sick = {str(r["name"]) for r in opening.rows if r.get("health") != "healthy"}
+        named = [
+            c
+            for c in candidates(opening)
+            if c.tool == "rollback_migration" and _slug(c) in BAD_NAMES
+        ]
+
+        def fit(c: Candidate) -> int:
+            spec = INDEXES[BAD_NAMES[_slug(c)]]
+            callers = {s for s, _, _ in spec["callers"]} | (
+                {"storefront"} if spec["front"] else set()
+            )
+            return len(callers & sick) - len(callers - sick)
+
+        if named:
+            best = max(map(fit, named))
+            _roll_back(caller, [c for c in named if fit(c) == best][pick])
+
+    return play
+
+
+def _roll_back(caller: EpisodeCaller, pick: Candidate) -> None:
+    operate(caller, pick)
+    report(caller, pick.service, pick.location, "slow_query", pick.tool)
+
+
+def test_scripts_that_know_the_hot_indexes_do_not_solve_marketplace_slow():
+    """Measured 2026-12-08 over 50 test seeds: names-a-hot-index 0.14 (0.32 on v3), the first
+    or the last migration named for the index the sick callers point at 0.14 and 0.12."""
+    means = sweep(
+        FAMILY,
+        {
+            "names-a-hot-index": _names_a_hot_index,
+            "paged-index-first": _paged_index(0),
+            "paged-index-last": _paged_index(-1),
+        },
+    )
+    assert all(m <= SHALLOW_MAX for m in means.values()), means

@@ -222,7 +222,7 @@ def test_no_harmless_migration_of_slow_query_crosses_the_split():
     from metasre.simulator.scenarios.loader import read_toml, split_axis
     from metasre.simulator.scenarios.registry import resolve as _resolve
 
-    folder = _resolve("meta-sre/slow-query-v3").folder
+    folder = _resolve("meta-sre/slow-query-v4").folder
     faults = read_toml(folder / "scenario.toml")["variants"]["fault"]
     _, _, test = split_axis(folder)
     slug = lambda m: m.split("_", 1)[1]  # noqa: E731

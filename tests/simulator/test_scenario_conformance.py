@@ -74,17 +74,10 @@ SYMPTOM_FIRST = [s for s in scenario_ids() if resolve(s).mix is not None or reso
 """The mixes, and the families that declare `shallow_held` (split-evidence-v2 and
 schema-release-v2; twin-faults-v1 and parallel-sla-v1 are not reworked yet)."""
 
-NOT_YET_HELD = {
-    "meta-sre/marketplace-slow-v3": (
-        "learner 0.240: it rolls back the bad migration on 8 of 25 slow-query seeds (a batch"
-        " of six: about 4 by chance)"
-    ),
-}
-"""Symptom-first families the searching checks (issue 25, 2026-12-07) still beat, with the
-best of them over 50 test seeds, measured once each cause's structures were dealt to the mix
-in the cause's own stratified cycles (`mix.cause_of`). Strict: a family that comes under the
-bar fails here until it is taken off this list. Their worlds' rework is issue 25's open
-work."""
+NOT_YET_HELD: dict[str, str] = {}
+"""Symptom-first families the searching checks still beat, by id, with the best of them over
+50 test seeds: none since shop-errors-v4 and marketplace-slow-v4 (2026-12-08). Strict: a family
+listed here that comes under the bar fails until it is taken off."""
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,17 @@
-"""meta-sre/slow-query-v3: the seed chooses the database, the hot query and index, how a
+"""meta-sre/slow-query-v4: the seed chooses the database, the hot query and index, how a
 migration lost the index, and which migration of the batch did it."""
 
 from __future__ import annotations
+
+import re
+from collections import Counter
 
 import pytest
 
 from metasre.simulator import Episode
 from metasre.simulator.scenarios.registry import resolve
 
-FAMILY = "meta-sre/slow-query-v3"
+FAMILY = "meta-sre/slow-query-v4"
 STRUCTURES = range(31)
 """Seeds 0-24 meet each of the 25 structures once (one stratified cycle)."""
 
@@ -64,3 +67,74 @@ def test_the_database_log_names_the_bad_migration_and_the_tree_holds_the_batch(s
     for m in _batch(spec):
         assert m.file in ep.instance.tree.files
     assert "DROP INDEX" in ep.instance.tree.files[next(m.file for m in _batch(spec) if m.id == bad)]
+
+
+VERBS = ("drop_unused_", "narrow_", "simplify_", "reindex_")
+"""How a bad migration's name says what it did to its index (`bad_migration`)."""
+
+
+def _tables():
+    """Each table of the family's fault axis, with the SQL of its batch by migration name."""
+    from metasre.simulator.scenarios.loader import read_toml
+
+    folder = resolve(FAMILY).folder
+    faults = read_toml(folder / "scenario.toml")["variants"]["fault"]
+    for t in faults:
+        (batch,) = (folder / "history").glob(f"*-batch-{t['key']}")
+        t["sql"] = {
+            t[f"m{i}"]: (batch / t[f"f{i}"]).read_text(encoding="utf-8") for i in range(1, 7)
+        }
+    return faults
+
+
+def _slug(migration: str) -> str:
+    return migration.split("_", 1)[1]
+
+
+def test_harmless_batch_mates_name_the_hot_indexes_with_the_bad_ones_verbs():
+    """v3: a hot index's words and the verbs other than a plain rebuild rode almost only on bad
+    migrations, and no harmless one named the index its batch broke (learner 0.240; a script
+    knowing the ten hot indexes 0.32). Each word's share among the harmless is at least half
+    its share among the bad, and harmless twins name the broken index on most tables."""
+    tables = _tables()
+    names = {t["index"]: {t["index"]} for t in tables}
+    for t in tables:
+        if t["key"].endswith("-reversed"):
+            names[t["index"]].add(_slug(t["bad"]))
+
+    def words(slug: str) -> set[str]:
+        hot = {index for index, spelt in names.items() if any(n in slug for n in spelt)}
+        return hot | {v for v in VERBS if slug.startswith(v)}
+
+    bad = Counter(w for t in tables for w in words(_slug(t["bad"])))
+    good = Counter(w for t in tables for m in t["innocent"] for w in words(_slug(m)))
+    n_bad, n_good = len(tables), sum(len(t["innocent"]) for t in tables)
+    assert len(bad) == 14
+    thin = {
+        w: (good[w] / n_good, k / n_bad) for w, k in bad.items() if good[w] / n_good < k / n_bad / 2
+    }
+    assert not thin, thin
+    paged = [t for t in tables if any(t["index"] in words(_slug(m)) for m in t["innocent"])]
+    assert len(paged) >= len(tables) * 3 // 4
+
+    # Nor is the bad one the first or the last of those naming the broken index.
+    for pick in (0, -1):
+        met = sum(
+            [m for m in (t[f"m{i}"] for i in range(1, 7)) if t["index"] in words(_slug(m))][pick]
+            == t["bad"]
+            for t in tables
+        )
+        assert met <= len(tables) / 2, (pick, met)
+
+
+def test_no_harmless_twin_after_the_bad_migration_rebuilds_the_index_it_broke():
+    """A rebuild of the broken index after the bad migration would mend it (or fail on an index
+    that is gone): one that rides after it works on the archived table's copy."""
+    for t in _tables():
+        order = [t[f"m{i}"] for i in range(1, 7)]
+        for m in order[order.index(t["bad"]) + 1 :]:
+            for line in t["sql"][m].splitlines():
+                if line.startswith("--"):
+                    continue
+                if re.search(rf"(?<![\w.]){t['index']}(?!\w)", line):
+                    assert "archive." in line, (t["key"], m, line)

@@ -4,7 +4,9 @@ The family's main axis is (database, index, how a migration lost it): a hot quer
 marketplace's catalog-db or orders-db loses its index to one migration of a batch of six
 the migrate job applied together (dropped as "unused", rebuilt with its columns reversed,
 rebuilt with a predicate or expression the query does not match, or rebuilt concurrently and
-left INVALID). Each table holds what must agree: the batch (one history commit per table,
+left INVALID). Three of the other five are harmless twins named as bad migrations are
+(`harmless_twin`), on the broken index itself too; two are cold (columns and indexes no hot
+query reads). Each table holds what must agree: the batch (one history commit per table,
 gated by `when`), which of the six is bad (the first to the newest), the query, its callers,
 their errors and the database's slow-query log. Run it after changing the data below:
 
@@ -14,6 +16,7 @@ their errors and the database's slow-query log. Run it after changing the data b
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any, NotRequired, TypedDict
 
 from metasre.simulator.scenarios.loader import test_tables
@@ -37,6 +40,10 @@ class IndexSpec(TypedDict):
     """A definition with a predicate the query does not imply."""
     plain: NotRequired[tuple[str, str, str]]
     """(name, definition, why) of a form without the expression or operator class."""
+    strict: str
+    """The leading column or expression, which the query compares by a strict operator: a
+    predicate `<strict> IS NOT NULL` is implied by the query, so an index narrowed by it
+    still serves the query."""
     query: tuple[str, str, str]
     """(module, constant, SQL) of the query."""
     filter: str
@@ -87,6 +94,7 @@ INDEXES: dict[str, IndexSpec] = {
         ),
         "narrowed": "ON listings (category_id, price_cents) WHERE status = 'active'"
         " AND price_cents >= 100",
+        "strict": "category_id",
         "query": (
             "catalog/queries.py",
             "BROWSE_CATEGORY",
@@ -104,6 +112,7 @@ INDEXES: dict[str, IndexSpec] = {
         "table": "listings",
         "define": "ON listings (seller_id, updated_at DESC)",
         "reversed": ("listings_updated_seller_idx", "ON listings (updated_at DESC, seller_id)"),
+        "strict": "seller_id",
         "query": (
             "catalog/queries.py",
             "SELLER_DASHBOARD",
@@ -125,6 +134,7 @@ INDEXES: dict[str, IndexSpec] = {
             "ON listings (lower(title)) WHERE status = 'active'",
             "text_pattern_ops is a C-locale habit; the default operator class is smaller",
         ),
+        "strict": "lower(title)",
         "query": (
             "catalog/queries.py",
             "TITLE_PREFIX",
@@ -142,6 +152,7 @@ INDEXES: dict[str, IndexSpec] = {
         "table": "reviews",
         "define": "ON reviews (listing_id, created_at DESC)",
         "reversed": ("reviews_created_listing_idx", "ON reviews (created_at DESC, listing_id)"),
+        "strict": "listing_id",
         "query": (
             "reviews/queries.py",
             "LATEST_FOR_LISTING",
@@ -164,6 +175,7 @@ INDEXES: dict[str, IndexSpec] = {
             "ON sellers (email)",
             "e-mails are lower-cased on write since catalog v3.10, so a plain index is enough",
         ),
+        "strict": "lower(email)",
         "query": (
             "catalog/queries.py",
             "SELLER_BY_EMAIL",
@@ -180,6 +192,7 @@ INDEXES: dict[str, IndexSpec] = {
         "table": "orders",
         "define": "ON orders (buyer_id, created_at DESC)",
         "reversed": ("orders_created_buyer_idx", "ON orders (created_at DESC, buyer_id)"),
+        "strict": "buyer_id",
         "query": (
             "orders/queries.py",
             "ORDER_HISTORY",
@@ -197,6 +210,7 @@ INDEXES: dict[str, IndexSpec] = {
         "table": "order_items",
         "define": "ON order_items (order_id)",
         "reversed": ("order_items_listing_order_idx", "ON order_items (listing_id, order_id)"),
+        "strict": "order_id",
         "query": (
             "orders/queries.py",
             "ORDER_ITEMS",
@@ -221,6 +235,7 @@ INDEXES: dict[str, IndexSpec] = {
             "ON shipments (upper(tracking_no))",
             "carriers send tracking numbers in mixed case; index them upper-cased",
         ),
+        "strict": "tracking_no",
         "query": (
             "orders/queries.py",
             "TRACKING_LOOKUP",
@@ -243,6 +258,7 @@ INDEXES: dict[str, IndexSpec] = {
             "orders_status_created_seller_idx",
             "ON orders (status, created_at, seller_id)",
         ),
+        "strict": "seller_id",
         "query": (
             "payouts/queries.py",
             "DELIVERED_IN_PERIOD",
@@ -263,6 +279,7 @@ INDEXES: dict[str, IndexSpec] = {
         "table": "orders",
         "define": "ON orders (created_at) WHERE status = 'pending'",
         "narrowed": "ON orders (created_at) WHERE status = 'awaiting_payment'",
+        "strict": "created_at",
         "query": (
             "orders/queries.py",
             "EXPIRE_PENDING",
@@ -427,7 +444,8 @@ INNOCENT = {
 
 
 # Columns nothing hot reads, per database: (table, column, type, what it is for). Each makes
-# harmless migrations of three shapes (a column, an index on it, an unused index dropped).
+# harmless migrations of four shapes (a column, an index on it, an unused index dropped or
+# rebuilt).
 COLD = {
     "catalog-db": [
         ("listings", "shipping_profile_id", "bigint", "the shipping profiles beta"),
@@ -466,7 +484,7 @@ COLD = {
 
 
 def _cold_migrations(db: str) -> list[tuple[str, str, str]]:
-    """The harmless migrations COLD makes for `db`, with the hot indexes' plain rebuilds."""
+    """The harmless migrations COLD makes for `db`."""
     out: list[tuple[str, str, str]] = []
     for table, column, kind, purpose in COLD[db]:
         index = f"{table}_{column}_idx"
@@ -487,18 +505,13 @@ def _cold_migrations(db: str) -> list[tuple[str, str, str]]:
                 f" too.\nDROP INDEX CONCURRENTLY IF EXISTS {index};\n",
                 f"dropped {index}, which no query reads since {purpose} moved",
             ),
+            (
+                f"reindex_{index}",
+                f"-- {index} is bloated; rebuild it as it is, without a write lock.\n"
+                f"REINDEX INDEX CONCURRENTLY {index};\n",
+                f"rebuilt {index} as it was, without its bloat",
+            ),
         ]
-    # A hot index rebuilt as it was (bloat): named as a bad rebuild is, and harmless.
-    for index, spec in INDEXES.items():
-        if spec["db"] == db:
-            out.append(
-                (
-                    f"reindex_{index}",
-                    f"-- {index} is bloated; rebuild it as it is, without a write lock.\n"
-                    f"REINDEX INDEX CONCURRENTLY {index};\n",
-                    f"rebuilt {index} as it was, without its bloat",
-                )
-            )
     return out
 
 
@@ -564,85 +577,276 @@ def bad_migration(index: str, mech: str) -> tuple[str, str, str]:
     raise ValueError(mech)
 
 
+FORMS = ("drop", "reversed", "narrowed", "plain", "invalid")
+"""Every way a migration named for a hot index is named: as `bad_migration` names it."""
+
+TOUCHES = {"drop": False, "reversed": False, "narrowed": True, "plain": True, "invalid": True}
+"""Whether the harmless twin of a form rebuilds the index itself. One that does, after the
+bad migration of its batch broke that index, would mend it (or fail on it): it rides only
+before the bad one."""
+
+
+def twin_slug(index: str, form: str) -> str:
+    """The name a migration of `form` on `index` has, bad or harmless."""
+    spec = INDEXES[index]
+    if form == "reversed":
+        return spec["reversed"][0]
+    prefix = {"drop": "drop_unused", "narrowed": "narrow", "plain": "simplify"}
+    return f"{prefix.get(form, 'reindex')}_{index}"
+
+
+def twin_forms(index: str) -> list[str]:
+    """The forms a harmless twin of `index` takes: all but a reversal of what has none."""
+    return [f for f in FORMS if f != "reversed" or "reversed" in INDEXES[index]]
+
+
+def harmless_twin(index: str, form: str, archive: bool = False) -> tuple[str, str, str]:
+    """(slug, SQL, what it did) of a harmless migration named as the bad one of `form` is.
+
+    Each leaves `index` serving its query in PostgreSQL's terms: a drop of the archived
+    table's copy, a reversed index added beside the original, a predicate the query implies
+    (a strict comparison implies IS NOT NULL), a rebuild at the default fillfactor, a plain
+    REINDEX CONCURRENTLY. With only the bad one naming a hot index with its verb, the verb and
+    the index's words told it from its batch (learner 0.240 and a script knowing the ten hot
+    indexes 0.32 on marketplace-slow-v3). With `archive`, a rebuild works on the archived
+    table's copy of the index instead (a twin after the bad one in its batch, on the index
+    the bad one broke: one on the live index would mend it).
+    """
+    spec = INDEXES[index]
+    table, query = spec["table"], spec["query"][1]
+    unique = "UNIQUE " if spec.get("unique") else ""
+    slug = twin_slug(index, form)
+    if form == "drop":
+        return (
+            slug,
+            f"-- archive.{table} is the pre-2024 {table}, moved to the archive schema with its"
+            f" indexes\n-- (ALTER TABLE ... SET SCHEMA keeps their names); only the yearly export"
+            f" reads it,\n-- and pg_stat_user_indexes shows idx_scan = 0 for archive.{index}.\n"
+            f"DROP INDEX CONCURRENTLY IF EXISTS archive.{index};\n",
+            f"dropped archive.{index}, the unused copy on the archived {table}; {index} stays",
+        )
+    if form == "reversed":
+        name, define = spec["reversed"]
+        lead = define.split("(", 1)[1].split(",", 1)[0]
+        return (
+            slug,
+            f"-- The {table} reports range over {lead} first; {index} stays for the lookups.\n"
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} {define};\n",
+            f"added {name} for the reports beside {index}, which stays",
+        )
+    where, old = (f"archive.{table}", f"archive.{index}") if archive else (table, index)
+    if archive:
+        why = (
+            f"-- {where} is the pre-2024 {table}, moved to the archive schema with its indexes;"
+            " only the\n-- yearly export reads it, and nothing writes to it any more.\n"
+        )
+    if form == "narrowed":
+        define = spec["define"].replace(f"ON {table} ", f"ON {where} ", 1)
+        define += f"{' AND' if ' WHERE ' in define else ' WHERE'} {spec['strict']} IS NOT NULL"
+        return (
+            slug,
+            (why if archive else "")
+            + f"-- Smaller index: {query} compares {spec['strict']} by a strict operator, so it"
+            f" never reads\n-- the rows where it is NULL.\n"
+            f"CREATE {unique}INDEX CONCURRENTLY {index}_new {define};\n"
+            f"DROP INDEX CONCURRENTLY {old};\n"
+            f"ALTER INDEX {old}_new RENAME TO {index};\n",
+            f"rebuilt {old} without the rows whose {spec['strict']} is NULL, which {query}"
+            " never reads",
+        )
+    if form == "plain":
+        if archive:
+            return (
+                slug,
+                why + f"ALTER INDEX {old} SET (fillfactor = 100);\n"
+                f"REINDEX INDEX CONCURRENTLY {old};\n",
+                f"rebuilt {old} packed full, as nothing updates the archive",
+            )
+        return (
+            slug,
+            f"-- {index} was built with fillfactor 70 for in-place updates that no longer"
+            " happen;\n-- the default packs its pages fuller.\n"
+            f"ALTER INDEX {index} RESET (fillfactor);\n"
+            f"REINDEX INDEX CONCURRENTLY {index};\n",
+            f"rebuilt {index} as it was, at the default fillfactor",
+        )
+    if form == "invalid":
+        return (
+            slug,
+            (why if archive else "")
+            + f"-- {old} is bloated; rebuild it as it is, without a write lock.\n"
+            f"REINDEX INDEX CONCURRENTLY {old};\n",
+            f"rebuilt {old} as it was, without its bloat",
+        )
+    raise ValueError(form)
+
+
 BATCH = 6
 """How many migrations the migrate job applies together; one of them is bad."""
 
 
+PLACES = (2, 3, 0, 5, 1, 4)
+"""The bad migration's places in its batch (0 the first, BATCH - 1 the newest), in the order
+they are dealt: a split whose tables are no multiple of BATCH (the test split's eight) holds
+the middle places once more, where neither "the first migration naming a hot index" nor "the
+newest" meets it (dealt first to last, the test split's extra two were first and second, and
+the first migration named as a bad one is met 0.20)."""
+
+TWINS = (3,)
+"""How many of a batch's five innocents are harmless twins (see `harmless_twin`), by the seed
+of its table. The rest are cold: columns and indexes no hot query reads."""
+
+PAGED = (1, 2, 2)
+"""How many of those twins name the index the batch's bad migration breaks, when its forms
+and the split's pool allow: with none, "roll back the one migration naming the index whose
+callers are sick" needed only the dashboard."""
+
+
 def tables() -> list[Table]:
     """How each table of PLAN loses its index, in order, with the batches drawn in turn."""
-    out: list[Table] = []
+    plan = [(index, mech) for index, mechs in PLAN for mech in mechs]
+    dbs = [INDEXES[index]["db"] for index, _ in plan]
+    test = test_tables("meta-sre/slow-query", "fault", len(plan))
     # Where the bad migration sits in its batch, dealt in turn within each split: dealt by the
     # table's number alone, the six test tables held the newest place three times, and "roll
     # back the newest migration" met the bad one on 10 of 25 test seeds.
-    dbs = [INDEXES[index]["db"] for index, mechs in PLAN for _ in mechs]
-    test = test_tables("meta-sre/slow-query", "fault", len(dbs))
+    dealt = {True: 0, False: 0}
+    positions, twins, paged = [], [], []
+    for n, (index, mech) in enumerate(plan):
+        positions.append(PLACES[dealt[n in test] % BATCH])
+        dealt[n in test] += 1
+        rng = random.Random(f"slow-query twins {index} {mech}")
+        twins.append(rng.choice(TWINS))
+        paged.append(min(twins[-1], rng.choice(PAGED)))
+
+    def own(n: int, offered: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Up to paged[n] of the twins offered that name table n's own index.
+
+        Not in the bad one's form: that is its name, and a batch holds a name once.
+        """
+        index, mech = plan[n]
+        return [(i, f) for i, f in offered if i == index and f != mech][: paged[n]]
+
     # No innocent name crosses the split: a name seen harmless on training seeds made the bad
     # migration the one name of a test batch that training never showed (learner-stumps 0.56
-    # on marketplace-slow-v2). Test batches draw each name once from a pool of their own;
-    # training batches go round the rest.
-    pools: dict[tuple[str, bool], list[tuple[str, str, str]]] = {}
+    # on marketplace-slow-v2). Test batches draw each name once, here; training batches go
+    # round the rest.
+    trained = {d for n, d in enumerate(plan) if n not in test}
+
+    def trained_bad(d: tuple[str, str]) -> bool:
+        """False for a twin named as a training table's bad migration (it sorts first)."""
+        return d not in trained
+
+    chosen: dict[int, list[tuple[str, str, str]]] = {}
+    train: dict[tuple[str, str], list[Any]] = {}
+    named: Counter[str] = Counter()  # how many twins name each index so far
+    used: Counter[tuple[str, str]] = Counter()  # how many training batches each twin rode in
     for db in INNOCENT:
-        pool = [*INNOCENT[db], *_cold_migrations(db)]
-        random.Random(f"slow-query innocents {db}").shuffle(pool)
-        # Room for each test batch's innocents, and two more: a batch skips rebuilds of the
-        # index it breaks.
-        share = (BATCH - 1) * sum(k in test for k, d in enumerate(dbs) if d == db) + 2
-        pools[(db, True)], pools[(db, False)] = pool[:share], pool[share:]
-    dealt = {True: 0, False: 0}
-    turn = {key: 0 for key in pools}
-    n = 0
-    for index, mechs in PLAN:
-        spec = INDEXES[index]
-        db = spec["db"]
-        for mech in mechs:
-            slug, sql, what = bad_migration(index, mech)
-            # A batch of BATCH: with three, "roll back the newest migration" met the bad one on
-            # a third of the seeds; with four, a fixed place still met it on a quarter.
-            position = dealt[n in test] % BATCH  # 0: first of the batch, BATCH - 1: newest
-            dealt[n in test] += 1
-            # Not a rebuild of the index this table breaks: its name is the bad one's.
-            pool = pools[(db, n in test)]
-            fits = [m for m in pool if index not in m[0]]
-            if n in test:
-                picks = fits[: BATCH - 1]
-                for m in picks:
-                    pool.remove(m)
-            else:
-                start = turn[(db, False)]
-                picks = [fits[(start + k) % len(fits)] for k in range(BATCH - 1)]
-                turn[(db, False)] = start + BATCH - 1
-            batch = []
-            innocents = iter(picks)
-            for slot in range(BATCH):
-                number = f"{3 + slot:04d}"
-                if slot == position:
-                    batch.append((f"{number}_{slug}", sql, True))
-                else:
-                    i_slug, i_sql, _ = next(innocents)
-                    batch.append((f"{number}_{i_slug}", i_sql, False))
-            bad = next(m for m, _, is_bad in batch if is_bad)
-            good = [m for m, _, is_bad in batch if not is_bad]
-            key = f"{index.replace('_idx', '')}-{mech}"
-            out.append(
-                {
-                    "key": key,
-                    "index": index,
-                    "mech": mech,
-                    "db": db,
-                    "dbdir": DB_DIR[db],
-                    "slug": slug,
-                    "sql": sql,
-                    "what": what,
-                    "bad": bad,
-                    "good": good,
-                    "batch": batch,
-                    "position": position,
-                    "spec": spec,
-                    "n": n,
-                    "picks": picks,
-                }
+        cold = [*INNOCENT[db], *_cold_migrations(db)]
+        random.Random(f"slow-query innocents {db}").shuffle(cold)
+        doubles = [(i, f) for i, spec in INDEXES.items() if spec["db"] == db for f in twin_forms(i)]
+        random.Random(f"slow-query twins {db}").shuffle(doubles)
+        for n in (n for n in sorted(test) if dbs[n] == db):
+            index = plan[n][0]
+            # Each index keeps a twin for the training batches. First the names training
+            # showed bad: a test batch whose twins all had unfamiliar names left the bad one
+            # tied with them, and a learner's ties go to the first listed (the bad one's place
+            # in 8 test tables is the first twice). Then the index with the most twins left.
+            left = Counter(i for i, _ in doubles)
+            mine = own(n, sorted((d for d in doubles if left[d[0]] > 1), key=trained_bad))
+            for d in mine:
+                doubles.remove(d)
+                left[d[0]] -= 1
+            while len(mine) < twins[n]:
+                d = min(
+                    (d for d in doubles if d[0] != index),
+                    key=lambda d: (trained_bad(d), -left[d[0]]),
+                )
+                doubles.remove(d)
+                left[d[0]] -= 1
+                mine.append(d)
+            named.update(i for i, _ in mine)
+            chosen[n] = [harmless_twin(*d) for d in mine] + cold[: BATCH - 1 - len(mine)]
+            del cold[: BATCH - 1 - len(mine)]
+        train[(db, "cold")] = cold
+        train[(db, "twin")] = doubles
+    turn = dict.fromkeys(train, 0)
+    for n, (index, _) in enumerate(plan):
+        if n in test:
+            continue
+        db = dbs[n]
+        pool = train[(db, "twin")]
+        mine = own(n, sorted(pool, key=lambda d: used[d]))
+        # The rest from the index named least so far for its bad migrations, so that each
+        # index is named about as often among the harmless as among the bad.
+        while len(mine) < twins[n]:
+            d = min(
+                (d for d in pool if d[0] != index and d not in mine),
+                key=lambda d: (named[d[0]] / len(dict(PLAN)[d[0]]), used[d]),
             )
-            n += 1
+            mine.append(d)
+        for d in mine:
+            named[d[0]] += 1
+            used[d] += 1
+        mine = [harmless_twin(*d) for d in mine]
+        cold = train[(db, "cold")]
+        start = turn[(db, "cold")]
+        chosen[n] = mine + [cold[(start + k) % len(cold)] for k in range(BATCH - 1 - len(mine))]
+        turn[(db, "cold")] = start + BATCH - 1 - len(mine)
+
+    out: list[Table] = []
+    for n, (index, mech) in enumerate(plan):
+        spec = INDEXES[index]
+        db, position, picks = dbs[n], positions[n], chosen[n]
+        slug, sql, what = bad_migration(index, mech)
+        # A batch of BATCH: with three, "roll back the newest migration" met the bad one on a
+        # third of the seeds; with four, a fixed place still met it on a quarter. The twins go
+        # anywhere: a rebuild of the broken index after the bad one works on the archive's
+        # copy (on the live index it would mend it; kept before the bad one, "the last
+        # migration naming the paged index" met it on 6 of 8 test tables).
+        rng = random.Random(f"slow-query batch {index} {mech}")
+        free = [k for k in range(BATCH) if k != position]
+        rng.shuffle(free)
+        slots = dict(zip(free, picks, strict=True))
+        mended = {twin_slug(index, f): f for f in FORMS if TOUCHES[f]}
+        late = sorted(k for k, m in slots.items() if k > position and m[0] in mended)
+        drop = next((k for k, m in slots.items() if m[0] == twin_slug(index, "drop")), None)
+        if late and drop is not None and drop < late[-1]:
+            # The archive's copy is dropped after its last rebuild, not before it.
+            slots[drop], slots[late[-1]] = slots[late[-1]], slots[drop]
+            late = sorted(k for k, m in slots.items() if k > position and m[0] in mended)
+        for k in late:
+            slots[k] = harmless_twin(index, mended[slots[k][0]], archive=True)
+        picks = [slots[k] for k in sorted(slots)]
+        batch = []
+        for slot in range(BATCH):
+            number = f"{3 + slot:04d}"
+            if slot == position:
+                batch.append((f"{number}_{slug}", sql, True))
+            else:
+                i_slug, i_sql, _ = slots[slot]
+                batch.append((f"{number}_{i_slug}", i_sql, False))
+        bad = next(m for m, _, is_bad in batch if is_bad)
+        good = [m for m, _, is_bad in batch if not is_bad]
+        out.append(
+            {
+                "key": f"{index.replace('_idx', '')}-{mech}",
+                "index": index,
+                "mech": mech,
+                "db": db,
+                "dbdir": DB_DIR[db],
+                "slug": slug,
+                "sql": sql,
+                "what": what,
+                "bad": bad,
+                "good": good,
+                "batch": batch,
+                "position": position,
+                "spec": spec,
+                "n": n,
+                "picks": picks,
+            }
+        )
     return out
 
 
@@ -792,7 +996,7 @@ def files() -> dict[str, str]:
             about = (
                 t["what"].split(";")[0]
                 if is_bad
-                else next(d for s, _, d in t["picks"] if m.endswith(s))
+                else next(d for s, _, d in t["picks"] if m.split("_", 1)[1] == s)
             )
             if is_bad:
                 about = {

@@ -1,3 +1,0 @@
--- catalog-db 0003_drop_unused_listings_category_price_idx
--- pg_stat_user_indexes shows idx_scan = 0 for listings_category_price_idx: dead weight on every write.
-DROP INDEX CONCURRENTLY IF EXISTS listings_category_price_idx;

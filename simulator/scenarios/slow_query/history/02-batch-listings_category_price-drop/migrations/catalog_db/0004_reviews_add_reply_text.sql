@@ -1,2 +1,0 @@
--- catalog-db 0004_reviews_add_reply_text
-ALTER TABLE reviews ADD COLUMN reply_text text;

@@ -1,3 +1,0 @@
--- catalog-db 0006_reindex_listings_lower_title_idx
--- listings_lower_title_idx is bloated; rebuild it as it is, without a write lock.
-REINDEX INDEX CONCURRENTLY listings_lower_title_idx;

@@ -1,2 +1,0 @@
--- catalog-db 0008_listings_add_view_count
-ALTER TABLE listings ADD COLUMN view_count integer NOT NULL DEFAULT 0;

@@ -1,0 +1,3 @@
+-- catalog-db 0007_drop_unused_listing_flags_reason_idx
+-- pg_stat_user_indexes shows idx_scan = 0 for listing_flags_reason_idx on the primary too.
+DROP INDEX CONCURRENTLY IF EXISTS listing_flags_reason_idx;

@@ -1,2 +1,0 @@
--- catalog-db 0007_listing_images_add_width
-ALTER TABLE listing_images ADD COLUMN width integer;

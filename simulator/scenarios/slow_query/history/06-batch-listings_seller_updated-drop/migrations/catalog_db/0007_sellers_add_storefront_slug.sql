@@ -1,2 +1,0 @@
--- catalog-db 0007_sellers_add_storefront_slug
-ALTER TABLE sellers ADD COLUMN storefront_slug text;

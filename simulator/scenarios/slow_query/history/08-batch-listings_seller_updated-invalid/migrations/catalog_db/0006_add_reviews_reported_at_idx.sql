@@ -1,2 +1,0 @@
--- catalog-db 0006_add_reviews_reported_at_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS reviews_reported_at_idx ON reviews (reported_at);

@@ -1,2 +1,0 @@
--- catalog-db 0004_categories_add_icon
-ALTER TABLE categories ADD COLUMN icon text;

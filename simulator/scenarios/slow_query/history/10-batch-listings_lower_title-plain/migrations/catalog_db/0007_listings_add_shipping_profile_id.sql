@@ -1,2 +1,0 @@
--- catalog-db 0007_listings_add_shipping_profile_id
-ALTER TABLE listings ADD COLUMN shipping_profile_id bigint;

@@ -1,2 +1,0 @@
--- catalog-db 0008_reviews_add_photo_count
-ALTER TABLE reviews ADD COLUMN photo_count integer NOT NULL DEFAULT 0;

@@ -1,0 +1,5 @@
+-- catalog-db 0008_drop_unused_listings_category_price_idx
+-- archive.listings is the pre-2024 listings, moved to the archive schema with its indexes
+-- (ALTER TABLE ... SET SCHEMA keeps their names); only the yearly export reads it,
+-- and pg_stat_user_indexes shows idx_scan = 0 for archive.listings_category_price_idx.
+DROP INDEX CONCURRENTLY IF EXISTS archive.listings_category_price_idx;

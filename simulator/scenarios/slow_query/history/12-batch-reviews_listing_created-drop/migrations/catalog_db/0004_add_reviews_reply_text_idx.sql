@@ -1,2 +1,0 @@
--- catalog-db 0004_add_reviews_reply_text_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS reviews_reply_text_idx ON reviews (reply_text);

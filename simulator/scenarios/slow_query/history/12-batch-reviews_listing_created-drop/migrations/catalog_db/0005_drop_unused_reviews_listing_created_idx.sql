@@ -1,3 +1,0 @@
--- catalog-db 0005_drop_unused_reviews_listing_created_idx
--- pg_stat_user_indexes shows idx_scan = 0 for reviews_listing_created_idx: dead weight on every write.
-DROP INDEX CONCURRENTLY IF EXISTS reviews_listing_created_idx;

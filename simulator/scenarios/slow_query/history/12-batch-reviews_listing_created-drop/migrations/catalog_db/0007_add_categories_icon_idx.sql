@@ -1,2 +1,0 @@
--- catalog-db 0007_add_categories_icon_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS categories_icon_idx ON categories (icon);

@@ -1,2 +1,0 @@
--- catalog-db 0004_reviews_add_helpful_count
-ALTER TABLE reviews ADD COLUMN helpful_count integer NOT NULL DEFAULT 0;

@@ -1,2 +1,0 @@
--- catalog-db 0003_add_listing_images_width_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS listing_images_width_idx ON listing_images (width);

@@ -1,2 +1,0 @@
--- catalog-db 0005_add_listings_shipping_profile_id_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS listings_shipping_profile_id_idx ON listings (shipping_profile_id);

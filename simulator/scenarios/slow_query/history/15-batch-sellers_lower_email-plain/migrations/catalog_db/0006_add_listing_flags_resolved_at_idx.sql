@@ -1,2 +1,0 @@
--- catalog-db 0006_add_listing_flags_resolved_at_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS listing_flags_resolved_at_idx ON listing_flags (resolved_at);

@@ -1,3 +1,0 @@
--- catalog-db 0004_reindex_listings_category_price_idx
--- listings_category_price_idx is bloated; rebuild it as it is, without a write lock.
-REINDEX INDEX CONCURRENTLY listings_category_price_idx;

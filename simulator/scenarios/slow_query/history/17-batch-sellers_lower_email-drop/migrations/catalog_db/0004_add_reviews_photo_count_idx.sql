@@ -1,2 +1,0 @@
--- catalog-db 0004_add_reviews_photo_count_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS reviews_photo_count_idx ON reviews (photo_count);

@@ -1,0 +1,3 @@
+-- catalog-db 0007_reindex_listings_category_price_idx
+-- listings_category_price_idx is bloated; rebuild it as it is, without a write lock.
+REINDEX INDEX CONCURRENTLY listings_category_price_idx;

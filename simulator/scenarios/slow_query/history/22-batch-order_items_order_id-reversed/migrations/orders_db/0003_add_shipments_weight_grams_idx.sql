@@ -1,2 +1,0 @@
--- orders-db 0003_add_shipments_weight_grams_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS shipments_weight_grams_idx ON shipments (weight_grams);

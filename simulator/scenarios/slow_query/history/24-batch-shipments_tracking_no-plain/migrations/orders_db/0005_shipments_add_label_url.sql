@@ -1,2 +1,0 @@
--- orders-db 0005_shipments_add_label_url
-ALTER TABLE shipments ADD COLUMN label_url text;

@@ -1,2 +1,0 @@
--- orders-db 0006_refund_requests_add_reason_code
-ALTER TABLE refund_requests ADD COLUMN reason_code text;

@@ -1,2 +1,0 @@
--- orders-db 0006_orders_created_brin_idx
-CREATE INDEX CONCURRENTLY orders_created_brin_idx ON orders USING brin (created_at);

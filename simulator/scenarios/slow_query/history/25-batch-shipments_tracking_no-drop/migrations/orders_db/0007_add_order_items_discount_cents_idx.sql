@@ -1,2 +1,0 @@
--- orders-db 0007_add_order_items_discount_cents_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS order_items_discount_cents_idx ON order_items (discount_cents);

@@ -1,3 +1,0 @@
--- orders-db 0003_drop_unused_refund_requests_decided_at_idx
--- pg_stat_user_indexes shows idx_scan = 0 for refund_requests_decided_at_idx on the primary too.
-DROP INDEX CONCURRENTLY IF EXISTS refund_requests_decided_at_idx;

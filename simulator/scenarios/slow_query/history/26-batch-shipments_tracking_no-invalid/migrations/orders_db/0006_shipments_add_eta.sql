@@ -1,2 +1,0 @@
--- orders-db 0006_shipments_add_eta
-ALTER TABLE shipments ADD COLUMN eta date;

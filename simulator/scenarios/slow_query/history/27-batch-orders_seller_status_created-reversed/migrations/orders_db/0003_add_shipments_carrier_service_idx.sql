@@ -1,2 +1,0 @@
--- orders-db 0003_add_shipments_carrier_service_idx
-CREATE INDEX CONCURRENTLY IF NOT EXISTS shipments_carrier_service_idx ON shipments (carrier_service);

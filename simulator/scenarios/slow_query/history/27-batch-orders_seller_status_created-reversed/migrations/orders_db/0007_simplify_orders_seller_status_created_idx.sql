@@ -1,0 +1,5 @@
+-- orders-db 0007_simplify_orders_seller_status_created_idx
+-- orders_seller_status_created_idx was built with fillfactor 70 for in-place updates that no longer happen;
+-- the default packs its pages fuller.
+ALTER INDEX orders_seller_status_created_idx RESET (fillfactor);
+REINDEX INDEX CONCURRENTLY orders_seller_status_created_idx;

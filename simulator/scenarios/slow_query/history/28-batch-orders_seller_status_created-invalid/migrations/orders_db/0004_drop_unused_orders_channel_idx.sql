@@ -1,3 +1,0 @@
--- orders-db 0004_drop_unused_orders_channel_idx
--- pg_stat_user_indexes shows idx_scan = 0 for orders_channel_idx on the primary too.
-DROP INDEX CONCURRENTLY IF EXISTS orders_channel_idx;

@@ -1,3 +1,0 @@
--- orders-db 0006_drop_unused_order_items_gift_wrap_idx
--- pg_stat_user_indexes shows idx_scan = 0 for order_items_gift_wrap_idx on the primary too.
-DROP INDEX CONCURRENTLY IF EXISTS order_items_gift_wrap_idx;

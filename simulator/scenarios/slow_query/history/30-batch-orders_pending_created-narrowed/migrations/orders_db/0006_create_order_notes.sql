@@ -1,6 +1,0 @@
--- orders-db 0006_create_order_notes
-CREATE TABLE order_notes (
-    order_id bigint NOT NULL REFERENCES orders (id),
-    author text NOT NULL,
-    body text NOT NULL
-);

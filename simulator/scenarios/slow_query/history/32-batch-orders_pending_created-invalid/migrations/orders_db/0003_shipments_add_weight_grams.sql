@@ -1,2 +1,0 @@
--- orders-db 0003_shipments_add_weight_grams
-ALTER TABLE shipments ADD COLUMN weight_grams integer;
