@@ -82,8 +82,9 @@ async def test_a_flood_beyond_the_cap_is_refused_at_once_with_retry_info() -> No
             )
             # Rendering a new seed of a family takes milliseconds now, so an acceptance is not
             # much slower than a refusal either: the bound allows the scheduling noise of one
-            # loop serving both, not a refusal that waits behind renders (seconds, before).
-            assert refused_p50 <= 1.5 * accepted_p50 + 0.02
+            # loop serving both on a loaded machine (117 ms against 64 at a load average of 5),
+            # not a refusal that waits behind renders (seconds, before).
+            assert refused_p50 <= 2 * accepted_p50 + 0.1
             # Jittered: refused clients are not all told to come back at the same instant.
             assert len({retry_delay(r) for _, r in refusals}) > 1
     finally:
