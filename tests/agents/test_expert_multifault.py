@@ -24,7 +24,7 @@ from metasre.simulator.tools import get_tool
 from metasre.simulator.views import View, owners_of, refusal
 
 TWIN = "meta-sre/twin-faults-v2"
-PARALLEL = "meta-sre/parallel-sla-v1"
+PARALLEL = "meta-sre/parallel-sla-v2"
 SEEDS = (0, 3, 11, 24, 37, 58, 79, 96)
 
 

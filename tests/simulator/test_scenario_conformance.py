@@ -72,7 +72,7 @@ class TestScenarioConformance:
 
 SYMPTOM_FIRST = [s for s in scenario_ids() if resolve(s).mix is not None or resolve(s).shallow_held]
 """The mixes, and the families that declare `shallow_held` (split-evidence-v2,
-schema-release-v2 and twin-faults-v2; parallel-sla-v1 is not reworked yet)."""
+schema-release-v2, twin-faults-v2 and parallel-sla-v2)."""
 
 NOT_YET_HELD = {
     "meta-sre/marketplace-slow-v3": (

@@ -22,7 +22,7 @@ from metasre.simulator.tools import get_tool
 from metasre.simulator.views import View, owners_of, refusal
 
 TWIN = "meta-sre/twin-faults-v2"
-PARALLEL = "meta-sre/parallel-sla-v1"
+PARALLEL = "meta-sre/parallel-sla-v2"
 FOLDERS = {TWIN: "twin_faults", PARALLEL: "parallel_sla"}
 SEEDS = (0, 7, 19, 26, 38, 45, 53, 64, 71, 82, 90, 99)
 ON_CALL = {
@@ -30,7 +30,7 @@ ON_CALL = {
     PARALLEL: ("commerce-oncall", "media-oncall", "identity-oncall"),
 }
 """The roles that own a part of the platform (twin-faults' commander owns only the edge)."""
-SYMPTOM_FIRST = {TWIN}
+SYMPTOM_FIRST = {TWIN, PARALLEL}
 """The reworked families (issue 25): the page names the roots' callers, not the roots."""
 
 

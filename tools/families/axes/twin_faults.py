@@ -51,6 +51,7 @@ CALLERS = {
     "bank-gateway": ["payments-service"],
     "ledger-service": ["payments-service"],
     "object-store": ["transcoder", "media-cdn"],
+    "event-bus": ["notify-api", "webhook-dispatcher", "scheduler"],
     "url-signer": ["media-api", "media-cdn"],
     "transcoder": ["media-api"],
     "webhook-dispatcher": ["notify-api"],
@@ -64,6 +65,7 @@ EDGE = {"catalog-api", "checkout-api", "search-api"}
 ROUTE = {
     **ROUTES,
     "object-store": "PUT /objects",
+    "event-bus": "produce notifications.outbound",
 }
 
 TRAIN = (6, 8)
