@@ -9,7 +9,7 @@ pages). The SLA is shorter than the remedies alone take one after another: one r
 everything in sequence misses it, three working side by side (under SIMULTANEOUS a round costs
 its longest call) meet it.
 
-Symptom-first as twin-faults (whose helpers it shares): what pages is a caller of each root in
+Symptom-first as twin-faults (the helpers of edge_faults.py): what pages is a caller of each root in
 its third, the roots stay green, and the times and baselines are drawn apart (`noise`). Run
 after changing a site:
 
@@ -23,8 +23,18 @@ from __future__ import annotations
 import random
 
 from ..authoring import toml_tables
-from ..edge_faults import Table, certificate, cold_cache, release
-from .twin_faults import _knob_fields, noise, service_entries, symptom_first, train
+from ..edge_faults import (
+    NOISE,
+    Table,
+    certificate,
+    cold_cache,
+    noise,
+    release,
+    release_train,
+    symptom_entries,
+    symptom_first,
+    with_service_fields,
+)
 
 RELEASED = [
     "pricing-service",
@@ -34,8 +44,6 @@ RELEASED = [
     "ledger-service",
 ]
 """Commerce services behind a commerce caller: the page never names the one that broke."""
-
-NOISE = 48
 
 
 def commerce_sites() -> list[Table]:
@@ -101,9 +109,9 @@ def axes() -> str:
     """The `[[services]]` entries, then the `a`, `b`, `c` and `noise` axes' tables."""
     rng = random.Random("parallel-sla-v2")
     a = [symptom_first(s, rng) for s in commerce_sites()]
-    a = [{**s, **train(s, rng)} for s in a]
-    b = _knob_fields([symptom_first(s, rng) for s in media_sites()])
-    c = _knob_fields([symptom_first(s, rng) for s in notify_sites()])
+    a = [{**s, **release_train(s, rng)} for s in a]
+    b = with_service_fields([symptom_first(s, rng) for s in media_sites()])
+    c = with_service_fields([symptom_first(s, rng) for s in notify_sites()])
     noise_rng = random.Random("parallel-sla-v2:noise")
     tables = []
     for _ in range(NOISE):
@@ -111,7 +119,7 @@ def axes() -> str:
         tables.append({**t, "c_onset": noise_rng.randint(20, 46)})
     return "\n".join(
         [
-            service_entries([("a", a), ("b", b), ("c", c)]),
+            symptom_entries([("a", a), ("b", b), ("c", c)]),
             toml_tables("[[variants.a]]", a),
             toml_tables("[[variants.b]]", b),
             toml_tables("[[variants.c]]", c),
