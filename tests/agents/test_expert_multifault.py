@@ -23,8 +23,8 @@ from metasre.simulator import Episode
 from metasre.simulator.tools import get_tool
 from metasre.simulator.views import View, owners_of, refusal
 
-TWIN = "meta-sre/twin-faults-v1"
-PARALLEL = "meta-sre/parallel-sla-v1"
+TWIN = "meta-sre/twin-faults-v2"
+PARALLEL = "meta-sre/parallel-sla-v2"
 SEEDS = (0, 3, 11, 24, 37, 58, 79, 96)
 
 

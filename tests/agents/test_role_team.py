@@ -177,7 +177,7 @@ def play_expert(address: str, scenario: str, seed: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 async def test_in_simultaneous_rounds_the_team_meets_an_sla_the_solo_expert_misses(server, seed):
-    scenario = "meta-sre/parallel-sla-v1"
+    scenario = "meta-sre/parallel-sla-v2"
     solo = await asyncio.to_thread(play_expert, server.address, scenario, seed)
     met, detail = sla_of(solo)
     assert solo["resolved"] and not met, detail  # the expert fixes it all, one fault at a time

@@ -34,8 +34,8 @@ PAY = "meta-sre/payment-bad-deploy-v2"
 LAG = "meta-sre/consumer-lag-v1"
 FLAGS = "meta-sre/feature-flag-rollout-v1"
 TEAM_FAMILIES = (
-    "meta-sre/twin-faults-v1",
-    "meta-sre/parallel-sla-v1",
+    "meta-sre/twin-faults-v2",
+    "meta-sre/parallel-sla-v2",
     "meta-sre/split-evidence-v2",
     "meta-sre/schema-release-v2",
 )

@@ -119,8 +119,10 @@ def test_skipping_the_investigation_never_outscores_investigating(scenario: str)
     # a family whose SLA a solo responder misses by design (parallel-sla) it would always win
     # that part. The rest of the grade must never pay for skipping the investigation.
     guessed, investigated = guess.grade(), expert.grade()
+    # Totals are rounded to 6 places (grader.grade), the components not: a tie may differ by
+    # half a millionth.
     assert guessed.total - guessed.component("sla").value <= (
-        investigated.total - investigated.component("sla").value + 1e-9
+        investigated.total - investigated.component("sla").value + 1e-6
     )
 
 

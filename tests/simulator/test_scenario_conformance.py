@@ -71,8 +71,8 @@ class TestScenarioConformance:
 
 
 SYMPTOM_FIRST = [s for s in scenario_ids() if resolve(s).mix is not None or resolve(s).shallow_held]
-"""The mixes, and the families that declare `shallow_held` (split-evidence-v2 and
-schema-release-v2; twin-faults-v1 and parallel-sla-v1 are not reworked yet)."""
+"""The mixes, and the families that declare `shallow_held` (split-evidence-v2,
+schema-release-v2, twin-faults-v2 and parallel-sla-v2)."""
 
 NOT_YET_HELD: dict[str, str] = {}
 """Symptom-first families the searching checks still beat, by id, with the best of them over

@@ -16,9 +16,11 @@ names the dependency it blames.
 
 from __future__ import annotations
 
+import random
+import tomllib
 from typing import Any
 
-from .authoring import healthy_check, toml_value
+from .authoring import TOPOLOGIES, healthy_check, toml_value
 
 Table = dict[str, Any]
 
@@ -79,6 +81,8 @@ ROUTES = {
     "webhook-dispatcher": "POST /deliveries",
     "accounts-api": "GET /v2/accounts/me",
     "scheduler": "POST /schedules",
+    "object-store": "PUT /objects",
+    "event-bus": "produce notifications.outbound",
 }
 
 AUTHORS = ["ines@commerce-team", "lars@payments-team", "mei@media-team", "kofi@platform-team"]
@@ -416,8 +420,224 @@ def service_entries(axis: str, sites: list[Table]) -> str:
     return "\n".join(blocks)
 
 
+# --- symptom-first (twin-faults-v2, parallel-sla-v2) ----------------------------------------
+#
+# What pages is never a root: each root sits behind a caller in its own part of the platform,
+# which fails, pages and names it, while the root stays green (requests that never reach a pod
+# that never starts, or fail at the handshake, are not its errors). A commerce release hides in
+# this hour's release train; a `noise` axis drawn apart from the split axis holds the times and
+# every service's baseline, so no dashboard rank names a root.
+
+TOPOLOGY = tomllib.loads((TOPOLOGIES / "edge_platform" / "topology.toml").read_text("utf-8"))
+DEPS: dict[str, list[str]] = {s["name"]: list(s["depends_on"]) for s in TOPOLOGY["services"]}
+BASELINE_KEYS = ("cpu", "memory", "error_rate", "p99_ms", "queue_depth")
+
+PAGED_THROUGH = {
+    # root: the callers in its own half that fail with it (the first one pages)
+    "pricing-service": ["checkout-api", "catalog-api"],
+    "inventory-service": ["checkout-api"],
+    "payments-service": ["checkout-api"],
+    "bank-gateway": ["payments-service"],
+    "ledger-service": ["payments-service"],
+    "object-store": ["transcoder", "media-cdn"],
+    "event-bus": ["notify-api", "webhook-dispatcher", "scheduler"],
+    "url-signer": ["media-api", "media-cdn"],
+    "transcoder": ["media-api"],
+    "webhook-dispatcher": ["notify-api"],
+    "scheduler": ["notify-api"],
+}
+"""Every root has a caller in its own half: what pages is in the view of the role that fixes."""
+
+EDGE = {"catalog-api", "checkout-api", "search-api"}
+"""The commerce services the gateway calls: the commerce fault reaches the edge through one."""
+
+TRAIN = (6, 8)
+"""Harmless releases this hour (the bad one, when the cause is a release, is one more)."""
+SLOTS = TRAIN[1]
+
+RELEASABLE = sorted(VERSIONS)
+"""Services a release train can ship: the ones with a release line (edge_faults.VERSIONS)."""
+
+
+def _caller_line(site: Table, caller: str) -> str:
+    """What a caller logs: it names the root and the route; the root's own log tells why."""
+    root, route = site["service"], ROUTES[site["service"]]
+    if site["category"] == "bad_deployment":
+        return f"{root} has no ready endpoints: {route} answered 503; failing the call"
+    if site["category"] == "expired_certificate":
+        return f"{route} on {root} failed: TLS handshake with {root} refused; failing the call"
+    return f"{route} on {root} answered 502 for 40% of calls; failing the call"
+
+
+def symptom_first(site: Table, rng: random.Random) -> Table:
+    """`site` with the root green and its callers paging: the callers' effects and blame.
+
+    The root keeps its own log (the words of its failure, the evidence of its kind); its
+    callers fail and name it; the commerce fault reaches the gateway through a caller it calls.
+    """
+    root = site["service"]
+    callers = PAGED_THROUGH[root]
+    effects: Table = {}
+    logs = [log for log in site["logs"] if log["service"] == root]
+    for caller in callers:
+        effects[caller] = {"error_rate": round(rng.uniform(0.26, 0.48), 2)}
+        logs.append({"service": caller, "level": "ERROR", "lines": [_caller_line(site, caller)]})
+    edge = ""
+    if root in {"bank-gateway", "ledger-service"}:
+        effects["checkout-api"] = {"error_rate": round(rng.uniform(0.12, 0.22), 2)}
+        logs.append(
+            {
+                "service": "checkout-api",
+                "level": "ERROR",
+                "lines": [
+                    "POST /payments/capture on payments-service answered 502: it failed upstream"
+                ],
+            }
+        )
+        edge = "checkout-api"
+    elif callers[0] in EDGE:
+        edge = callers[0]
+    if edge:
+        effects["api-gateway"] = {"error_rate": round(rng.uniform(0.08, 0.14), 2)}
+        logs.append(
+            {
+                "service": "api-gateway",
+                "level": "ERROR",
+                "lines": [f"upstream answered 503 on the commerce routes: {edge} is failing"],
+            }
+        )
+    return {
+        **site,
+        "effects": effects,
+        "logs": logs,
+        "terminal": [],
+        "caller": callers[0],
+        # The root stays green: what must recover is the caller that paged.
+        "healthy": healthy_check(callers[0]),
+    }
+
+
+def _bumped(version: str, rng: random.Random) -> tuple[str, str]:
+    """A harmless release of a service on `version`: (the one before it, the new one)."""
+    major, minor, patch = (int(x) for x in version.lstrip("v").split("."))
+    minor += rng.randint(0, 3)
+    return f"v{major}.{minor}.{patch + 1}", f"v{major}.{minor}.{patch + 2}"
+
+
+def release_train(site: Table, rng: random.Random) -> Table:
+    """The release train of a table of the commerce axis: slots r1-r8 (service, release, new).
+
+    The train's services: first the failing caller's other dependencies (what a responder who
+    reads the page would suspect), then others; never the root when its release is the cause
+    (its one release is the bad one).
+    """
+    root, caller = site["service"], site["caller"]
+    pool = [s for s in RELEASABLE if not (site["release"] and s == root)]
+    near = [d for d in DEPS[caller] if d in pool and d != root]
+    rng.shuffle(near)
+    rest = [s for s in pool if s not in near]
+    rng.shuffle(rest)
+    size = rng.randint(*TRAIN)
+    chosen = (near + rest)[:size]
+    rng.shuffle(chosen)
+    out: Table = {}
+    for i in range(SLOTS):
+        svc = chosen[i] if i < len(chosen) else ""
+        prev, new = _bumped(VERSIONS[svc], rng) if svc else ("", "")
+        out |= {f"r{i + 1}": svc, f"rp{i + 1}": prev, f"rv{i + 1}": new}
+    return out
+
+
+NOISE = 48
+"""Tables of a symptom-first family's `noise` axis: when things went out, how busy each runs."""
+
+LAG, PAGE_LAG = 5, 3
+"""The most minutes between the commerce cause and its symptom, and between that and the page."""
+
+
+def noise(rng: random.Random) -> Table:
+    """One table of the `noise` axis, drawn apart from the sites.
+
+    The train's releases, a harmless push and a harmless flag land a minute apart or more over
+    11-16 minutes, in no set order; the commerce cause (slot `t0`) among them, its symptom 0-LAG
+    minutes later, the page 0-PAGE_LAG minutes later still. The platform fault's change (a
+    push or a flag, when it is one) lands further back, as do the other harmless push and
+    flag, so neither the oldest nor the newest change of a kind is the cause by rule. Baselines are drawn per seed (a service's own would rank it the
+    same every seed).
+    """
+    newest = rng.randint(3, 12)
+    # t0 (the commerce cause), t1-t8 (the train), u1 and u3 (a push and a flag) near the
+    # symptom; u2 and u4 (a push and a flag) back where the platform fault began.
+    ago = rng.sample(range(newest, newest + rng.randint(11, 16) + 1), SLOTS + 3)
+    onset = max(2, ago[0] - rng.randint(0, LAG))
+    page = max(1, onset - rng.randint(0, PAGE_LAG))
+    b_change, u2, u4 = rng.sample(range(max(ago) + 2, 47), 3)
+    out: Table = {
+        "t0": ago[0],
+        **{f"t{i + 1}": t for i, t in enumerate(ago[1 : SLOTS + 1])},
+        "u1": ago[SLOTS + 1],
+        "u3": ago[SLOTS + 2],
+        "u2": u2,
+        "u4": u4,
+        "onset": onset,
+        "page": page,
+        "b_change": b_change,
+        "b_onset": b_change - rng.randint(0, 3),
+        "good": rng.choice([2880, 4320, 5760]),
+    }
+    for metric, (lo, hi) in {
+        "cpu": (0.1, 0.6),
+        "memory": (0.2, 0.68),
+        "error_rate": (0.0, 0.003),
+        "p99_ms": (5, 300),
+        "queue_depth": (1, 12),
+    }.items():
+        out[metric] = {
+            _ident(s["name"]): (
+                rng.randint(lo, hi) if isinstance(lo, int) else round(rng.uniform(lo, hi), 4)
+            )
+            for s in TOPOLOGY["services"]
+        }
+    return out
+
+
+def _ident(service: str) -> str:
+    return service.replace("-", "_")
+
+
+def symptom_entries(
+    axes: list[tuple[str, list[Table]]], config: dict[str, Table] | None = None
+) -> str:
+    """One `[[services]]` entry per service: its seed's baseline and the knobs the sites move.
+
+    The knobs' fields are `with_service_fields`'; `config` adds settings by service that
+    harmless pushes change.
+    """
+    blocks = []
+    for s in TOPOLOGY["services"]:
+        name = s["name"]
+        cfg: Table = dict((config or {}).get(name, {}))
+        lines = [f'name = "{name}"']
+        for axis, sites in axes:
+            mine = [x for x in sites if x["service"] == name]
+            for x in mine:
+                cfg |= x["config"]
+            if any(x["clock"] for x in mine):
+                lines.append(f'clock_offset_seconds = "{{{{{axis}.clock__{_ident(name)}}}}}"')
+            if any(not x["cache_warm"] for x in mine):
+                lines.append(f'cache_warm = "{{{{{axis}.cache__{_ident(name)}}}}}"')
+        if cfg:
+            lines.insert(1, f"config = {toml_value(cfg)}")
+        base = {k: f"{{{{noise.{k}.{_ident(name)}}}}}" for k in BASELINE_KEYS}
+        blocks.append("[[services]]\n" + "\n".join(lines) + f"\nbaseline = {toml_value(base)}\n")
+    return "\n".join(blocks)
+
+
 __all__ = [
     "CALLERS",
+    "NOISE",
+    "PAGED_THROUGH",
+    "RELEASABLE",
     "VERSIONS",
     "Table",
     "certificate",
@@ -425,7 +645,11 @@ __all__ = [
     "cold_cache",
     "config",
     "flag",
+    "noise",
     "release",
+    "release_train",
     "service_entries",
+    "symptom_entries",
+    "symptom_first",
     "with_service_fields",
 ]
