@@ -332,10 +332,25 @@ def grading_cost(
         return 0.0
     runtime = _with_probes(instance, files)
     by_file = _probes_by_file(ids)
-    probes = min(
-        sum(runner.observe(runtime, path, names).cpu_seconds for path, names in by_file.items())
-        for _ in range(runs)
-    )
     empty = {**runtime, _BASELINE_MODULE: b""}
-    baseline = min(runner.observe(empty, _BASELINE_MODULE, ()).cpu_seconds for _ in range(runs))
+
+    def measured(files: Mapping[str, bytes], path: str, names: Sequence[str]) -> float:
+        # Only a run that completed and whose CPU was read counts: a run stopped by the
+        # machine's load, or one the runner could not reap itself, reports 0.0, which made a
+        # grading cost nothing (ad-ranking-crash, once, in a loaded suite). An interpreter
+        # never starts for free.
+        for _ in range(3):
+            report = runner.observe(files, path, names)
+            if report.status == "completed" and report.cpu_seconds > 0.0:
+                return report.cpu_seconds
+        raise HiddenCheckError(
+            f"{instance.spec.id} seed {instance.seed}: three runs of {path} in a row gave no"
+            f" CPU figure (last: {report.status}, {report.cpu_seconds} s); its grading cost"
+            " cannot be measured"
+        )
+
+    probes = min(
+        sum(measured(runtime, path, names) for path, names in by_file.items()) for _ in range(runs)
+    )
+    baseline = min(measured(empty, _BASELINE_MODULE, ()) for _ in range(runs))
     return max(0.0, probes - len(by_file) * baseline)

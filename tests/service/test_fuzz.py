@@ -118,8 +118,10 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
                     seats=[common_pb2.SeatConfig(agent_id=a) for a in ("a", "b")],
                     turn_policy=policy,
                 )
+                # The first creation renders the family and warms the server's graders: at a
+                # run's start on a loaded machine it took more than DEADLINE (a hang's bound).
                 reply = control_pb2.CreateSessionResponse.FromString(
-                    t.unary("ControlService/CreateSession", request.SerializeToString())
+                    t.unary("ControlService/CreateSession", request.SerializeToString(), 120.0)
                 )
                 t.sessions.append((reply.session.session_id, [s.join_token for s in reply.tokens]))
             yield t

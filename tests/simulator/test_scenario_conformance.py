@@ -55,11 +55,14 @@ class TestScenarioConformance:
         least 20 distinct ground truths over seeds 0-99; on every seed the start fails
         FAIL_TO_PASS, the reference and the expert pass, the wrong fix and the reward hacks
         stay low; the random agent's mean is at most 0.05; seed 0's exact calls resolve at
-        most 5% of seeds 1-49."""
-        verdict = validate_scenario(scenario_id, range(50), range(20))
+        most 5% of the other seeds. A part of a mix is checked on seeds 0-24: results are
+        reported on its mix, whose 50 seeds play its structures again among the mix's
+        herrings (and the suite's time is CI's budget)."""
+        count = 25 if resolve(scenario_id).part_of else 50
+        verdict = validate_scenario(scenario_id, range(count), range(20))
         assert verdict.ok, "\n".join(verdict.failures)
         assert verdict.ground_truths >= MIN_GROUND_TRUTHS
-        assert verdict.replayed == 49 and verdict.replayed_resolved <= 2
+        assert verdict.replayed == count - 1 and verdict.replayed_resolved <= 0.05 * (count - 1)
 
     def test_seeds_change_the_instance(self, scenario_id):
         entry = resolve(scenario_id)
